@@ -1,0 +1,3 @@
+"""Stackyard: a self-hosted manager for Docker Compose stacks."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,92 @@
+"""create_app(settings, mode): the central service or the agent, as an ASGI app."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Literal
+
+from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi.staticfiles import StaticFiles
+
+from stackyard import __version__
+from stackyard.api import agent, audit, auth, docs, health, system, users
+from stackyard.api import errors as api_errors
+from stackyard.api.web import mount_ui
+from stackyard.auth.throttle import LoginThrottle
+from stackyard.auth.users import ensure_bootstrap_admin
+from stackyard.db import Database
+from stackyard.settings import Settings
+
+Mode = Literal["central", "agent"]
+
+_SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+        "frame-ancestors 'none'"
+    ),
+}
+
+
+def _api_router() -> APIRouter:
+    api = APIRouter(prefix="/api")
+    api.include_router(health.router)
+    api.include_router(auth.public)
+    api.include_router(auth.router)
+    api.include_router(users.router)
+    api.include_router(audit.router)
+    api.include_router(system.router)
+    api.include_router(docs.router)
+    return api
+
+
+def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
+    settings.check_safe(mode)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if mode == "central":
+            settings.prepare_dirs()
+            db = Database(settings.effective_database_url)
+            db.reconcile()
+            ensure_bootstrap_admin(db, settings.admin_password)
+            app.state.db = db
+        try:
+            yield
+        finally:
+            if mode == "central":
+                app.state.db.dispose()
+
+    app = FastAPI(
+        title="Stackyard" if mode == "central" else "Stackyard agent",
+        version=__version__,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.settings = settings
+    app.state.mode = mode
+    app.state.throttle = LoginThrottle()
+    api_errors.install(app)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next) -> Response:
+        response = await call_next(request)
+        for name, value in _SECURITY_HEADERS.items():
+            response.headers.setdefault(name, value)
+        return response
+
+    if mode == "agent":
+        app.include_router(agent.router, prefix="/agent")
+        return app
+
+    app.include_router(_api_router())
+    from swagger_ui_bundle import swagger_ui_path
+
+    app.mount(docs.DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="docs-assets")
+    mount_ui(app)
+    return app

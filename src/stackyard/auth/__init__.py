@@ -1,0 +1,1 @@
+"""Users, roles, sign-in sessions, API tokens, failed sign-in throttling, audit log."""

@@ -1,0 +1,60 @@
+"""Audit log of admin-only actions: who, what, when, outcome."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from sqlalchemy import func, select
+
+from stackyard.db import Database
+from stackyard.db.models import AuditEntry
+from stackyard.errors import StackyardError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class AuditNote:
+    """Lets the audited block add a detail to its entry (never a secret)."""
+
+    detail: str | None = None
+
+
+def record(
+    db: Database, actor: str, action: str, target: str | None, outcome: str, detail: str | None
+) -> None:
+    with db.session() as session:
+        session.add(
+            AuditEntry(actor=actor, action=action, target=target, outcome=outcome, detail=detail)
+        )
+
+
+@contextmanager
+def audited(db: Database, actor: str, action: str, target: str | None = None) -> Iterator[AuditNote]:
+    """Record the block's outcome in its own transaction, so a failure is kept too."""
+    note = AuditNote()
+    try:
+        yield note
+    except StackyardError as exc:
+        record(db, actor, action, target, "failure", exc.detail)
+        raise
+    except Exception as exc:
+        record(db, actor, action, target, "failure", f"internal error ({type(exc).__name__})")
+        raise
+    record(db, actor, action, target, "success", note.detail)
+
+
+def list_entries(db: Database, limit: int, offset: int) -> tuple[list[AuditEntry], int]:
+    """Newest first."""
+    with db.session() as session:
+        total = session.scalar(select(func.count()).select_from(AuditEntry)) or 0
+        query = (
+            select(AuditEntry)
+            .order_by(AuditEntry.at.desc(), AuditEntry.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        return list(session.scalars(query)), total

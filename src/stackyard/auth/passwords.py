@@ -1,0 +1,36 @@
+"""Argon2 password hashing."""
+
+from __future__ import annotations
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from stackyard.errors import Invalid
+from stackyard.settings import MIN_PASSWORD_LENGTH
+
+_hasher = PasswordHasher()
+# Verified when the user does not exist, so that an unknown name costs the same time.
+_DUMMY_HASH = _hasher.hash("stackyard-no-such-user")
+
+
+def check_policy(password: str) -> None:
+    if len(password) < MIN_PASSWORD_LENGTH:
+        raise Invalid(f"Password must be at least {MIN_PASSWORD_LENGTH} characters long")
+    if len(password) > 1024:
+        raise Invalid("Password must be at most 1024 characters long")
+
+
+def hash_password(password: str) -> str:
+    check_policy(password)
+    return _hasher.hash(password)
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    try:
+        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def needs_rehash(password_hash: str) -> bool:
+    return _hasher.check_needs_rehash(password_hash)

@@ -1,0 +1,69 @@
+"""Resolving credentials: sign-in sessions (cookie) and API tokens (bearer)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.orm import Session
+
+from stackyard.auth.principal import Principal, Role
+from stackyard.auth.tokens import hash_secret, new_secret
+from stackyard.db.models import ApiToken, LoginSession, User
+from stackyard.db.types import utcnow
+from stackyard.errors import Unauthorized
+
+_TOUCH_EVERY = timedelta(minutes=1)
+
+
+def open_session(
+    session: Session, user: User, ttl: timedelta, client_ip: str | None, user_agent: str | None
+) -> str:
+    """Start a sign-in session; returns the secret that goes into the cookie."""
+    now = utcnow()
+    session.execute(delete(LoginSession).where(LoginSession.expires_at < now))
+    secret = new_secret()
+    session.add(
+        LoginSession(
+            token_hash=hash_secret(secret),
+            user_id=user.id,
+            expires_at=now + ttl,
+            client_ip=client_ip,
+            user_agent=(user_agent or "")[:255] or None,
+        )
+    )
+    return secret
+
+
+def close_session(session: Session, secret: str) -> None:
+    session.execute(delete(LoginSession).where(LoginSession.token_hash == hash_secret(secret)))
+
+
+def principal_from_session(session: Session, secret: str) -> Principal:
+    row = session.execute(
+        select(LoginSession, User)
+        .join(User, User.id == LoginSession.user_id)
+        .where(LoginSession.token_hash == hash_secret(secret))
+    ).first()
+    now = utcnow()
+    if row is None or row.LoginSession.expires_at <= now:
+        raise Unauthorized("Not signed in or the session has expired")
+    login, user = row
+    if now - login.last_seen_at > _TOUCH_EVERY:
+        login.last_seen_at = now
+    return Principal(user.id, user.username, Role(user.role), "session", session_secret=secret)
+
+
+def principal_from_token(session: Session, token: str) -> Principal:
+    row = session.execute(
+        select(ApiToken, User)
+        .join(User, User.id == ApiToken.user_id)
+        .where(ApiToken.token_hash == hash_secret(token))
+    ).first()
+    if row is None:
+        raise Unauthorized("Invalid API token")
+    api_token, user = row
+    now = utcnow()
+    if api_token.last_used_at is None or now - api_token.last_used_at > _TOUCH_EVERY:
+        api_token.last_used_at = now
+    return Principal(user.id, user.username, Role(user.role), "token")

@@ -1,0 +1,180 @@
+"""The `stackyard` command: thin wrappers over the capability packages."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stackyard import __version__
+from stackyard.errors import StackyardError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Stackyard: compose stacks, managed.")
+user_app = typer.Typer(no_args_is_help=True, help="Manage user accounts.")
+token_app = typer.Typer(no_args_is_help=True, help="Manage API tokens.")
+agent_app = typer.Typer(help="Run in agent mode (or `stackyard agent token`).", invoke_without_command=True)
+app.add_typer(user_app, name="user")
+app.add_typer(token_app, name="token")
+app.add_typer(agent_app, name="agent")
+
+HostOpt = Annotated[str | None, typer.Option("--host", help="Listen address")]
+PortOpt = Annotated[int | None, typer.Option("--port", help="Listen port")]
+
+
+def _settings():
+    from stackyard.settings import Settings
+
+    return Settings()
+
+
+def _database():
+    from stackyard.db import Database
+
+    settings = _settings()
+    settings.prepare_dirs()
+    db = Database(settings.effective_database_url)
+    db.reconcile()
+    return db
+
+
+def _fail(error: StackyardError) -> None:
+    typer.secho(f"error: {error.detail}", err=True, fg=typer.colors.RED)
+    raise typer.Exit(1)
+
+
+def _run(mode: str, host: str | None, port: int | None, default_port: int) -> None:
+    import uvicorn
+
+    from stackyard.app import create_app
+    from stackyard.logs import setup_logging
+
+    settings = _settings()
+    setup_logging(settings.log_level, settings.secrets())
+    try:
+        application = create_app(settings, mode)  # type: ignore[arg-type]
+    except StackyardError as exc:
+        _fail(exc)
+    uvicorn.run(
+        application,
+        host=host or settings.host,
+        port=port or (settings.port if mode == "central" else default_port),
+        log_config=None,
+        server_header=False,
+    )
+
+
+@app.command()
+def serve(host: HostOpt = None, port: PortOpt = None) -> None:
+    """Run the central service: API under /api, web UI at /."""
+    _run("central", host, port, 8080)
+
+
+@agent_app.callback()
+def agent(ctx: typer.Context, host: HostOpt = None, port: PortOpt = None) -> None:
+    """Run in agent mode on a remote host: /agent routes behind the agent's token."""
+    if ctx.invoked_subcommand is None:
+        _run("agent", host, port, 8081)
+
+
+@agent_app.command("token")
+def agent_token() -> None:
+    """Print a new random agent token (for STACKYARD_AGENT_TOKEN)."""
+    typer.echo(secrets.token_urlsafe(32))
+
+
+def _read_password(password_stdin: bool) -> str:
+    if password_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    return typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+
+
+PasswordStdin = Annotated[
+    bool, typer.Option("--password-stdin", help="Read the password from standard input")
+]
+
+
+@user_app.command("create")
+def user_create(
+    name: str,
+    admin: Annotated[bool, typer.Option("--admin", help="Give the admin role")] = False,
+    password_stdin: PasswordStdin = False,
+) -> None:
+    """Create a user (role `user`, or `admin` with --admin)."""
+    from stackyard.auth.principal import Role
+    from stackyard.auth.users import create_user
+
+    try:
+        create_user(_database(), "cli", name, _read_password(password_stdin), Role.admin if admin else Role.user)
+    except StackyardError as exc:
+        _fail(exc)
+    typer.echo(f"Created user {name!r} ({'admin' if admin else 'user'})")
+
+
+@user_app.command("passwd")
+def user_passwd(name: str, password_stdin: PasswordStdin = False) -> None:
+    """Set a user's password (their sessions end)."""
+    from stackyard.auth.users import set_password
+
+    try:
+        set_password(_database(), "cli", name, _read_password(password_stdin))
+    except StackyardError as exc:
+        _fail(exc)
+    typer.echo(f"Password of {name!r} changed")
+
+
+@user_app.command("list")
+def user_list() -> None:
+    """List users and their roles."""
+    from stackyard.auth.users import list_users
+
+    for user in list_users(_database()):
+        typer.echo(f"{user.username}\t{user.role}")
+
+
+@token_app.command("create")
+def token_create(
+    name: str,
+    label: Annotated[str, typer.Option("--label", help="What the token is for")] = "cli",
+) -> None:
+    """Print a new API token for user NAME (send it as `Authorization: Bearer ...`)."""
+    from stackyard.auth.api_tokens import create_token
+    from stackyard.auth.users import get_user
+
+    db = _database()
+    try:
+        with db.session() as session:
+            user_id = get_user(session, name).id
+        _, secret = create_token(db, user_id, label)
+    except StackyardError as exc:
+        _fail(exc)
+    typer.echo(secret)
+
+
+@app.command()
+def openapi(
+    out: Annotated[Path | None, typer.Option("--out", help="Write to this file")] = None,
+) -> None:
+    """Print the OpenAPI schema of the central service."""
+    from stackyard.app import create_app
+    from stackyard.settings import Settings
+
+    schema = create_app(Settings(env="development")).openapi()
+    text = json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    if out:
+        out.write_text(text)
+    else:
+        typer.echo(text, nl=False)
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,1 @@
+"""The compose CLI: which tool is installed and what it supports."""

@@ -1,0 +1,60 @@
+"""Finds the compose tool once per process and whether it speaks `--progress json`."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from stackyard.version import parse_semver
+
+#: `--progress json` exists from compose 2.29.0.
+JSON_PROGRESS_SINCE = (2, 29, 0)
+
+
+@dataclass(frozen=True)
+class ComposeTool:
+    command: tuple[str, ...] | None  # None: no compose tool installed
+    version: str | None
+    json_progress: bool
+
+
+def _version_of(command: tuple[str, ...]) -> str | None:
+    try:
+        done = subprocess.run(
+            [*command, "version", "--short"], capture_output=True, text=True, timeout=20
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip().lstrip("v") if done.returncode == 0 else None
+
+
+def _speaks_json(command: tuple[str, ...], version: str) -> bool:
+    try:
+        parsed = parse_semver(version)
+    except ValueError:  # development builds print "dev": ask the tool itself
+        done = subprocess.run(
+            [*command, "--progress", "json", "version"], capture_output=True, timeout=20
+        )
+        return done.returncode == 0
+    return (parsed.major, parsed.minor, parsed.patch) >= JSON_PROGRESS_SINCE
+
+
+def probe(docker_cli: str = "docker") -> ComposeTool:
+    candidates: list[tuple[str, ...]] = []
+    if shutil.which(docker_cli):
+        candidates.append((docker_cli, "compose"))
+    if shutil.which("docker-compose"):
+        candidates.append(("docker-compose",))
+    for command in candidates:
+        version = _version_of(command)
+        if version:
+            return ComposeTool(command, version, _speaks_json(command, version))
+    return ComposeTool(None, None, False)
+
+
+@functools.cache
+def compose_tool() -> ComposeTool:
+    """The probe result, computed once per process."""
+    return probe()

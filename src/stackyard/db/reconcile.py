@@ -1,0 +1,60 @@
+"""Start-up schema reconciliation: create missing tables, add missing columns.
+
+Only additive and only for columns an existing row can take without a value: nullable
+columns and columns with a server default. Running it twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import Column, MetaData, inspect
+from sqlalchemy.engine import Engine
+from sqlalchemy.schema import CreateColumn
+
+log = logging.getLogger(__name__)
+
+
+class SchemaError(RuntimeError):
+    """A mapped column cannot be added to an existing table."""
+
+
+def _add_column_sql(engine: Engine, table_name: str, column: Column) -> str:
+    if column.primary_key or (not column.nullable and column.server_default is None):
+        raise SchemaError(
+            f"cannot add column {table_name}.{column.name} to an existing table: it must be "
+            "nullable or have a server default"
+        )
+    preparer = engine.dialect.identifier_preparer
+    definition = CreateColumn(column).compile(dialect=engine.dialect)
+    return f"ALTER TABLE {preparer.quote(table_name)} ADD COLUMN {definition}"
+
+
+def reconcile_schema(engine: Engine, metadata: MetaData) -> list[str]:
+    """Create missing tables and add missing columns and indexes; return what changed."""
+    changes: list[str] = []
+    existing = set(inspect(engine).get_table_names())
+    for table in metadata.sorted_tables:
+        if table.name not in existing:
+            table.create(engine)
+            changes.append(f"created table {table.name}")
+            continue
+        inspector = inspect(engine)
+        present = {c["name"] for c in inspector.get_columns(table.name)}
+        statements = [
+            (column.name, _add_column_sql(engine, table.name, column))
+            for column in table.columns
+            if column.name not in present
+        ]
+        with engine.begin() as conn:
+            for name, sql in statements:
+                conn.exec_driver_sql(sql)
+                changes.append(f"added column {table.name}.{name}")
+        indexes = {i["name"] for i in inspector.get_indexes(table.name)}
+        for index in table.indexes:
+            if index.name not in indexes:
+                index.create(engine)
+                changes.append(f"created index {index.name}")
+    for change in changes:
+        log.info("schema: %s", change)
+    return changes

@@ -1,0 +1,51 @@
+"""The error tree. Capability code raises these; `api/errors.py` maps them to HTTP once."""
+
+from __future__ import annotations
+
+
+class StackyardError(Exception):
+    """Base of every error Stackyard raises on purpose. `str(error)` is safe to show."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class ConfigError(StackyardError):
+    """The settings cannot be used (refused at start-up)."""
+
+
+class Invalid(StackyardError):
+    """The request is malformed or breaks a rule; nothing was changed."""
+
+
+class Unauthorized(StackyardError):
+    """No valid credentials."""
+
+
+class Forbidden(StackyardError):
+    """Valid credentials, but not allowed."""
+
+
+class NotFound(StackyardError):
+    """The thing addressed does not exist."""
+
+
+class Conflict(StackyardError):
+    """The request conflicts with the current state (exists already, busy, changed)."""
+
+
+class TooManyRequests(StackyardError):
+    """Slowed down: try again after `retry_after` seconds."""
+
+    def __init__(self, detail: str, retry_after: int) -> None:
+        super().__init__(detail)
+        self.retry_after = retry_after
+
+
+class Unavailable(StackyardError):
+    """A dependency (Docker engine, agent, registry) cannot be reached right now."""
+
+
+class DestinationError(StackyardError):
+    """A backup destination failed (mount, connect, list, read or write)."""

@@ -1,0 +1,159 @@
+"""The one place configuration is read: environment variables and an optional `.env` file."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from enum import StrEnum
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stackyard import __version__
+from stackyard.errors import ConfigError
+
+#: Values people paste from examples; refused as secrets outside development.
+_KNOWN_WEAK = {
+    "",
+    "admin",
+    "changeme",
+    "change-me",
+    "password",
+    "secret",
+    "stackyard",
+    "development",
+    "dev",
+    "test",
+}
+MIN_SECRET_LENGTH = 32
+MIN_PASSWORD_LENGTH = 8
+
+
+class Environment(StrEnum):
+    production = "production"
+    development = "development"
+
+
+class CookieSecure(StrEnum):
+    auto = "auto"  # Secure when the request came over https
+    always = "true"
+    never = "false"
+
+
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class Settings(BaseSettings):
+    """Every setting, with the environment variable that sets it.
+
+    Construct with keyword arguments (field names) in tests; the service reads the
+    environment and `.env` in the working directory.
+    """
+
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", populate_by_name=True, frozen=True
+    )
+
+    env: Environment = Field(Environment.production, validation_alias=_env("STACKYARD_ENV"))
+    stacks_dir: Path = Field(Path("./stacks"), validation_alias=_env("STACKS_DIR"))
+    stacks_host_dir: Path | None = Field(None, validation_alias=_env("STACKS_HOST_DIR"))
+    backup_helper_image: str = Field(
+        "busybox:1.37", validation_alias=_env("BACKUP_HELPER_IMAGE")
+    )
+    data_dir: Path = Field(Path("./data"), validation_alias=_env("STACKYARD_DATA_DIR"))
+    database_url: str | None = Field(None, validation_alias=_env("DATABASE_URL"))
+    app_version: str = Field(__version__, validation_alias=_env("APP_VERSION"))
+    docker_host: str | None = Field(None, validation_alias=_env("DOCKER_HOST"))
+    host: str = Field("127.0.0.1", validation_alias=_env("STACKYARD_HOST"))
+    port: int = Field(8080, validation_alias=_env("STACKYARD_PORT"))
+    secret_key: str | None = Field(None, validation_alias=_env("STACKYARD_SECRET_KEY"))
+    admin_password: str | None = Field(None, validation_alias=_env("STACKYARD_ADMIN_PASSWORD"))
+    agent_token: str | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TOKEN"))
+    session_ttl_hours: int = Field(
+        24 * 7, ge=1, validation_alias=_env("STACKYARD_SESSION_TTL_HOURS")
+    )
+    cookie_secure: CookieSecure = Field(
+        CookieSecure.auto, validation_alias=_env("STACKYARD_COOKIE_SECURE")
+    )
+    log_level: str = Field("INFO", validation_alias=_env("STACKYARD_LOG_LEVEL"))
+
+    @field_validator("app_version")
+    @classmethod
+    def _semver(cls, value: str) -> str:
+        from stackyard.version import parse_semver
+
+        parse_semver(value)  # raises ValueError with a clear message
+        return value
+
+    @property
+    def development(self) -> bool:
+        return self.env is Environment.development
+
+    @property
+    def effective_stacks_host_dir(self) -> Path:
+        return self.stacks_host_dir or self.stacks_dir
+
+    @cached_property
+    def effective_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'stackyard.db').resolve()}"
+
+    def prepare_dirs(self) -> None:
+        """Create the data and stacks folders if they are missing."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.stacks_dir.mkdir(parents=True, exist_ok=True)
+
+    @cached_property
+    def effective_secret_key(self) -> str:
+        """The configured secret, or one generated once and kept in the data folder."""
+        if self.secret_key is not None:
+            return self.secret_key
+        path = self.data_dir / "secret_key"
+        if not path.exists():
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_urlsafe(48))
+        return path.read_text().strip()
+
+    def check_safe(self, mode: str) -> None:
+        """Refuse unsafe values outside development, naming what to change."""
+        if mode == "agent" and not self.agent_token:
+            raise ConfigError("STACKYARD_AGENT_TOKEN must be set in agent mode")
+        if self.development:
+            return
+        problems = []
+        if self.secret_key is not None and _weak(self.secret_key, MIN_SECRET_LENGTH):
+            problems.append(
+                f"STACKYARD_SECRET_KEY is too weak (use at least {MIN_SECRET_LENGTH} random "
+                "characters, or unset it to have one generated in the data folder)"
+            )
+        if self.admin_password is not None and _weak(self.admin_password, MIN_PASSWORD_LENGTH):
+            problems.append(
+                f"STACKYARD_ADMIN_PASSWORD is too weak (use at least {MIN_PASSWORD_LENGTH} "
+                "characters that are not a common default)"
+            )
+        if mode == "agent" and _weak(self.agent_token or "", MIN_SECRET_LENGTH):
+            problems.append(
+                f"STACKYARD_AGENT_TOKEN is too weak (use at least {MIN_SECRET_LENGTH} "
+                "random characters, for example from `stackyard agent token`)"
+            )
+        if problems:
+            raise ConfigError(
+                "Refusing to start with unsafe settings: "
+                + "; ".join(problems)
+                + ". Set STACKYARD_ENV=development to allow them on a development machine."
+            )
+
+    def secrets(self) -> list[str]:
+        """Secret values that must never reach a log line."""
+        values = [self.secret_key, self.admin_password, self.agent_token]
+        return [v for v in values if v]
+
+
+def _weak(value: str, min_length: int) -> bool:
+    return len(value) < min_length or value.strip().lower() in _KNOWN_WEAK

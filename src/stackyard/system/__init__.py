@@ -1,0 +1,1 @@
+"""The service itself: host facts, version check and self-update."""
