@@ -1,0 +1,59 @@
+import logging
+
+from fastapi.testclient import TestClient
+
+from stackyard.errors import Conflict
+
+
+def _add_route(app, path, endpoint) -> None:
+    """Adds a route ahead of the UI's catch-all route."""
+    app.add_api_route(path, endpoint)
+    app.router.routes.insert(0, app.router.routes.pop())
+
+
+def test_validation_errors_are_a_detail_text(admin_client: TestClient):
+    response = admin_client.post("/api/users", json={"password": 5})
+    assert response.status_code == 422
+    detail = response.json()["detail"]
+    assert isinstance(detail, str)
+    assert "username: Field required" in detail and "password:" in detail
+
+
+def test_unknown_routes_and_methods_are_json(admin_client: TestClient):
+    missing = admin_client.get("/api/does-not-exist")
+    assert missing.status_code == 404 and missing.json() == {"detail": "No route /api/does-not-exist"}
+    wrong_method = admin_client.patch("/api/health")
+    assert wrong_method.status_code == 405 and wrong_method.json() == {"detail": "Method Not Allowed"}
+
+
+def test_typed_errors_map_to_their_status(app, admin_client: TestClient):
+    def busy():
+        raise Conflict("Stack 'web' is busy")
+
+    _add_route(app, "/api/test-conflict", busy)
+    response = admin_client.get("/api/test-conflict")
+    assert response.status_code == 409 and response.json() == {"detail": "Stack 'web' is busy"}
+
+
+def test_unexpected_failure_is_logged_with_traceback_and_hidden_from_the_client(
+    app, settings, admin_client: TestClient, caplog
+):
+    def explode():
+        raise RuntimeError(f"boom with {settings.secret_key}")
+
+    _add_route(app, "/api/test-explode", explode)
+    with caplog.at_level(logging.ERROR, logger="stackyard.api"):
+        response = admin_client.get("/api/test-explode")
+    assert response.status_code == 500
+    assert response.json() == {"detail": "Internal server error"}
+    assert settings.secret_key not in response.text and "Traceback" not in response.text
+    record = next(r for r in caplog.records if r.name == "stackyard.api")
+    assert "GET /api/test-explode" in record.getMessage()
+    assert record.exc_info and record.exc_info[0] is RuntimeError
+
+
+def test_responses_carry_security_headers(client: TestClient):
+    headers = client.get("/api/health").headers
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["X-Frame-Options"] == "DENY"
+    assert "default-src 'self'" in headers["Content-Security-Policy"]

@@ -1,0 +1,36 @@
+"""Every /api route needs a signed-in user, except health and sign-in."""
+
+from fastapi.testclient import TestClient
+
+PUBLIC = {("get", "/api/health"), ("post", "/api/auth/login")}
+
+
+def _operations(app):
+    for path, item in app.openapi()["paths"].items():
+        for method in item:
+            yield method, path
+
+
+def test_every_other_route_answers_401_without_credentials(app, client: TestClient):
+    operations = set(_operations(app))
+    assert len(operations) > 10
+    assert PUBLIC <= operations
+    for method, path in sorted(operations - PUBLIC):
+        concrete = path.replace("{token_id}", "1").replace("{username}", "admin")
+        response = client.request(method.upper(), concrete, json={})
+        assert response.status_code == 401, (method, path, response.text)
+        assert response.json()["detail"]
+
+
+def test_schema_and_docs_need_sign_in(client: TestClient, admin_client: TestClient):
+    for path in ("/api/openapi.json", "/api/docs"):
+        assert client.get(path).status_code == 401
+        assert admin_client.get(path).status_code == 200
+    assert admin_client.get("/api/openapi.json").json()["info"]["title"] == "Stackyard"
+    assert "/docs-assets/swagger-ui-bundle.js" in admin_client.get("/api/docs").text
+    assert admin_client.get("/docs-assets/swagger-ui-bundle.js").status_code == 200
+
+
+def test_public_routes_answer_without_credentials(client: TestClient):
+    assert client.get("/api/health").status_code == 200
+    assert client.post("/api/auth/login", json={"username": "x", "password": "y"}).status_code == 401

@@ -1,0 +1,97 @@
+from fastapi.testclient import TestClient
+
+from tests.support.service import USER_PASSWORD, sign_in
+
+
+def _audit(admin_client: TestClient) -> list[dict]:
+    response = admin_client.get("/api/audit")
+    assert response.status_code == 200
+    return response.json()["items"]
+
+
+def test_admin_creates_a_user_who_can_sign_in_and_it_is_audited(app, admin_client):
+    response = admin_client.post(
+        "/api/users", json={"username": "bob", "password": "bob-password-1", "role": "user"}
+    )
+    assert response.status_code == 201
+    assert response.json()["role"] == "user"
+    sign_in(TestClient(app), "bob", "bob-password-1")
+    entry = _audit(admin_client)[0]
+    assert entry["actor"] == "admin"
+    assert entry["action"] == "user.create"
+    assert entry["target"] == "bob"
+    assert entry["outcome"] == "success"
+    assert "bob-password-1" not in str(_audit(admin_client))
+
+
+def test_failed_admin_action_is_audited_as_failure_and_changes_nothing(admin_client):
+    admin_client.post("/api/users", json={"username": "bob", "password": "bob-password-1"})
+    again = admin_client.post("/api/users", json={"username": "bob", "password": "other-pass-1"})
+    assert again.status_code == 409
+    assert again.json() == {"detail": "User 'bob' already exists"}
+    entry = _audit(admin_client)[0]
+    assert (entry["action"], entry["target"], entry["outcome"]) == ("user.create", "bob", "failure")
+    assert entry["detail"] == "User 'bob' already exists"
+    assert [u["username"] for u in admin_client.get("/api/users").json()] == ["admin", "bob"]
+
+
+def test_bad_user_input_is_refused_with_detail(admin_client):
+    bad_name = admin_client.post("/api/users", json={"username": "../x", "password": "long-enough"})
+    assert bad_name.status_code == 400 and "Username must be" in bad_name.json()["detail"]
+    bad_role = admin_client.post(
+        "/api/users", json={"username": "x", "password": "long-enough", "role": "root"}
+    )
+    assert bad_role.status_code == 422 and "role" in bad_role.json()["detail"]
+    assert [u["username"] for u in admin_client.get("/api/users").json()] == ["admin"]
+
+
+def test_plain_user_cannot_reach_admin_routes(user_client):
+    for method, path in [
+        ("get", "/api/users"),
+        ("post", "/api/users"),
+        ("delete", "/api/users/admin"),
+        ("put", "/api/users/admin/password"),
+        ("get", "/api/audit"),
+    ]:
+        response = getattr(user_client, method)(path) if method in ("get", "delete") else \
+            getattr(user_client, method)(path, json={"username": "x", "password": "y" * 10})
+        assert response.status_code == 403, (method, path)
+        assert response.json() == {"detail": "This action needs the admin role"}
+
+
+def test_admin_resets_a_password_and_the_users_sessions_end(app, admin_client, user_client):
+    response = admin_client.put("/api/users/alice/password", json={"password": "reset-by-admin"})
+    assert response.status_code == 204
+    assert user_client.get("/api/auth/me").status_code == 401
+    sign_in(TestClient(app), "alice", "reset-by-admin")
+    assert _audit(admin_client)[0]["action"] == "user.set_password"
+
+
+def test_delete_rules(admin_client, user_client):
+    assert admin_client.delete("/api/users/admin").status_code == 403
+    assert admin_client.delete("/api/users/nobody").status_code == 404
+    assert admin_client.delete("/api/users/alice").status_code == 204
+    assert user_client.get("/api/auth/me").status_code == 401
+    assert [u["username"] for u in admin_client.get("/api/users").json()] == ["admin"]
+
+
+def test_last_admin_cannot_be_deleted(app, admin_client):
+    admin_client.post(
+        "/api/users", json={"username": "root2", "password": USER_PASSWORD, "role": "admin"}
+    )
+    other = TestClient(app, raise_server_exceptions=False)
+    sign_in(other, "root2", USER_PASSWORD)
+    assert other.delete("/api/users/admin").status_code == 204
+    refused = other.delete("/api/users/root2")
+    assert refused.status_code == 403  # own account
+
+
+def test_audit_log_pages_newest_first(admin_client):
+    for i in range(3):
+        admin_client.post("/api/users", json={"username": f"u{i}", "password": USER_PASSWORD})
+    page = admin_client.get("/api/audit", params={"limit": 2, "offset": 0}).json()
+    assert page["total"] == 3
+    assert [e["target"] for e in page["items"]] == ["u2", "u1"]
+    rest = admin_client.get("/api/audit", params={"limit": 2, "offset": 2}).json()
+    assert [e["target"] for e in rest["items"]] == ["u0"]
+    assert admin_client.get("/api/audit", params={"limit": 0}).status_code == 422

@@ -1,0 +1,198 @@
+"""The service under test: in-process (TestClient) and as a real `stackyard serve`."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from stackyard.app import create_app
+from stackyard.settings import Settings
+
+ADMIN_PASSWORD = "admin-password-for-tests"
+USER_PASSWORD = "user-password-for-tests"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STACKYARD_BIN = Path(sys.executable).parent / "stackyard"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def sign_in(client: httpx.Client | TestClient, username: str, password: str) -> None:
+    """Sign in with the session cookie and send its CSRF token on every request."""
+    response = client.post("/api/auth/login", json={"username": username, "password": password})
+    assert response.status_code == 200, response.text
+    client.headers["X-CSRF-Token"] = client.cookies["stackyard_csrf"]
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request, tmp_path: Path) -> str:
+    """Each database-backed test runs on the embedded default and on PostgreSQL."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+    return request.getfixturevalue("postgres_database")
+
+
+@pytest.fixture
+def stacks_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "stacks"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(tmp_path: Path, stacks_dir: Path, database_url: str) -> Settings:
+    return Settings(
+        data_dir=tmp_path / "data",
+        stacks_dir=stacks_dir,
+        database_url=database_url,
+        secret_key=secrets.token_urlsafe(48),
+        admin_password=ADMIN_PASSWORD,
+        backup_helper_image="stackyard-test/busybox:1",
+    )
+
+
+@pytest.fixture
+def app(settings: Settings) -> Iterator[FastAPI]:
+    """The central app with its start-up done (schema, first admin)."""
+    application = create_app(settings)
+    with TestClient(application):
+        yield application
+
+
+@pytest.fixture
+def client(app: FastAPI) -> TestClient:
+    """Not signed in."""
+    return TestClient(app, raise_server_exceptions=False)
+
+
+@pytest.fixture
+def admin_client(app: FastAPI) -> TestClient:
+    client = TestClient(app, raise_server_exceptions=False)
+    sign_in(client, "admin", ADMIN_PASSWORD)
+    return client
+
+
+@pytest.fixture
+def user_client(app: FastAPI, admin_client: TestClient) -> TestClient:
+    """A signed-in user with the plain `user` role."""
+    created = admin_client.post(
+        "/api/users", json={"username": "alice", "password": USER_PASSWORD, "role": "user"}
+    )
+    assert created.status_code == 201, created.text
+    client = TestClient(app, raise_server_exceptions=False)
+    sign_in(client, "alice", USER_PASSWORD)
+    return client
+
+
+@dataclass
+class ServerProcess:
+    """A real `stackyard serve` (or `agent`) subprocess on a free loopback port."""
+
+    url: str
+    process: subprocess.Popen
+    log_path: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STACKYARD_", "STACKS_"))}
+    env.update(
+        STACKYARD_DATA_DIR=str(tmp_path / "data"),
+        STACKS_DIR=str(tmp_path / "stacks"),
+        STACKYARD_ADMIN_PASSWORD=ADMIN_PASSWORD,
+        STACKYARD_SECRET_KEY=secrets.token_urlsafe(48),
+        BACKUP_HELPER_IMAGE="stackyard-test/busybox:1",
+    )
+    env.pop("DATABASE_URL", None)
+    env.update(extra)
+    return env
+
+
+def start_server(
+    tmp_path: Path, *args: str, env: dict[str, str] | None = None, wait_path: str = "/api/health",
+    headers: dict[str, str] | None = None, timeout: float = 30,
+) -> ServerProcess:
+    port = free_port()
+    env = env if env is not None else service_env(tmp_path)
+    log_path = tmp_path / f"server-{port}.log"
+    command = [str(STACKYARD_BIN), *(args or ("serve",)), "--host", "127.0.0.1", "--port", str(port)]
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command, env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
+    server = ServerProcess(f"http://127.0.0.1:{port}", process, log_path, env)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}:\n{server.log()}")
+        try:
+            if httpx.get(server.url + wait_path, headers=headers, timeout=1).status_code == 200:
+                return server
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    server.stop()
+    raise RuntimeError(f"server did not answer within {timeout}s:\n{server.log()}")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """A real `stackyard serve` subprocess, SQLite in a temporary data folder."""
+    (tmp_path / "stacks").mkdir(exist_ok=True)
+    process = start_server(tmp_path)
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory) -> Iterator[ServerProcess]:
+    """One real server shared by the browser tests of a session."""
+    tmp_path = tmp_path_factory.mktemp("live")
+    (tmp_path / "stacks").mkdir()
+    process = start_server(tmp_path)
+    yield process
+    process.stop()
+
+
+@pytest.fixture
+def postgres_database(postgres_url: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    name = f"t_{secrets.token_hex(6)}"
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    yield make_url(postgres_url).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()

@@ -1,0 +1,113 @@
+"""The `stackyard` command as a user runs it: real subprocesses, a real server."""
+
+import subprocess
+
+import httpx
+
+from stackyard import __version__
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    STACKYARD_BIN,
+    service_env,
+    start_server,
+)
+
+
+def run(tmp_path, *args, input=None, env=None):
+    return subprocess.run(
+        [str(STACKYARD_BIN), *args], input=input, capture_output=True, text=True,
+        env=env or service_env(tmp_path), cwd=tmp_path, timeout=60,
+    )
+
+
+def login(url, username, password) -> httpx.Response:
+    return httpx.post(f"{url}/api/auth/login", json={"username": username, "password": password})
+
+
+def test_version_command():
+    done = subprocess.run([str(STACKYARD_BIN), "version"], capture_output=True, text=True)
+    assert done.stdout.strip() == __version__
+
+
+def test_user_and_token_commands_work_against_the_service(tmp_path):
+    created = run(tmp_path, "user", "create", "bob", "--password-stdin", input="bob-password-1\n")
+    assert created.returncode == 0, created.stderr
+    admin = run(tmp_path, "user", "create", "ops", "--admin", "--password-stdin", input="ops-password-1\n")
+    assert admin.returncode == 0, admin.stderr
+    again = run(tmp_path, "user", "create", "bob", "--password-stdin", input="bob-password-2\n")
+    assert again.returncode == 1 and "already exists" in again.stderr
+    short = run(tmp_path, "user", "create", "eve", "--password-stdin", input="short\n")
+    assert short.returncode == 1 and "at least 8 characters" in short.stderr
+    changed = run(tmp_path, "user", "passwd", "bob", "--password-stdin", input="bob-password-9\n")
+    assert changed.returncode == 0, changed.stderr
+    token = run(tmp_path, "token", "create", "ops")
+    assert token.returncode == 0 and token.stdout.startswith("sy_")
+    assert run(tmp_path, "token", "create", "ghost").returncode == 1
+
+    server = start_server(tmp_path, env=service_env(tmp_path))
+    try:
+        assert login(server.url, "bob", "bob-password-1").status_code == 401
+        bob = login(server.url, "bob", "bob-password-9")
+        assert bob.status_code == 200 and bob.json()["user"]["role"] == "user"
+        headers = {"Authorization": f"Bearer {token.stdout.strip()}"}
+        me = httpx.get(f"{server.url}/api/auth/me", headers=headers)
+        assert me.json()["username"] == "ops" and me.json()["role"] == "admin"
+        audit = httpx.get(f"{server.url}/api/audit", headers=headers).json()["items"]
+        assert {(e["actor"], e["action"], e["target"], e["outcome"]) for e in audit} >= {
+            ("cli", "user.create", "bob", "success"),
+            ("cli", "user.create", "bob", "failure"),
+            ("cli", "user.set_password", "bob", "success"),
+        }
+    finally:
+        server.stop()
+
+
+def test_first_start_prints_a_generated_admin_password_once(tmp_path):
+    env = service_env(tmp_path)
+    del env["STACKYARD_ADMIN_PASSWORD"]
+    server = start_server(tmp_path, env=env)
+    server.stop()
+    log = server.log()
+    assert "one-time password" in log
+    password = log.split("one-time password:")[1].split()[0]
+    assert password != ADMIN_PASSWORD and len(password) >= 16
+
+    again = start_server(tmp_path, env=env)
+    try:
+        assert login(again.url, "admin", password).status_code == 200
+        assert "one-time password" not in again.log()
+    finally:
+        again.stop()
+
+
+def test_unsafe_settings_are_refused_at_start(tmp_path):
+    env = service_env(tmp_path, STACKYARD_SECRET_KEY="changeme")
+    done = subprocess.run(
+        [str(STACKYARD_BIN), "serve", "--port", "1"], env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1
+    assert "STACKYARD_SECRET_KEY is too weak" in done.stderr
+    assert "changeme" not in done.stdout + done.stderr.replace("STACKYARD_SECRET_KEY", "")
+
+
+def test_secrets_stay_out_of_the_server_log(tmp_path):
+    env = service_env(tmp_path)
+    server = start_server(tmp_path, env=env)
+    try:
+        assert login(server.url, "admin", "wrong-password").status_code == 401
+        session = httpx.Client(base_url=server.url)
+        assert session.post(
+            "/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD}
+        ).status_code == 200
+        token = session.post(
+            "/api/auth/tokens", json={"name": "t"},
+            headers={"X-CSRF-Token": session.cookies["stackyard_csrf"]},
+        ).json()["token"]
+        assert httpx.get(f"{server.url}/api/auth/me?token={token}").status_code == 401
+    finally:
+        server.stop()
+    log = server.log()
+    assert "POST /api/auth/login" in log  # the access log is on
+    for secret in (ADMIN_PASSWORD, env["STACKYARD_SECRET_KEY"], session.cookies["stackyard_session"]):
+        assert secret not in log
