@@ -24,7 +24,9 @@ def test_agent_health_needs_the_token_and_reports_the_version(tmp_path, agent_to
         assert response.json() == {"status": "ok", "version": __version__, "mode": "agent"}
         assert httpx.get(f"{agent.url}/agent/health").status_code == 401
         wrong = httpx.get(f"{agent.url}/agent/health", headers={"Authorization": "Bearer nope"})
-        assert wrong.status_code == 401 and wrong.json() == {"detail": "Missing or invalid agent token"}
+        assert wrong.status_code == 401 and wrong.json() == {
+            "detail": "Missing or invalid agent token"
+        }
         # No user API, no UI, no user database in agent mode.
         assert httpx.get(f"{agent.url}/api/health").status_code == 404
         assert httpx.get(f"{agent.url}/").status_code == 404
@@ -36,8 +38,12 @@ def test_agent_health_needs_the_token_and_reports_the_version(tmp_path, agent_to
 
 def test_agent_refuses_to_start_without_a_token(tmp_path):
     done = subprocess.run(
-        [str(STACKYARD_BIN), "agent", "--port", "1"], env=service_env(tmp_path), cwd=tmp_path,
-        capture_output=True, text=True, timeout=60,
+        [str(STACKYARD_BIN), "agent", "--port", "1"],
+        env=service_env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1
     assert "STACKYARD_AGENT_TOKEN must be set" in done.stderr

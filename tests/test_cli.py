@@ -15,8 +15,13 @@ from tests.support.service import (
 
 def run(tmp_path, *args, input=None, env=None):
     return subprocess.run(
-        [str(STACKYARD_BIN), *args], input=input, capture_output=True, text=True,
-        env=env or service_env(tmp_path), cwd=tmp_path, timeout=60,
+        [str(STACKYARD_BIN), *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=env or service_env(tmp_path),
+        cwd=tmp_path,
+        timeout=60,
     )
 
 
@@ -32,7 +37,9 @@ def test_version_command():
 def test_user_and_token_commands_work_against_the_service(tmp_path):
     created = run(tmp_path, "user", "create", "bob", "--password-stdin", input="bob-password-1\n")
     assert created.returncode == 0, created.stderr
-    admin = run(tmp_path, "user", "create", "ops", "--admin", "--password-stdin", input="ops-password-1\n")
+    admin = run(
+        tmp_path, "user", "create", "ops", "--admin", "--password-stdin", input="ops-password-1\n"
+    )
     assert admin.returncode == 0, admin.stderr
     again = run(tmp_path, "user", "create", "bob", "--password-stdin", input="bob-password-2\n")
     assert again.returncode == 1 and "already exists" in again.stderr
@@ -83,8 +90,12 @@ def test_first_start_prints_a_generated_admin_password_once(tmp_path):
 def test_unsafe_settings_are_refused_at_start(tmp_path):
     env = service_env(tmp_path, STACKYARD_SECRET_KEY="changeme")
     done = subprocess.run(
-        [str(STACKYARD_BIN), "serve", "--port", "1"], env=env, cwd=tmp_path,
-        capture_output=True, text=True, timeout=60,
+        [str(STACKYARD_BIN), "serve", "--port", "1"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1
     assert "STACKYARD_SECRET_KEY is too weak" in done.stderr
@@ -97,11 +108,15 @@ def test_secrets_stay_out_of_the_server_log(tmp_path):
     try:
         assert login(server.url, "admin", "wrong-password").status_code == 401
         session = httpx.Client(base_url=server.url)
-        assert session.post(
-            "/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD}
-        ).status_code == 200
+        assert (
+            session.post(
+                "/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD}
+            ).status_code
+            == 200
+        )
         token = session.post(
-            "/api/auth/tokens", json={"name": "t"},
+            "/api/auth/tokens",
+            json={"name": "t"},
             headers={"X-CSRF-Token": session.cookies["stackyard_csrf"]},
         ).json()["token"]
         assert httpx.get(f"{server.url}/api/auth/me?token={token}").status_code == 401
@@ -109,5 +124,9 @@ def test_secrets_stay_out_of_the_server_log(tmp_path):
         server.stop()
     log = server.log()
     assert "POST /api/auth/login" in log  # the access log is on
-    for secret in (ADMIN_PASSWORD, env["STACKYARD_SECRET_KEY"], session.cookies["stackyard_session"]):
+    for secret in (
+        ADMIN_PASSWORD,
+        env["STACKYARD_SECRET_KEY"],
+        session.cookies["stackyard_session"],
+    ):
         assert secret not in log

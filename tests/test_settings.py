@@ -15,7 +15,10 @@ STRONG = "x" * 20 + "-strong-secret-value-0123456789"
 def clean_env(monkeypatch, tmp_path):
     for key in list(os.environ):
         if key.startswith(("STACKYARD_", "STACKS_")) or key in (
-            "DATABASE_URL", "APP_VERSION", "BACKUP_HELPER_IMAGE", "DOCKER_HOST"
+            "DATABASE_URL",
+            "APP_VERSION",
+            "BACKUP_HELPER_IMAGE",
+            "DOCKER_HOST",
         ):
             monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)

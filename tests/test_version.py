@@ -16,8 +16,18 @@ def test_package_version_is_semver_and_single_sourced():
 
 
 def test_ordering_follows_semver():
-    ordered = ["0.9.9", "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-beta.2", "1.0.0-beta.11",
-               "1.0.0-rc.1", "1.0.0", "1.0.1", "1.10.0", "2.0.0"]
+    ordered = [
+        "0.9.9",
+        "1.0.0-alpha",
+        "1.0.0-alpha.1",
+        "1.0.0-beta.2",
+        "1.0.0-beta.11",
+        "1.0.0-rc.1",
+        "1.0.0",
+        "1.0.1",
+        "1.10.0",
+        "2.0.0",
+    ]
     keys = [parse_semver(v).sort_key() for v in ordered]
     assert keys == sorted(keys)
     assert parse_semver("v1.2.3") == parse_semver("1.2.3")

@@ -13,10 +13,14 @@ import typer
 from stackyard import __version__
 from stackyard.errors import StackyardError
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Stackyard: compose stacks, managed.")
+app = typer.Typer(
+    no_args_is_help=True, add_completion=False, help="Stackyard: compose stacks, managed."
+)
 user_app = typer.Typer(no_args_is_help=True, help="Manage user accounts.")
 token_app = typer.Typer(no_args_is_help=True, help="Manage API tokens.")
-agent_app = typer.Typer(help="Run in agent mode (or `stackyard agent token`).", invoke_without_command=True)
+agent_app = typer.Typer(
+    help="Run in agent mode (or `stackyard agent token`).", invoke_without_command=True
+)
 app.add_typer(user_app, name="user")
 app.add_typer(token_app, name="token")
 app.add_typer(agent_app, name="agent")
@@ -108,7 +112,13 @@ def user_create(
     from stackyard.auth.users import create_user
 
     try:
-        create_user(_database(), "cli", name, _read_password(password_stdin), Role.admin if admin else Role.user)
+        create_user(
+            _database(),
+            "cli",
+            name,
+            _read_password(password_stdin),
+            Role.admin if admin else Role.user,
+        )
     except StackyardError as exc:
         _fail(exc)
     typer.echo(f"Created user {name!r} ({'admin' if admin else 'user'})")

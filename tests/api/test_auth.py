@@ -51,7 +51,9 @@ def test_cookie_writes_need_the_csrf_token(app, client: TestClient):
     refused = client.post("/api/auth/tokens", json={"name": "ci"})
     assert refused.status_code == 403
     assert "X-CSRF-Token" in refused.json()["detail"]
-    forged = client.post("/api/auth/tokens", json={"name": "ci"}, headers={"X-CSRF-Token": "f" * 64})
+    forged = client.post(
+        "/api/auth/tokens", json={"name": "ci"}, headers={"X-CSRF-Token": "f" * 64}
+    )
     assert forged.status_code == 403
     assert client.get("/api/auth/tokens").json() == []  # nothing was created
     ok = client.post("/api/auth/tokens", json={"name": "ci"}, headers={"X-CSRF-Token": token})
@@ -79,8 +81,13 @@ def test_api_token_authenticates_without_cookie_or_csrf(app, admin_client: TestC
 
 def test_malformed_or_unknown_bearer_is_refused(app):
     client = TestClient(app)
-    assert client.get("/api/auth/me", headers={"Authorization": "Basic YWRtaW46eA=="}).status_code == 401
-    assert client.get("/api/auth/me", headers={"Authorization": "Bearer sy_nope"}).status_code == 401
+    assert (
+        client.get("/api/auth/me", headers={"Authorization": "Basic YWRtaW46eA=="}).status_code
+        == 401
+    )
+    assert (
+        client.get("/api/auth/me", headers={"Authorization": "Bearer sy_nope"}).status_code == 401
+    )
 
 
 def test_users_cannot_revoke_each_others_tokens(admin_client, user_client):

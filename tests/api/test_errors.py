@@ -21,9 +21,13 @@ def test_validation_errors_are_a_detail_text(admin_client: TestClient):
 
 def test_unknown_routes_and_methods_are_json(admin_client: TestClient):
     missing = admin_client.get("/api/does-not-exist")
-    assert missing.status_code == 404 and missing.json() == {"detail": "No route /api/does-not-exist"}
+    assert missing.status_code == 404 and missing.json() == {
+        "detail": "No route /api/does-not-exist"
+    }
     wrong_method = admin_client.patch("/api/health")
-    assert wrong_method.status_code == 405 and wrong_method.json() == {"detail": "Method Not Allowed"}
+    assert wrong_method.status_code == 405 and wrong_method.json() == {
+        "detail": "Method Not Allowed"
+    }
 
 
 def test_typed_errors_map_to_their_status(app, admin_client: TestClient):

@@ -53,8 +53,11 @@ def test_plain_user_cannot_reach_admin_routes(user_client):
         ("put", "/api/users/admin/password"),
         ("get", "/api/audit"),
     ]:
-        response = getattr(user_client, method)(path) if method in ("get", "delete") else \
-            getattr(user_client, method)(path, json={"username": "x", "password": "y" * 10})
+        response = (
+            getattr(user_client, method)(path)
+            if method in ("get", "delete")
+            else getattr(user_client, method)(path, json={"username": "x", "password": "y" * 10})
+        )
         assert response.status_code == 403, (method, path)
         assert response.json() == {"detail": "This action needs the admin role"}
 

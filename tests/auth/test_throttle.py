@@ -52,7 +52,9 @@ def test_address_spraying_many_accounts_is_throttled():
 
 def test_wait_is_capped_and_memory_is_bounded():
     clock = Clock()
-    throttle = LoginThrottle(free_attempts=1, base_delay=1, max_delay=60, clock=clock, max_entries=10)
+    throttle = LoginThrottle(
+        free_attempts=1, base_delay=1, max_delay=60, clock=clock, max_entries=10
+    )
     for _ in range(50):
         throttle.failed("bob", None)
     with pytest.raises(TooManyRequests) as caught:

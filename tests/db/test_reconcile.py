@@ -18,16 +18,21 @@ def test_older_schema_gets_missing_columns_and_keeps_rows(database_url):
     db = Database(database_url)
     # An older release: schedules without agent_id, retention and enabled.
     with db.engine.begin() as conn:
-        conn.execute(text(
-            "CREATE TABLE schedules (id INTEGER PRIMARY KEY, name VARCHAR(100) NOT NULL, "
-            "stack_id VARCHAR(100) NOT NULL, destination_id INTEGER, cron VARCHAR(100) NOT NULL, "
-            "created_at TIMESTAMP NOT NULL, last_run_at TIMESTAMP, last_status VARCHAR(16))"
-        ))
-        conn.execute(text(
-            "INSERT INTO schedules (id, name, stack_id, cron, created_at) VALUES "
-            "(1, 'nightly', 'web', '0 3 * * *', '2026-01-01 00:00:00'), "
-            "(2, 'weekly', 'db', '0 4 * * 0', '2026-01-02 00:00:00')"
-        ))
+        conn.execute(
+            text(
+                "CREATE TABLE schedules (id INTEGER PRIMARY KEY, name VARCHAR(100) NOT NULL, "
+                "stack_id VARCHAR(100) NOT NULL, destination_id INTEGER, "
+                "cron VARCHAR(100) NOT NULL, "
+                "created_at TIMESTAMP NOT NULL, last_run_at TIMESTAMP, last_status VARCHAR(16))"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO schedules (id, name, stack_id, cron, created_at) VALUES "
+                "(1, 'nightly', 'web', '0 3 * * *', '2026-01-01 00:00:00'), "
+                "(2, 'weekly', 'db', '0 4 * * 0', '2026-01-02 00:00:00')"
+            )
+        )
 
     changes = db.reconcile()
 
@@ -38,9 +43,11 @@ def test_older_schema_gets_missing_columns_and_keeps_rows(database_url):
     columns = {c["name"]: c for c in inspect(db.engine).get_columns("schedules")}
     assert columns["agent_id"]["nullable"]
     with db.engine.connect() as conn:
-        rows = conn.execute(text(
-            "SELECT id, name, stack_id, agent_id, retention, enabled FROM schedules ORDER BY id"
-        )).all()
+        rows = conn.execute(
+            text(
+                "SELECT id, name, stack_id, agent_id, retention, enabled FROM schedules ORDER BY id"
+            )
+        ).all()
     assert [tuple(r) for r in rows] == [
         (1, "nightly", "web", None, 7, True),
         (2, "weekly", "db", None, 7, True),
@@ -58,10 +65,11 @@ def test_required_column_without_default_is_refused(tmp_path):
     old.create_all(engine)
     new = MetaData()
     Table(
-        "things", new,
+        "things",
+        new,
         Column("id", Integer, primary_key=True),
         Column("name", String(10), nullable=False),
     )
-    with pytest.raises(SchemaError, match="things.name"):
+    with pytest.raises(SchemaError, match=r"things\.name"):
         reconcile_schema(engine, new)
     assert [c["name"] for c in inspect(engine).get_columns("things")] == ["id"]

@@ -136,16 +136,31 @@ def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def start_server(
-    tmp_path: Path, *args: str, env: dict[str, str] | None = None, wait_path: str = "/api/health",
-    headers: dict[str, str] | None = None, timeout: float = 30,
+    tmp_path: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    wait_path: str = "/api/health",
+    headers: dict[str, str] | None = None,
+    timeout: float = 30,
 ) -> ServerProcess:
     port = free_port()
     env = env if env is not None else service_env(tmp_path)
     log_path = tmp_path / f"server-{port}.log"
-    command = [str(STACKYARD_BIN), *(args or ("serve",)), "--host", "127.0.0.1", "--port", str(port)]
+    command = [
+        str(STACKYARD_BIN),
+        *(args or ("serve",)),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+    ]
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            command, env=env, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT,
+            command,
+            env=env,
+            cwd=tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
     server = ServerProcess(f"http://127.0.0.1:{port}", process, log_path, env)

@@ -36,4 +36,6 @@ def list_audit(
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> AuditPage:
     rows, total = audit.list_entries(db, limit, offset)
-    return AuditPage(items=[AuditRow.model_validate(r, from_attributes=True) for r in rows], total=total)
+    return AuditPage(
+        items=[AuditRow.model_validate(r, from_attributes=True) for r in rows], total=total
+    )

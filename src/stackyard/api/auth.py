@@ -80,18 +80,33 @@ def login(
 ) -> LoginOut:
     ttl = timedelta(hours=settings.session_ttl_hours)
     result = signin.sign_in(
-        db, throttle, body.username, body.password, ttl,
-        client_ip(request), request.headers.get("user-agent"),
+        db,
+        throttle,
+        body.username,
+        body.password,
+        ttl,
+        client_ip(request),
+        request.headers.get("user-agent"),
     )
     secure = _secure(request, settings.cookie_secure)
     max_age = int(ttl.total_seconds())
     response.set_cookie(
-        SESSION_COOKIE, result.session_secret, max_age=max_age,
-        httponly=True, samesite="lax", secure=secure, path="/",
+        SESSION_COOKIE,
+        result.session_secret,
+        max_age=max_age,
+        httponly=True,
+        samesite="lax",
+        secure=secure,
+        path="/",
     )
     response.set_cookie(
-        CSRF_COOKIE, csrf_token(settings.effective_secret_key, result.session_secret),
-        max_age=max_age, httponly=False, samesite="strict", secure=secure, path="/",
+        CSRF_COOKIE,
+        csrf_token(settings.effective_secret_key, result.session_secret),
+        max_age=max_age,
+        httponly=False,
+        samesite="strict",
+        secure=secure,
+        path="/",
     )
     return LoginOut(user=UserOut.model_validate(result.user, from_attributes=True))
 

@@ -85,7 +85,9 @@ def require_admin(principal: PrincipalDep) -> Principal:
 AdminDep = Annotated[Principal, Depends(require_admin)]
 
 
-_agent_bearer = HTTPBearer(auto_error=False, description="The agent's token (STACKYARD_AGENT_TOKEN)")
+_agent_bearer = HTTPBearer(
+    auto_error=False, description="The agent's token (STACKYARD_AGENT_TOKEN)"
+)
 
 
 def require_agent_token(

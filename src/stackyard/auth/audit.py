@@ -33,7 +33,9 @@ def record(
 
 
 @contextmanager
-def audited(db: Database, actor: str, action: str, target: str | None = None) -> Iterator[AuditNote]:
+def audited(
+    db: Database, actor: str, action: str, target: str | None = None
+) -> Iterator[AuditNote]:
     """Record the block's outcome in its own transaction, so a failure is kept too."""
     note = AuditNote()
     try:

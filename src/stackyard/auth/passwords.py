@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
@@ -9,8 +11,12 @@ from stackyard.errors import Invalid
 from stackyard.settings import MIN_PASSWORD_LENGTH
 
 _hasher = PasswordHasher()
-# Verified when the user does not exist, so that an unknown name costs the same time.
-_DUMMY_HASH = _hasher.hash("stackyard-no-such-user")
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """Verified when the user does not exist, so that an unknown name costs the same time."""
+    return _hasher.hash("stackyard-no-such-user")
 
 
 def check_policy(password: str) -> None:
@@ -27,7 +33,9 @@ def hash_password(password: str) -> str:
 
 def verify_password(password_hash: str | None, password: str) -> bool:
     try:
-        return _hasher.verify(password_hash or _DUMMY_HASH, password) and password_hash is not None
+        return (
+            _hasher.verify(password_hash or _dummy_hash(), password) and password_hash is not None
+        )
     except (VerificationError, InvalidHashError):
         return False
 

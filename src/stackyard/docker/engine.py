@@ -30,4 +30,6 @@ def engine_info(client: docker.DockerClient) -> EngineInfo:
         version = client.version()
     except DockerException as exc:
         raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
-    return EngineInfo(version=version.get("Version", "?"), api_version=version.get("ApiVersion", "?"))
+    return EngineInfo(
+        version=version.get("Version", "?"), api_version=version.get("ApiVersion", "?")
+    )

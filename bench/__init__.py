@@ -1,0 +1,1 @@
+"""Benchmarks. Each compares Stackyard against a baseline measured in the same run."""

@@ -1,0 +1,38 @@
+"""Runs the benchmarks: `python -m bench [NAME ...]` (all when no name is given)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+import bench
+
+
+def available() -> list[str]:
+    return sorted(
+        m.name.removeprefix("bench_")
+        for m in pkgutil.iter_modules([str(Path(bench.__file__).parent)])
+        if m.name.startswith("bench_")
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("names", nargs="*", help=f"benchmarks to run (default all: {available()})")
+    args = parser.parse_args()
+    names = args.names or available()
+    unknown = set(names) - set(available())
+    if unknown:
+        parser.error(f"unknown benchmark(s) {sorted(unknown)}; choose from {available()}")
+    for name in names:
+        module = importlib.import_module(f"bench.bench_{name}")
+        print(f"== {name}: {module.__doc__.strip().splitlines()[0]}", flush=True)
+        module.run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

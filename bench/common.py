@@ -1,0 +1,96 @@
+"""Shared pieces: starting a server, reading its memory, printing figures and ratios."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", Path(__file__).parents[1] / ".venv")) / "bin"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+@dataclass
+class Started:
+    process: subprocess.Popen
+    url: str
+    seconds_to_ready: float
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def start(
+    command: Sequence[str], env: dict[str, str], ready_path: str, port: int, timeout: float = 60
+) -> Started:
+    """Start a server and time it until `ready_path` first answers 200."""
+    url = f"http://127.0.0.1:{port}"
+    began = time.perf_counter()
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    with httpx.Client(timeout=1) as client:
+        while time.perf_counter() - began < timeout:
+            if process.poll() is not None:
+                raise RuntimeError(f"{command} exited with {process.returncode}")
+            try:
+                if client.get(url + ready_path).status_code == 200:
+                    return Started(process, url, time.perf_counter() - began)
+            except httpx.TransportError:
+                pass
+            time.sleep(0.005)
+    process.kill()
+    raise RuntimeError(f"{command} not ready within {timeout}s")
+
+
+def stackyard_env(workdir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STACKYARD_", "STACKS_"))}
+    env.update(
+        STACKYARD_DATA_DIR=str(workdir / "data"),
+        STACKS_DIR=str(workdir / "stacks"),
+        STACKYARD_ADMIN_PASSWORD="bench-admin-password",
+        STACKYARD_SECRET_KEY=secrets.token_urlsafe(48),
+        STACKYARD_LOG_LEVEL="WARNING",
+    )
+    return env
+
+
+def workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="stackyard-bench-"))
+
+
+def report(
+    name: str, ours: Sequence[float], baseline: Sequence[float], unit: str, baseline_name: str
+) -> None:
+    """Print medians and the ratio ours/baseline (below 1.0 means we are lower)."""
+    mine, base = statistics.median(ours), statistics.median(baseline)
+    print(
+        f"{name}: stackyard {mine:.3f} {unit} | {baseline_name} {base:.3f} {unit} "
+        f"| ratio {mine / base:.2f} (n={len(ours)})",
+        flush=True,
+    )

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Every test: lint, the UI's unit tests (Vitest), then pytest (unit, integration with the
+# real Docker engine, registry and PostgreSQL, and browser tests in Chromium).
+# Expects `scripts/setup.sh --test` to have run (`make test` does both).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+echo "== ruff"
+.venv/bin/ruff check src tests bench
+
+echo "== vitest"
+(cd web && npm test --silent 2>&1 | grep -v 'config "nodedir"')
+
+echo "== pytest"
+exec .venv/bin/pytest "$@"
