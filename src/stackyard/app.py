@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal
@@ -32,7 +33,7 @@ _SECURITY_HEADERS = {
 
 
 def _api_router() -> APIRouter:
-    api = APIRouter(prefix="/api")
+    api = APIRouter(prefix="/api", responses=api_errors.ERROR_RESPONSES)
     api.include_router(health.router)
     api.include_router(auth.public)
     api.include_router(auth.router)
@@ -90,3 +91,9 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     app.mount(docs.DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="docs-assets")
     mount_ui(app)
     return app
+
+
+def openapi_text() -> str:
+    """The central service's OpenAPI schema, as committed in `web/openapi.json`."""
+    schema = create_app(Settings(env="development")).openapi()
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 import sys
 from pathlib import Path
@@ -169,11 +168,9 @@ def openapi(
     out: Annotated[Path | None, typer.Option("--out", help="Write to this file")] = None,
 ) -> None:
     """Print the OpenAPI schema of the central service."""
-    from stackyard.app import create_app
-    from stackyard.settings import Settings
+    from stackyard.app import openapi_text
 
-    schema = create_app(Settings(env="development")).openapi()
-    text = json.dumps(schema, indent=2, sort_keys=True) + "\n"
+    text = openapi_text()
     if out:
         out.write_text(text)
     else:

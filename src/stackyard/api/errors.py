@@ -7,6 +7,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from stackyard import errors
@@ -23,6 +24,26 @@ STATUS: dict[type[errors.StackyardError], int] = {
     errors.DestinationError: 502,
     errors.Unavailable: 503,
     errors.ConfigError: 500,
+}
+
+
+class ErrorBody(BaseModel):
+    """Every error response."""
+
+    detail: str
+
+
+#: Documented on every /api operation, so that generated clients know the error shape.
+ERROR_RESPONSES: dict[int | str, dict] = {
+    code: {"model": ErrorBody, "description": text}
+    for code, text in [
+        (400, "Invalid request"),
+        (401, "Not signed in"),
+        (403, "Not allowed"),
+        (404, "Not found"),
+        (409, "Conflict with the current state"),
+        (429, "Too many requests"),
+    ]
 }
 
 

@@ -67,7 +67,9 @@ class LoginThrottle:
         if wait > 0:
             seconds = math.ceil(wait)
             raise TooManyRequests(
-                f"Too many failed sign-ins. Try again in {seconds} seconds.", seconds
+                f"Too many failed sign-ins. Try again in {seconds} "
+                f"second{'s' if seconds != 1 else ''}.",
+                seconds,
             )
 
     def failed(self, username: str, client_ip: str | None) -> None:

@@ -1,0 +1,39 @@
+import { Route, Routes } from "react-router";
+import { LoginPage } from "./features/auth/LoginPage";
+import { RequireAuth } from "./features/auth/RequireAuth";
+import { AgentsPage } from "./features/agents/AgentsPage";
+import { BackupsPage } from "./features/backups/BackupsPage";
+import { DashboardPage } from "./features/dashboard/DashboardPage";
+import { DestinationsPage } from "./features/destinations/DestinationsPage";
+import { FilesPage } from "./features/files/FilesPage";
+import { SchedulesPage } from "./features/schedules/SchedulesPage";
+import { SettingsPage } from "./features/settings/SettingsPage";
+import { NotFoundPage } from "./features/shell/NotFoundPage";
+import { Shell } from "./features/shell/Shell";
+import { StacksPage } from "./features/stacks/StacksPage";
+
+/** All routes; the router itself (browser or memory) is provided by the caller. */
+export function AppRoutes() {
+  return (
+    <Routes>
+      <Route path="/login" element={<LoginPage />} />
+      <Route
+        element={
+          <RequireAuth>
+            <Shell />
+          </RequireAuth>
+        }
+      >
+        <Route index element={<DashboardPage />} />
+        <Route path="stacks" element={<StacksPage />} />
+        <Route path="files" element={<FilesPage />} />
+        <Route path="backups" element={<BackupsPage />} />
+        <Route path="destinations" element={<DestinationsPage />} />
+        <Route path="schedules" element={<SchedulesPage />} />
+        <Route path="agents" element={<AgentsPage />} />
+        <Route path="settings" element={<SettingsPage />} />
+        <Route path="*" element={<NotFoundPage />} />
+      </Route>
+    </Routes>
+  );
+}

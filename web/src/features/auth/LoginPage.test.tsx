@@ -1,0 +1,112 @@
+import { screen } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { installFakeFetch, json } from "../../test/fakeFetch";
+import { adminUser, health, systemInfo, unauthorized } from "../../test/fixtures";
+import { renderApp } from "../../test/renderApp";
+
+describe("sign-in", () => {
+  it("redirects an anonymous visitor to /login", async () => {
+    installFakeFetch({ "GET /api/auth/me": unauthorized, "GET /api/health": health });
+
+    renderApp("/stacks");
+
+    expect(await screen.findByRole("button", { name: "Sign in" })).toBeInTheDocument();
+    expect(screen.getByTestId("location")).toHaveTextContent("/login");
+  });
+
+  it("shows the server's error detail when the credentials are wrong", async () => {
+    const fake = installFakeFetch({
+      "GET /api/auth/me": unauthorized,
+      "POST /api/auth/login": () => json({ detail: "Invalid username or password" }, { status: 401 }),
+    });
+    const { user } = renderApp("/login");
+
+    await user.type(screen.getByLabelText("Username"), "alice");
+    await user.type(screen.getByLabelText("Password"), "wrong");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    expect(await screen.findByRole("alert")).toHaveTextContent("Invalid username or password");
+    const [request] = fake.calls("POST", "/api/auth/login");
+    expect(await request?.json()).toEqual({ username: "alice", password: "wrong" });
+    expect(screen.getByTestId("location")).toHaveTextContent("/login");
+  });
+
+  it("shows the rate-limit message on 429", async () => {
+    installFakeFetch({
+      "POST /api/auth/login": () =>
+        json(
+          { detail: "Too many failed sign-in attempts; try again later" },
+          { status: 429, headers: { "Retry-After": "60" } },
+        ),
+    });
+    const { user } = renderApp("/login");
+
+    await user.type(screen.getByLabelText("Username"), "alice");
+    await user.type(screen.getByLabelText("Password"), "x");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Too many failed sign-in attempts; try again later");
+    expect(alert).toHaveTextContent("60 s");
+  });
+
+  it("goes to the page the user wanted after signing in", async () => {
+    let signedIn = false;
+    installFakeFetch({
+      "GET /api/auth/me": () => (signedIn ? json(adminUser) : unauthorized()),
+      "POST /api/auth/login": () => {
+        signedIn = true;
+        return json({ user: adminUser });
+      },
+      "GET /api/health": health,
+      "GET /api/system/info": systemInfo,
+      "GET /api/auth/tokens": [],
+      "GET /api/users": [],
+      "GET /api/audit": { items: [], total: 0 },
+    });
+    const { user } = renderApp("/settings");
+
+    await user.type(await screen.findByLabelText("Username"), "alice");
+    await user.type(screen.getByLabelText("Password"), "secret");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    expect(await screen.findByRole("heading", { level: 1, name: "Settings" })).toBeInTheDocument();
+    expect(screen.getByTestId("location")).toHaveTextContent("/settings");
+  });
+
+  it("goes to the dashboard by default", async () => {
+    installFakeFetch({
+      "POST /api/auth/login": { user: adminUser },
+      "GET /api/auth/me": adminUser,
+      "GET /api/health": health,
+      "GET /api/system/info": systemInfo,
+    });
+    const { user } = renderApp("/login");
+
+    await user.type(screen.getByLabelText("Username"), "alice");
+    await user.type(screen.getByLabelText("Password"), "secret");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    expect(await screen.findByRole("heading", { level: 1, name: "Dashboard" })).toBeInTheDocument();
+  });
+
+  it("sends the user back to /login when the session expires while browsing", async () => {
+    let expired = false;
+    installFakeFetch({
+      "GET /api/auth/me": () => (expired ? unauthorized() : json(adminUser)),
+      "GET /api/health": health,
+      "GET /api/auth/tokens": () => (expired ? unauthorized() : json([])),
+      "GET /api/users": [],
+      "GET /api/audit": { items: [], total: 0 },
+      "GET /api/system/info": () => (expired ? unauthorized() : json(systemInfo)),
+    });
+    const { user } = renderApp("/settings");
+    expect(await screen.findByRole("heading", { level: 1, name: "Settings" })).toBeInTheDocument();
+
+    expired = true;
+    await user.click(screen.getByRole("link", { name: "Dashboard" }));
+
+    expect(await screen.findByRole("button", { name: "Sign in" })).toBeInTheDocument();
+    expect(screen.getByTestId("location")).toHaveTextContent("/login");
+  });
+});

@@ -1,0 +1,5 @@
+import { ComingSoon } from "../../components/ComingSoon";
+
+export function SchedulesPage() {
+  return <ComingSoon title="Schedules">Run backups on a schedule with retention pruning.</ComingSoon>;
+}

@@ -1,0 +1,270 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { ApiToken, AuditEntry, UserRow } from "../../api/types";
+import { installFakeFetch, json, noContent } from "../../test/fakeFetch";
+import { adminUser, plainUser, signedInAs } from "../../test/fixtures";
+import { renderApp } from "../../test/renderApp";
+
+const tokens: ApiToken[] = [
+  { id: 3, name: "ci", created_at: "2025-01-02T03:04:05Z", last_used_at: null },
+  { id: 4, name: "backup-script", created_at: "2025-01-03T03:04:05Z", last_used_at: "2025-01-04T00:00:00Z" },
+];
+
+const users: UserRow[] = [
+  { id: 1, username: "alice", role: "admin", created_at: "2025-01-01T00:00:00Z" },
+  { id: 2, username: "bob", role: "user", created_at: "2025-01-02T00:00:00Z" },
+];
+
+function auditEntries(count: number, start = 0): AuditEntry[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: start + i + 1,
+    at: "2025-02-01T10:00:00Z",
+    actor: "alice",
+    action: `action.${start + i + 1}`,
+    outcome: i % 2 ? "failure" : "success",
+    target: i === 1 ? null : "stack:web",
+    detail: i === 2 ? null : `detail ${start + i + 1}`,
+  }));
+}
+
+describe("settings for a plain user", () => {
+  it("shows account and tokens but hides the admin-only sections", async () => {
+    const fake = installFakeFetch({ ...signedInAs(plainUser), "GET /api/auth/tokens": tokens });
+    renderApp("/settings");
+
+    expect(await screen.findByRole("heading", { level: 1, name: "Settings" })).toBeInTheDocument();
+    expect(screen.getByRole("region", { name: "Account" })).toBeInTheDocument();
+    expect(await screen.findByRole("region", { name: "API tokens" })).toBeInTheDocument();
+    expect(await screen.findByText("backup-script")).toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Users" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Audit log" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("heading", { name: "Users" })).not.toBeInTheDocument();
+    expect(fake.calls("GET", "/api/users")).toHaveLength(0);
+    expect(fake.calls("GET", "/api/audit")).toHaveLength(0);
+  });
+});
+
+describe("settings for an admin", () => {
+  function adminRoutes(extra = {}) {
+    return {
+      ...signedInAs(adminUser),
+      "GET /api/auth/tokens": tokens,
+      "GET /api/users": users,
+      "GET /api/audit": (request: Request) => {
+        const url = new URL(request.url);
+        const offset = Number(url.searchParams.get("offset") ?? 0);
+        const limit = Number(url.searchParams.get("limit") ?? 50);
+        return json({ items: auditEntries(Math.min(limit, 60 - offset), offset), total: 60 });
+      },
+      ...extra,
+    };
+  }
+
+  it("shows the users and the audit log", async () => {
+    installFakeFetch(adminRoutes());
+    renderApp("/settings");
+
+    const usersRegion = await screen.findByRole("region", { name: "Users" });
+    expect(await within(usersRegion).findByRole("cell", { name: "bob" })).toBeInTheDocument();
+    // No delete button for yourself.
+    expect(within(usersRegion).queryByRole("button", { name: "Delete user alice" })).not.toBeInTheDocument();
+    expect(within(usersRegion).getByRole("button", { name: "Delete user bob" })).toBeInTheDocument();
+
+    const audit = screen.getByRole("region", { name: "Audit log" });
+    const table = await within(audit).findByRole("table", { name: "Audit log" });
+    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)).toEqual([
+      "Time",
+      "Actor",
+      "Action",
+      "Target",
+      "Outcome",
+      "Detail",
+    ]);
+    expect(within(table).getByText("action.1")).toBeInTheDocument();
+    expect(within(audit).getByText("1–50 of 60")).toBeInTheDocument();
+  });
+
+  it("pages through the audit log with limit and offset", async () => {
+    const fake = installFakeFetch(adminRoutes());
+    const { user } = renderApp("/settings");
+
+    const audit = await screen.findByRole("region", { name: "Audit log" });
+    await within(audit).findByText("action.1");
+    expect(within(audit).getByRole("button", { name: "Previous" })).toBeDisabled();
+    await user.click(within(audit).getByRole("button", { name: "Next" }));
+
+    expect(await within(audit).findByText("action.51")).toBeInTheDocument();
+    expect(within(audit).getByText("51–60 of 60")).toBeInTheDocument();
+    expect(within(audit).getByRole("button", { name: "Next" })).toBeDisabled();
+    const last = fake.calls("GET", "/api/audit").at(-1);
+    expect(new URL(last?.url ?? "").searchParams.toString()).toBe("limit=50&offset=50");
+  });
+
+  it("creates a user with a role and refreshes the list", async () => {
+    const fake = installFakeFetch(
+      adminRoutes({
+        "POST /api/users": () =>
+          json({ id: 5, username: "carol", role: "admin", created_at: "2025-03-01T00:00:00Z" }, { status: 201 }),
+      }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await within(region).findByRole("cell", { name: "bob" });
+    const form = within(region).getByRole("form", { name: "Create user" });
+    await user.type(within(form).getByLabelText("Username"), "carol");
+    await user.type(within(form).getByLabelText("Password"), "pw-123456");
+    await user.selectOptions(within(form).getByLabelText("Role"), "admin");
+    await user.click(within(form).getByRole("button", { name: "Create user" }));
+
+    expect(await within(region).findByRole("status")).toHaveTextContent("User carol created.");
+    const [post] = fake.calls("POST", "/api/users");
+    expect(await post?.json()).toEqual({ username: "carol", password: "pw-123456", role: "admin" });
+    await waitFor(() => expect(fake.calls("GET", "/api/users").length).toBeGreaterThanOrEqual(2));
+  });
+
+  it("deletes a user after confirmation", async () => {
+    const fake = installFakeFetch(adminRoutes({ "DELETE /api/users/:username": () => noContent() }));
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await user.click(await within(region).findByRole("button", { name: "Delete user bob" }));
+    expect(fake.calls("DELETE", "/api/users/bob")).toHaveLength(0);
+    await user.click(within(region).getByRole("button", { name: "Confirm" }));
+
+    await waitFor(() => expect(fake.calls("DELETE", "/api/users/bob")).toHaveLength(1));
+  });
+
+  it("shows the server's detail when a user action fails", async () => {
+    installFakeFetch(
+      adminRoutes({ "POST /api/users": () => json({ detail: "User already exists" }, { status: 409 }) }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    const form = within(region).getByRole("form", { name: "Create user" });
+    await user.type(within(form).getByLabelText("Username"), "bob");
+    await user.type(within(form).getByLabelText("Password"), "pw");
+    await user.click(within(form).getByRole("button", { name: "Create user" }));
+
+    expect(await within(region).findByRole("alert")).toHaveTextContent("User already exists");
+  });
+});
+
+describe("API tokens", () => {
+  it("creates a token and shows it once with a copy button", async () => {
+    const fake = installFakeFetch({
+      ...signedInAs(plainUser),
+      "GET /api/auth/tokens": tokens,
+      "POST /api/auth/tokens": () => json({ id: 9, name: "deploy", token: "sy_secret_value" }, { status: 201 }),
+    });
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "API tokens" });
+    await user.type(within(region).getByLabelText("Token name"), "deploy");
+    await user.click(within(region).getByRole("button", { name: "Create token" }));
+
+    const notice = await within(region).findByRole("region", { name: "New API token" });
+    expect(within(notice).getByText("sy_secret_value")).toBeInTheDocument();
+    expect(await fake.calls("POST", "/api/auth/tokens")[0]?.json()).toEqual({ name: "deploy" });
+
+    await user.click(within(notice).getByRole("button", { name: "Copy" }));
+    // user-event provides the clipboard in tests.
+    expect(await navigator.clipboard.readText()).toBe("sy_secret_value");
+    expect(await within(notice).findByRole("status")).toHaveTextContent("Copied");
+
+    await user.click(within(notice).getByRole("button", { name: "Done" }));
+    expect(screen.queryByText("sy_secret_value")).not.toBeInTheDocument();
+    await waitFor(() => expect(fake.calls("GET", "/api/auth/tokens").length).toBeGreaterThanOrEqual(2));
+  });
+
+  it("deletes a token after confirmation", async () => {
+    const fake = installFakeFetch({
+      ...signedInAs(plainUser),
+      "GET /api/auth/tokens": tokens,
+      "DELETE /api/auth/tokens/:id": () => noContent(),
+    });
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "API tokens" });
+    await user.click(await within(region).findByRole("button", { name: "Delete token ci" }));
+    await user.click(within(region).getByRole("button", { name: "Confirm" }));
+
+    await waitFor(() => expect(fake.calls("DELETE", "/api/auth/tokens/3")).toHaveLength(1));
+  });
+});
+
+describe("change password", () => {
+  it("sends the current and new password", async () => {
+    const fake = installFakeFetch({
+      ...signedInAs(plainUser),
+      "GET /api/auth/tokens": [],
+      "PUT /api/auth/password": () => noContent(),
+    });
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Account" });
+    await user.type(within(region).getByLabelText("Current password"), "old-pw");
+    await user.type(within(region).getByLabelText("New password"), "new-pw-123");
+    await user.type(within(region).getByLabelText("Confirm new password"), "new-pw-123");
+    await user.click(within(region).getByRole("button", { name: "Change password" }));
+
+    expect(await within(region).findByRole("status")).toHaveTextContent("Password changed.");
+    expect(await fake.calls("PUT", "/api/auth/password")[0]?.json()).toEqual({
+      current_password: "old-pw",
+      new_password: "new-pw-123",
+    });
+  });
+
+  it("refuses mismatched new passwords without calling the server", async () => {
+    const fake = installFakeFetch({ ...signedInAs(plainUser), "GET /api/auth/tokens": [] });
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Account" });
+    await user.type(within(region).getByLabelText("Current password"), "old-pw");
+    await user.type(within(region).getByLabelText("New password"), "aaa");
+    await user.type(within(region).getByLabelText("Confirm new password"), "bbb");
+    await user.click(within(region).getByRole("button", { name: "Change password" }));
+
+    expect(await within(region).findByRole("alert")).toHaveTextContent("do not match");
+    expect(fake.calls("PUT", "/api/auth/password")).toHaveLength(0);
+  });
+
+  it("shows the server's detail when the current password is wrong", async () => {
+    installFakeFetch({
+      ...signedInAs(plainUser),
+      "GET /api/auth/tokens": [],
+      "PUT /api/auth/password": () => json({ detail: "Current password is wrong" }, { status: 400 }),
+    });
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Account" });
+    await user.type(within(region).getByLabelText("Current password"), "nope");
+    await user.type(within(region).getByLabelText("New password"), "x1");
+    await user.type(within(region).getByLabelText("Confirm new password"), "x1");
+    await user.click(within(region).getByRole("button", { name: "Change password" }));
+
+    expect(await within(region).findByRole("alert")).toHaveTextContent("Current password is wrong");
+  });
+});
+
+describe("admin sets another user's password", () => {
+  it("sends the new password for that user", async () => {
+    const fake = installFakeFetch({
+      ...signedInAs(adminUser),
+      "GET /api/auth/tokens": [],
+      "GET /api/users": users,
+      "GET /api/audit": { items: [], total: 0 },
+      "PUT /api/users/:username/password": () => noContent(),
+    });
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await user.click(await within(region).findByRole("button", { name: "Set password of bob" }));
+    await user.type(within(region).getByLabelText("New password for bob"), "fresh-pw-1");
+    await user.click(within(region).getByRole("button", { name: "Set password" }));
+
+    expect(await within(region).findByRole("status")).toHaveTextContent("Password of bob changed.");
+    expect(await fake.calls("PUT", "/api/users/bob/password")[0]?.json()).toEqual({ password: "fresh-pw-1" });
+  });
+});

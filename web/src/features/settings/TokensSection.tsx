@@ -1,0 +1,135 @@
+import { useQuery } from "@tanstack/react-query";
+import { useState, type FormEvent } from "react";
+import { errorMessage } from "../../api/errors";
+import type { CreatedToken } from "../../api/types";
+import { ConfirmButton } from "../../components/ConfirmButton";
+import { ErrorBanner } from "../../components/ErrorBanner";
+import { formatDateTime } from "../../components/format";
+import { tokensQueryOptions, useCreateToken, useDeleteToken } from "./queries";
+
+function NewTokenNotice({ created, onDone }: { created: CreatedToken; onDone: () => void }) {
+  const [copied, setCopied] = useState<"yes" | "failed" | null>(null);
+
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(created.token);
+      setCopied("yes");
+    } catch {
+      setCopied("failed");
+    }
+  }
+
+  return (
+    <div className="notice" role="region" aria-label="New API token">
+      <p>
+        Token <strong>{created.name}</strong> created. Copy it now: it will not be shown again.
+      </p>
+      <div className="token-row">
+        <code className="token" data-testid="new-token">
+          {created.token}
+        </code>
+        <button type="button" onClick={() => void copy()}>
+          Copy
+        </button>
+        <button type="button" onClick={onDone}>
+          Done
+        </button>
+      </div>
+      {copied === "yes" && (
+        <p className="success" role="status">
+          Copied to the clipboard.
+        </p>
+      )}
+      {copied === "failed" && (
+        <p className="error" role="status">
+          Could not copy; select the token and copy it by hand.
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function TokensSection() {
+  const tokens = useQuery(tokensQueryOptions());
+  const create = useCreateToken();
+  const remove = useDeleteToken();
+  const [name, setName] = useState("");
+  const [created, setCreated] = useState<CreatedToken | null>(null);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const trimmed = name.trim();
+    if (!trimmed) return;
+    create.mutate(trimmed, {
+      onSuccess: (token) => {
+        setCreated(token);
+        setName("");
+      },
+    });
+  }
+
+  return (
+    <section className="card" aria-labelledby="tokens-title">
+      <h2 id="tokens-title">API tokens</h2>
+      <p className="muted">Tokens let scripts and agents call the API as you.</p>
+      {created && <NewTokenNotice created={created} onDone={() => setCreated(null)} />}
+      <form className="form inline" onSubmit={onSubmit} aria-label="Create API token">
+        <label className="field">
+          <span>Token name</span>
+          <input required value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
+        </label>
+        <button type="submit" className="primary" disabled={create.isPending}>
+          Create token
+        </button>
+      </form>
+      {create.isError && (
+        <p className="error" role="alert">
+          {errorMessage(create.error)}
+        </p>
+      )}
+      {remove.isError && (
+        <p className="error" role="alert">
+          {errorMessage(remove.error)}
+        </p>
+      )}
+      {tokens.isError ? (
+        <ErrorBanner error={tokens.error} onRetry={() => void tokens.refetch()} />
+      ) : !tokens.data ? (
+        <p className="muted" role="status">
+          Loading…
+        </p>
+      ) : tokens.data.length === 0 ? (
+        <p className="muted">No API tokens yet.</p>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="API tokens">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.data.map((token) => (
+                <tr key={token.id}>
+                  <td>{token.name}</td>
+                  <td>{formatDateTime(token.created_at)}</td>
+                  <td>{token.last_used_at ? formatDateTime(token.last_used_at) : "Never"}</td>
+                  <td className="row-actions">
+                    <ConfirmButton label={`Delete token ${token.name}`} onConfirm={() => remove.mutate(token.id)}>
+                      Delete
+                    </ConfirmButton>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}

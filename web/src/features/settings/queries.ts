@@ -1,0 +1,104 @@
+import { keepPreviousData, queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
+import { api } from "../../api/client";
+import { unwrap } from "../../api/errors";
+import type { NewUser } from "../../api/types";
+
+export const settingsKeys = {
+  tokens: ["auth", "tokens"] as const,
+  users: ["users"] as const,
+  audit: ["audit"] as const,
+  auditPage: (limit: number, offset: number) => ["audit", { limit, offset }] as const,
+};
+
+export const AUDIT_PAGE_SIZE = 50;
+
+export function tokensQueryOptions() {
+  return queryOptions({
+    queryKey: settingsKeys.tokens,
+    queryFn: () => unwrap(api.GET("/api/auth/tokens")),
+  });
+}
+
+export function usersQueryOptions() {
+  return queryOptions({
+    queryKey: settingsKeys.users,
+    queryFn: () => unwrap(api.GET("/api/users")),
+  });
+}
+
+export function auditQueryOptions(limit: number = AUDIT_PAGE_SIZE, offset: number = 0) {
+  return queryOptions({
+    queryKey: settingsKeys.auditPage(limit, offset),
+    queryFn: () => unwrap(api.GET("/api/audit", { params: { query: { limit, offset } } })),
+    placeholderData: keepPreviousData,
+  });
+}
+
+// Every change below is audited by the server, so each also refreshes the audit log.
+
+export function useChangePassword() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: { current_password: string; new_password: string }) =>
+      unwrap(api.PUT("/api/auth/password", { body })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+  });
+}
+
+export function useCreateToken() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) => unwrap(api.POST("/api/auth/tokens", { body: { name } })),
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: settingsKeys.tokens }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+export function useDeleteToken() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => unwrap(api.DELETE("/api/auth/tokens/{token_id}", { params: { path: { token_id: id } } })),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: settingsKeys.tokens }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+export function useCreateUser() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: NewUser) => unwrap(api.POST("/api/users", { body })),
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: settingsKeys.users }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+export function useDeleteUser() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (username: string) => unwrap(api.DELETE("/api/users/{username}", { params: { path: { username } } })),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: settingsKeys.users }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+/** Admin: set another user's password. */
+export function useSetUserPassword() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ username, password }: { username: string; password: string }) =>
+      unwrap(api.PUT("/api/users/{username}/password", { params: { path: { username } }, body: { password } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+  });
+}

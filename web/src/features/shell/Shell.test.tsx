@@ -1,0 +1,58 @@
+import { screen, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import { installFakeFetch, noContent } from "../../test/fakeFetch";
+import { adminUser, signedInAs } from "../../test/fixtures";
+import { renderApp } from "../../test/renderApp";
+
+describe("shell", () => {
+  it("shows the running version from /api/health", async () => {
+    installFakeFetch(signedInAs(adminUser));
+    renderApp("/");
+
+    expect(await screen.findByText("v0.1.0")).toHaveAttribute("data-testid", "app-version");
+    expect(screen.getByTestId("app-version").parentElement).toHaveTextContent("Stackyard v0.1.0");
+  });
+
+  it("has the main navigation links", async () => {
+    installFakeFetch(signedInAs(adminUser));
+    renderApp("/");
+
+    const nav = await screen.findByRole("navigation", { name: "Main" });
+    const links = within(nav).getAllByRole("link");
+    expect(links.map((a) => [a.textContent, a.getAttribute("href")])).toEqual([
+      ["Dashboard", "/"],
+      ["Stacks", "/stacks"],
+      ["Files", "/files"],
+      ["Backups", "/backups"],
+      ["Destinations", "/destinations"],
+      ["Schedules", "/schedules"],
+      ["Agents", "/agents"],
+      ["Settings", "/settings"],
+    ]);
+  });
+
+  it("navigates to the placeholder pages", async () => {
+    installFakeFetch(signedInAs(adminUser));
+    const { user } = renderApp("/");
+
+    await user.click(await screen.findByRole("link", { name: "Backups" }));
+
+    expect(screen.getByRole("heading", { level: 1, name: "Backups" })).toBeInTheDocument();
+    expect(screen.getByText("Coming soon.")).toBeInTheDocument();
+    expect(screen.getByRole("link", { name: "Backups" })).toHaveAttribute("aria-current", "page");
+  });
+
+  it("shows the signed-in user and signs out", async () => {
+    document.cookie = "stackyard_csrf=c5rf";
+    const fake = installFakeFetch({ ...signedInAs(adminUser), "POST /api/auth/logout": () => noContent() });
+    const { user } = renderApp("/");
+
+    expect(await screen.findByText("alice")).toBeInTheDocument();
+    await user.click(screen.getByRole("button", { name: "Sign out" }));
+
+    expect(await screen.findByRole("button", { name: "Sign in" })).toBeInTheDocument();
+    expect(screen.getByTestId("location")).toHaveTextContent("/login");
+    const [logout] = fake.calls("POST", "/api/auth/logout");
+    expect(logout?.headers.get("X-CSRF-Token")).toBe("c5rf");
+  });
+});

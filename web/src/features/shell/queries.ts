@@ -1,0 +1,16 @@
+import { queryOptions } from "@tanstack/react-query";
+import { api } from "../../api/client";
+import { unwrap } from "../../api/errors";
+
+export const healthKeys = {
+  all: ["health"] as const,
+};
+
+/** Unauthenticated health probe; carries the running version. */
+export function healthQueryOptions() {
+  return queryOptions({
+    queryKey: healthKeys.all,
+    queryFn: () => unwrap(api.GET("/api/health")),
+    staleTime: 5 * 60_000,
+  });
+}

@@ -1,0 +1,29 @@
+/// <reference types="vitest/config" />
+import { defineConfig } from "vite";
+import react from "@vitejs/plugin-react";
+
+// The built UI ships inside the Python package (src/stackyard/web) and is served
+// by the backend at "/". In development, `npm run dev` proxies /api to a backend
+// on 127.0.0.1:8080.
+export default defineConfig({
+  base: "/",
+  plugins: [react()],
+  build: {
+    outDir: "../src/stackyard/web",
+    emptyOutDir: true,
+  },
+  server: {
+    proxy: {
+      "/api": {
+        target: "http://127.0.0.1:8080",
+        changeOrigin: false,
+      },
+    },
+  },
+  test: {
+    environment: "jsdom",
+    setupFiles: ["./src/test/setup.ts"],
+    include: ["src/**/*.test.{ts,tsx}"],
+    restoreMocks: true,
+  },
+});
