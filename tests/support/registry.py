@@ -372,26 +372,25 @@ class TokenRegistry(Registry):
                     "authorization": bool(auth),
                     "granted": False,
                 }
+                # Record before replying: a client that has its answer sees its request.
                 if url.path != "/token":
-                    self._reply(404, {"errors": [{"code": "NOT_FOUND"}]})
+                    status, body = 404, {"errors": [{"code": "NOT_FOUND"}]}
                 elif record["service"] != owner.service:
-                    self._reply(400, {"errors": [{"code": "UNSUPPORTED", "message": "service"}]})
+                    status, body = 400, {"errors": [{"code": "UNSUPPORTED", "message": "service"}]}
                 elif not allowed:
-                    self._reply(401, {"errors": [{"code": "UNAUTHORIZED"}]})
+                    status, body = 401, {"errors": [{"code": "UNAUTHORIZED"}]}
                 else:
                     token = owner.issue(account, record["scopes"])
                     record["granted"] = True
-                    self._reply(
-                        200,
-                        {
-                            "token": token,
-                            "access_token": token,
-                            "expires_in": owner.token_ttl,
-                            "issued_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                        },
-                    )
+                    status, body = 200, {
+                        "token": token,
+                        "access_token": token,
+                        "expires_in": owner.token_ttl,
+                        "issued_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    }
                 with owner._lock:
                     owner.token_requests.append(record)
+                self._reply(status, body)
 
         return Handler
 
