@@ -76,6 +76,7 @@ def stackyard_env(workdir: Path) -> dict[str, str]:
         STACKYARD_ADMIN_PASSWORD="bench-admin-password",
         STACKYARD_SECRET_KEY=secrets.token_urlsafe(48),
         STACKYARD_LOG_LEVEL="WARNING",
+        STACKYARD_UPDATE_CHECK_INTERVAL="0",
     )
     return env
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,13 +12,15 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from stackyard import __version__
-from stackyard.api import agent, audit, auth, docs, health, system, users
+from stackyard.api import agent, audit, auth, docs, health, registries, stacks, system, users
 from stackyard.api import errors as api_errors
 from stackyard.api.web import mount_ui
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin
 from stackyard.db import Database
 from stackyard.settings import Settings
+from stackyard.stacks.host import Host
+from stackyard.stacks.service import StackService
 
 Mode = Literal["central", "agent"]
 
@@ -40,6 +43,8 @@ def _api_router() -> APIRouter:
     api.include_router(users.router)
     api.include_router(audit.router)
     api.include_router(system.router)
+    api.include_router(stacks.router)
+    api.include_router(registries.router)
     api.include_router(docs.router)
     return api
 
@@ -49,15 +54,23 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        settings.prepare_dirs()
         if mode == "central":
-            settings.prepare_dirs()
             db = Database(settings.effective_database_url)
             db.reconcile()
             ensure_bootstrap_admin(db, settings.admin_password)
             app.state.db = db
+        host = Host(settings)
+        app.state.stacks = StackService(host)
+        watcher = None
+        if settings.update_check_interval:
+            watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))
         try:
             yield
         finally:
+            if watcher is not None:
+                watcher.cancel()
+            host.close()
             if mode == "central":
                 app.state.db.dispose()
 

@@ -63,6 +63,7 @@ def settings(tmp_path: Path, stacks_dir: Path, database_url: str) -> Settings:
         secret_key=secrets.token_urlsafe(48),
         admin_password=ADMIN_PASSWORD,
         backup_helper_image="stackyard-test/busybox:1",
+        update_check_interval=0,  # tests ask for checks; nothing reaches out on its own
     )
 
 
@@ -129,6 +130,7 @@ def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         STACKYARD_ADMIN_PASSWORD=ADMIN_PASSWORD,
         STACKYARD_SECRET_KEY=secrets.token_urlsafe(48),
         BACKUP_HELPER_IMAGE="stackyard-test/busybox:1",
+        STACKYARD_UPDATE_CHECK_INTERVAL="0",
     )
     env.pop("DATABASE_URL", None)
     env.update(extra)

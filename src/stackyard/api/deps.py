@@ -14,6 +14,7 @@ from stackyard.auth.tokens import csrf_token, same
 from stackyard.db import Database
 from stackyard.errors import Forbidden, Unauthorized
 from stackyard.settings import Settings
+from stackyard.stacks.service import StackService
 
 SESSION_COOKIE = "stackyard_session"
 CSRF_COOKIE = "stackyard_csrf"
@@ -97,3 +98,16 @@ def require_agent_token(
     expected = settings.agent_token
     if not expected or bearer is None or not same(bearer.credentials, expected):
         raise Unauthorized("Missing or invalid agent token")
+
+
+def get_stacks(request: Request) -> StackService:
+    return request.app.state.stacks
+
+
+StacksDep = Annotated[StackService, Depends(get_stacks)]
+
+
+def existing_stack(stack_id: str, stacks: StacksDep) -> str:
+    """Checked before a streamed response starts, so a bad id is a 404, not a broken stream."""
+    stacks.host.store.folder(stack_id)
+    return stack_id

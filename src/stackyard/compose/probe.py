@@ -41,16 +41,22 @@ def _speaks_json(command: tuple[str, ...], version: str) -> bool:
     return (parsed.major, parsed.minor, parsed.patch) >= JSON_PROGRESS_SINCE
 
 
+def probe_command(command: tuple[str, ...]) -> ComposeTool | None:
+    """What one compose command is and speaks; None when it does not answer."""
+    if not shutil.which(command[0]):
+        return None
+    version = _version_of(command)
+    if not version:
+        return None
+    return ComposeTool(command, version, _speaks_json(command, version))
+
+
 def probe(docker_cli: str = "docker") -> ComposeTool:
-    candidates: list[tuple[str, ...]] = []
-    if shutil.which(docker_cli):
-        candidates.append((docker_cli, "compose"))
-    if shutil.which("docker-compose"):
-        candidates.append(("docker-compose",))
-    for command in candidates:
-        version = _version_of(command)
-        if version:
-            return ComposeTool(command, version, _speaks_json(command, version))
+    """The compose v2 plugin if it answers, else the v1 `docker-compose`."""
+    for command in ((docker_cli, "compose"), ("docker-compose",)):
+        tool = probe_command(command)
+        if tool is not None:
+            return tool
     return ComposeTool(None, None, False)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import docker
@@ -33,3 +35,33 @@ def engine_info(client: docker.DockerClient) -> EngineInfo:
     return EngineInfo(
         version=version.get("Version", "?"), api_version=version.get("ApiVersion", "?")
     )
+
+
+def insecure_registries(client: docker.DockerClient) -> Callable[[str], bool]:
+    """The engine's own rule for plain-HTTP registries (its `insecure-registries`, which
+    always include 127.0.0.0/8), so Stackyard falls back to HTTP exactly where docker does."""
+    try:
+        config = client.info().get("RegistryConfig") or {}
+    except DockerException as exc:
+        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+    networks = [
+        ipaddress.ip_network(c, strict=False) for c in config.get("InsecureRegistryCIDRs") or []
+    ]
+    insecure_names = {
+        name
+        for name, index in (config.get("IndexConfigs") or {}).items()
+        if not index.get("Secure", True)
+    }
+
+    def is_insecure(host: str) -> bool:
+        if host in insecure_names:
+            return True
+        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+        name = "127.0.0.1" if name == "localhost" else name.strip("[]")
+        try:
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return any(address in network for network in networks)
+
+    return is_insecure

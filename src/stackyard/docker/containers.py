@@ -1,0 +1,71 @@
+"""Compose containers on the engine, read with one list call (no inspect per container)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import docker
+from docker.errors import DockerException
+
+from stackyard.errors import Unavailable
+
+PROJECT = "com.docker.compose.project"
+SERVICE = "com.docker.compose.service"
+WORKING_DIR = "com.docker.compose.project.working_dir"
+ONEOFF = "com.docker.compose.oneoff"
+_HEALTH = re.compile(r"\((healthy|unhealthy|health: starting)\)")
+
+
+@dataclass(frozen=True)
+class ContainerInfo:
+    id: str
+    name: str
+    project: str
+    service: str
+    working_dir: str | None
+    state: str  # running, exited, created, paused, restarting, dead
+    status: str  # the engine's text: "Up 3 minutes (healthy)"
+    health: str | None  # healthy, unhealthy, starting; None without a healthcheck
+    image: str
+    ports: tuple[str, ...]
+
+
+def _ports(entries: list[dict]) -> tuple[str, ...]:
+    ports = []
+    for p in entries or []:
+        if p.get("PublicPort"):
+            ports.append(
+                f"{p.get('IP', '0.0.0.0')}:{p['PublicPort']}->{p['PrivatePort']}/{p['Type']}"
+            )
+        else:
+            ports.append(f"{p['PrivatePort']}/{p['Type']}")
+    return tuple(dict.fromkeys(ports))
+
+
+def compose_containers(client: docker.DockerClient) -> list[ContainerInfo]:
+    try:
+        raw = client.api.containers(all=True, filters={"label": PROJECT})
+    except DockerException as exc:
+        raise Unavailable(f"Cannot list containers: {exc}") from exc
+    found = []
+    for c in raw:
+        labels = c.get("Labels") or {}
+        if labels.get(ONEOFF) == "True":
+            continue
+        health = _HEALTH.search(c.get("Status") or "")
+        found.append(
+            ContainerInfo(
+                id=c["Id"],
+                name=(c.get("Names") or ["/?"])[0].lstrip("/"),
+                project=labels.get(PROJECT, ""),
+                service=labels.get(SERVICE, ""),
+                working_dir=labels.get(WORKING_DIR),
+                state=c.get("State", ""),
+                status=c.get("Status", ""),
+                health=health.group(1).removeprefix("health: ") if health else None,
+                image=c.get("Image", ""),
+                ports=_ports(c.get("Ports") or []),
+            )
+        )
+    return found

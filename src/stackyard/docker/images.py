@@ -1,0 +1,48 @@
+"""Local image digests, from the engine: what was pulled, whoever pulled it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import docker
+from docker.errors import DockerException
+
+from stackyard.errors import Unavailable
+from stackyard.registry.reference import ImageRef
+
+
+@dataclass(frozen=True)
+class LocalImage:
+    present: bool
+    digests: tuple[str, ...]  # repo digests of this repository (empty: built or loaded locally)
+
+
+def local_images(client: docker.DockerClient, refs: list[ImageRef]) -> dict[str, LocalImage]:
+    """For each reference (by `ref.name`), whether it is present and its repo digests."""
+    try:
+        images = client.api.images()
+    except DockerException as exc:
+        raise Unavailable(f"Cannot list images: {exc}") from exc
+    by_tag: dict[str, list[str]] = {}
+    by_digest: set[str] = set()
+    for image in images:
+        digests = [d for d in image.get("RepoDigests") or [] if "@" in d]
+        by_digest.update(digests)
+        for tag in image.get("RepoTags") or []:
+            by_tag.setdefault(tag, []).extend(digests)
+    result = {}
+    for ref in refs:
+        if ref.pinned:
+            present = any(f"{repo}@{ref.digest}" in by_digest for repo in ref.repo_names)
+            result[ref.name] = LocalImage(present, (ref.digest,) if present else ())
+            continue
+        tagged = [f"{repo}:{ref.tag}" for repo in ref.repo_names]
+        present = any(t in by_tag for t in tagged)
+        digests = {
+            d.split("@", 1)[1]
+            for t in tagged
+            for d in by_tag.get(t, [])
+            if d.split("@", 1)[0] in ref.repo_names
+        }
+        result[ref.name] = LocalImage(present, tuple(sorted(digests)))
+    return result

@@ -1,0 +1,1 @@
+"""Image registries: references, the v2 client (token flow, HTTPS->HTTP fallback), digests."""

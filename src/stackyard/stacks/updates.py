@@ -1,0 +1,244 @@
+"""Image update detection: remote digests by HEAD (each distinct reference once per pass,
+bounded concurrency, per-registry failures recorded), local digests from the engine, the
+per-stack summary read from those caches only, and the auto-update pass."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from stackyard.compose.project import Project
+from stackyard.db.types import utcnow
+from stackyard.docker.images import local_images
+from stackyard.errors import Invalid, StackyardError
+from stackyard.registry.client import NotInRegistry, RegistryError
+from stackyard.registry.digests import DigestSnapshot, LocalDigest, RemoteDigest
+from stackyard.registry.reference import ImageRef, parse_reference
+from stackyard.stacks.host import Host
+from stackyard.stacks.prefs import AutoUpdateOutcome
+
+log = logging.getLogger(__name__)
+
+ImageState = Literal["update_available", "up_to_date", "pinned", "local", "unknown", "error"]
+CONCURRENCY = 8
+
+
+@dataclass(frozen=True)
+class ImageUpdate:
+    service: str
+    image: str
+    state: ImageState
+    local_digest: str | None
+    remote_digest: str | None
+    checked_at: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class StackUpdate:
+    stack: str
+    has_update: bool
+    auto_update: bool
+    images: tuple[ImageUpdate, ...]
+
+
+@dataclass(frozen=True)
+class UpdateSummary:
+    last_check: str | None
+    stacks: tuple[StackUpdate, ...]
+
+
+def _refs(project: Project) -> list[tuple[str, str, ImageRef | None]]:
+    """(service, image text, parsed reference or None when it is not a registry image)."""
+    found = []
+    for service in project.services:
+        if not service.image:
+            continue
+        try:
+            found.append((service.name, service.image, parse_reference(service.image)))
+        except Invalid:
+            found.append((service.name, service.image, None))
+    return found
+
+
+def image_state(ref: ImageRef | None, snapshot: DigestSnapshot) -> tuple[ImageState, str | None]:
+    if ref is None:
+        return "local", None
+    if ref.pinned:
+        return "pinned", None
+    local = snapshot.local.get(ref.name)
+    remote = snapshot.remote.get(ref.name)
+    if local is not None and local.present and not local.digests:
+        return "local", None  # built or loaded here: no registry digest to compare
+    if remote is None:
+        return "unknown", None
+    if remote.status == "not_found":
+        return "local", remote.error
+    if remote.status == "error":
+        return "error", remote.error
+    if local is None or not local.present:
+        return "unknown", None
+    return ("up_to_date" if remote.digest in local.digests else "update_available"), None
+
+
+class UpdateService:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self._summary: tuple[tuple, UpdateSummary] | None = None
+        self._check_lock = asyncio.Lock()
+
+    # -- reading (caches only) --------------------------------------------------------
+    def summary(self) -> UpdateSummary:
+        """From the caches only: never a registry request, never a compose run."""
+        key = self._key()
+        if self._summary is None or self._summary[0] != key:
+            self._summary = (key, self._build())
+        return self._summary[1]
+
+    def _key(self) -> tuple:
+        try:
+            root_mtime = self.host.stacks_dir.stat().st_mtime_ns
+        except FileNotFoundError:
+            root_mtime = 0
+        return (self.host.generation, root_mtime)
+
+    def _build(self) -> UpdateSummary:
+        snapshot = self.host.digests.snapshot()
+        prefs = self.host.prefs.all()
+        stacks = []
+        for stack_id in self.host.store.ids():
+            project = self.host.cached_project(stack_id)
+            images = []
+            for service, text, ref in _refs(project) if project else []:
+                state, error = image_state(ref, snapshot)
+                local = snapshot.local.get(ref.name) if ref else None
+                remote = snapshot.remote.get(ref.name) if ref else None
+                images.append(
+                    ImageUpdate(
+                        service=service,
+                        image=text,
+                        state=state,
+                        local_digest=(
+                            ref.digest
+                            if ref and ref.pinned
+                            else (local.digests[0] if local and local.digests else None)
+                        ),
+                        remote_digest=remote.digest if remote else None,
+                        checked_at=remote.checked_at if remote else None,
+                        error=error,
+                    )
+                )
+            stack_prefs = prefs.get(stack_id)
+            stacks.append(
+                StackUpdate(
+                    stack=stack_id,
+                    has_update=any(i.state == "update_available" for i in images),
+                    auto_update=bool(stack_prefs and stack_prefs.auto_update),
+                    images=tuple(images),
+                )
+            )
+        return UpdateSummary(snapshot.last_check, tuple(stacks))
+
+    # -- refreshing -------------------------------------------------------------------
+    async def _projects(self, stack_ids: list[str]) -> dict[str, Project]:
+        projects = {}
+        for stack_id in stack_ids:
+            try:
+                projects[stack_id] = await asyncio.to_thread(
+                    self.host.project, stack_id
+                )
+            except StackyardError as exc:
+                log.info("Stack %s skipped in the update check: %s", stack_id, exc.detail)
+        return projects
+
+    async def check(self) -> UpdateSummary:
+        """One pass over every stack: each distinct image reference asked once."""
+        async with self._check_lock:
+            projects = await self._projects(self.host.store.ids())
+            refs = {
+                ref.name: ref
+                for p in projects.values()
+                for _, _, ref in _refs(p)
+                if ref is not None and not ref.pinned
+            }
+            local = await asyncio.to_thread(self._local, list(refs.values()))
+            remote = await self._remote(list(refs.values()))
+            self.host.digests.update(remote, local, checked_at=utcnow())
+            self.host.changed()
+        return self.summary()
+
+    def _local(self, refs: list[ImageRef]) -> dict[str, LocalDigest]:
+        now = utcnow().isoformat()
+        return {
+            name: LocalDigest(image.present, list(image.digests), now)
+            for name, image in local_images(self.host.docker, refs).items()
+        }
+
+    async def _remote(self, refs: list[ImageRef]) -> dict[str, RemoteDigest]:
+        results: dict[str, RemoteDigest] = {}
+        down: dict[str, str] = {}  # registry -> why it failed this pass
+        semaphore = asyncio.Semaphore(CONCURRENCY)
+        client = await asyncio.to_thread(self.host.registry_client)
+
+        async def ask(ref: ImageRef) -> None:
+            async with semaphore:
+                now = utcnow().isoformat()
+                if ref.api_host in down:
+                    results[ref.name] = RemoteDigest("error", None, now, down[ref.api_host])
+                    return
+                try:
+                    digest = await client.manifest_digest(ref)
+                    results[ref.name] = RemoteDigest("ok", digest, now)
+                except NotInRegistry as exc:
+                    results[ref.name] = RemoteDigest("not_found", None, now, str(exc))
+                except RegistryError as exc:
+                    if str(exc).startswith("cannot reach"):
+                        down[ref.api_host] = str(exc)
+                    results[ref.name] = RemoteDigest("error", None, now, str(exc))
+
+        try:
+            await asyncio.gather(*(ask(ref) for ref in refs))
+        finally:
+            await client.aclose()
+        for host, why in down.items():
+            log.warning("Registry %s unreachable during the update check: %s", host, why)
+        return results
+
+    async def reconcile(self, stack_id: str) -> None:
+        """After a pull or update: the stack's local digests, read again from the engine,
+        so that its update indicator clears at once."""
+        projects = await self._projects([stack_id])
+        refs = [
+            ref
+            for p in projects.values()
+            for _, _, ref in _refs(p)
+            if ref is not None and not ref.pinned
+        ]
+        if refs:
+            local = await asyncio.to_thread(self._local, refs)
+            self.host.digests.update(local=local)
+        self.host.changed()
+
+    # -- auto-update ------------------------------------------------------------------
+    async def auto_update(self, update_stack) -> list[tuple[str, AutoUpdateOutcome]]:
+        """Update the opted-in stacks that have a newer digest, one at a time."""
+        done = []
+        for stack in self.summary().stacks:
+            if not (stack.auto_update and stack.has_update):
+                continue
+            try:
+                run = await update_stack(stack.stack)
+                outcome = AutoUpdateOutcome(
+                    utcnow().isoformat(),
+                    "updated" if run.status == "succeeded" else "failed",
+                    "; ".join(run.fold.errors) or None,
+                )
+            except StackyardError as exc:
+                outcome = AutoUpdateOutcome(utcnow().isoformat(), "skipped", exc.detail)
+            self.host.prefs.change(stack.stack, outcome=outcome)
+            self.host.changed()
+            log.info("Auto-update of %s: %s %s", stack.stack, outcome.outcome, outcome.detail or "")
+            done.append((stack.stack, outcome))
+        return done
