@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.support.postgres",
     "tests.support.service",
     "tests.support.browser",
+    "tests.support.stacks",
 ]

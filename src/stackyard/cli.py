@@ -17,12 +17,14 @@ app = typer.Typer(
 )
 user_app = typer.Typer(no_args_is_help=True, help="Manage user accounts.")
 token_app = typer.Typer(no_args_is_help=True, help="Manage API tokens.")
+stack_app = typer.Typer(no_args_is_help=True, help="Run stack actions on this host.")
 agent_app = typer.Typer(
     help="Run in agent mode (or `stackyard agent token`).", invoke_without_command=True
 )
 app.add_typer(user_app, name="user")
 app.add_typer(token_app, name="token")
 app.add_typer(agent_app, name="agent")
+app.add_typer(stack_app, name="stack")
 
 HostOpt = Annotated[str | None, typer.Option("--host", help="Listen address")]
 PortOpt = Annotated[int | None, typer.Option("--port", help="Listen port")]
@@ -161,6 +163,82 @@ def token_create(
     except StackyardError as exc:
         _fail(exc)
     typer.echo(secret)
+
+
+def _stacks():
+    from stackyard.stacks.host import Host
+    from stackyard.stacks.service import StackService
+
+    settings = _settings()
+    settings.prepare_dirs()
+    return StackService(Host(settings))
+
+
+@stack_app.command("list")
+def stack_list() -> None:
+    """List the stacks of this host with their state."""
+    try:
+        views = _stacks().list()
+    except StackyardError as exc:
+        _fail(exc)
+    for view in views:
+        running = sum(1 for s in view.status.services if s.running)
+        typer.echo(f"{view.status.id}\t{view.status.state}\t"
+                   f"{running}/{len(view.status.services)} services running")
+
+
+def _action(name: str, action: str) -> None:
+    import asyncio
+
+    from stackyard.cli_progress import draw
+
+    service = _stacks()
+
+    async def go() -> dict:
+        service.start(name, action)
+        return await draw(service.follow(name))
+
+    try:
+        final = asyncio.run(go())
+    except StackyardError as exc:
+        _fail(exc)
+    if final.get("status") != "succeeded":
+        errors = "; ".join(final.get("progress", {}).get("errors", [])) or "failed"
+        typer.secho(f"error: {action} of {name}: {errors}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(1)
+
+
+def _register_action(command: str, action: str, help_text: str) -> None:
+    def command_fn(name: Annotated[str, typer.Argument(help="The stack id")]) -> None:
+        _action(name, action)
+
+    command_fn.__doc__ = help_text
+    stack_app.command(command)(command_fn)
+
+
+for _command, _act, _help in [
+    ("up", "start", "Start a stack (compose up -d), with progress."),
+    ("stop", "stop", "Stop a stack's containers."),
+    ("restart", "restart", "Restart a stack's containers."),
+    ("down", "down", "Stop and remove a stack's containers and networks."),
+    ("pull", "pull", "Pull a stack's images."),
+    ("update", "update", "Pull a stack's images, then recreate its containers."),
+]:
+    _register_action(_command, _act, _help)
+
+
+@stack_app.command("check")
+def stack_check() -> None:
+    """Ask the registries for newer image digests now and list the stacks that have one."""
+    import asyncio
+
+    try:
+        summary = asyncio.run(_stacks().updates.check())
+    except StackyardError as exc:
+        _fail(exc)
+    for stack in summary.stacks:
+        states = ", ".join(f"{i.service}: {i.state}" for i in stack.images)
+        typer.echo(f"{stack.stack}\t{'UPDATE' if stack.has_update else 'ok'}\t{states}")
 
 
 @app.command()

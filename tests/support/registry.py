@@ -24,6 +24,7 @@ import base64
 import contextlib
 import hashlib
 import json
+import re
 import secrets
 import shutil
 import socket
@@ -52,6 +53,9 @@ MANIFEST_ACCEPT = ", ".join(
         "application/vnd.oci.image.manifest.v1+json",
     ]
 )
+
+
+_ACCESS = re.compile(r'"(GET|HEAD|PUT|POST|PATCH|DELETE) (\S+) HTTP/[\d.]+"')
 
 
 def free_port() -> int:
@@ -84,6 +88,12 @@ class Registry:
     @property
     def url(self) -> str:
         return f"http://{self.host}"
+
+    def requests(self) -> list[tuple[str, str]]:
+        """(method, path) of every request the registry answered, from its access log.
+        The log is written just after the answer: read it again after a short wait when
+        counting what a client just did."""
+        return _ACCESS.findall(self.log_path.read_text(errors="replace"))
 
     def _write_config(self) -> Path:
         storage = self.root / "storage"

@@ -71,19 +71,28 @@ def settings(tmp_path: Path, stacks_dir: Path, database_url: str) -> Settings:
 def app(settings: Settings) -> Iterator[FastAPI]:
     """The central app with its start-up done (schema, first admin)."""
     application = create_app(settings)
-    with TestClient(application):
+    with TestClient(application) as running:
+        application.state.test_portal = running.portal
         yield application
+
+
+def new_client(app: FastAPI) -> TestClient:
+    """A client with its own cookies on the app's one event loop (as in a real server,
+    work an action starts in the background outlives the request)."""
+    client = TestClient(app, raise_server_exceptions=False)
+    client.portal = app.state.test_portal
+    return client
 
 
 @pytest.fixture
 def client(app: FastAPI) -> TestClient:
     """Not signed in."""
-    return TestClient(app, raise_server_exceptions=False)
+    return new_client(app)
 
 
 @pytest.fixture
 def admin_client(app: FastAPI) -> TestClient:
-    client = TestClient(app, raise_server_exceptions=False)
+    client = new_client(app)
     sign_in(client, "admin", ADMIN_PASSWORD)
     return client
 
@@ -95,7 +104,7 @@ def user_client(app: FastAPI, admin_client: TestClient) -> TestClient:
         "/api/users", json={"username": "alice", "password": USER_PASSWORD, "role": "user"}
     )
     assert created.status_code == 201, created.text
-    client = TestClient(app, raise_server_exceptions=False)
+    client = new_client(app)
     sign_in(client, "alice", USER_PASSWORD)
     return client
 

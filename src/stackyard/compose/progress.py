@@ -206,8 +206,6 @@ class ProgressFold:
         step = _RESOURCE_STEP.get(event.text)
         if step is not None and key.startswith("Container"):
             self.resources[key] = step
-        if event.level == "error":
-            self.resources[key] = 1.0
 
     def _put_line(self, key: str | None, text: str, level: Level) -> None:
         if key is not None and key in self._line_index:

@@ -1,0 +1,62 @@
+"""Draws a run's progress in the terminal: the same states the console draws."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.text import Text
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= 1000
+    return f"{n} B"
+
+
+def counter(progress: dict[str, Any]) -> str:
+    if not progress["layers_total"]:
+        return ""
+    return (f"{_size(progress['bytes_done'])} of {_size(progress['bytes_total'])} · "
+            f"{progress['layers_done']} of {progress['layers_total']} layers")
+
+
+def _tail(lines: list[dict[str, Any]], count: int) -> Text:
+    text = Text()
+    for line in lines[-count:]:
+        style = {"error": "red", "warning": "yellow"}.get(line["level"], "")
+        text.append(line["text"] + "\n", style=style)
+    return text
+
+
+async def draw(states: AsyncIterator[dict[str, Any]], console: Console | None = None,
+               tail: int = 20) -> dict:
+    """Follow the states to the end, redrawing bars and output in place; returns the last."""
+    console = console or Console(stderr=True)
+    bars = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[info]}"),
+                    TimeElapsedColumn(), console=console)
+    main: TaskID | None = None
+    images: dict[str, TaskID] = {}
+    last: dict[str, Any] = {}
+    with Live(bars, console=console, refresh_per_second=10) as live:
+        async for state in states:
+            last = state
+            progress = state["progress"]
+            if main is None:
+                main = bars.add_task(state["action"], total=100, info="")
+            percent = progress["percent"]
+            bars.update(main, completed=percent or 0, total=None if percent is None else 100,
+                        info=counter(progress))
+            for image in progress["images"]:
+                if image["id"] not in images:
+                    images[image["id"]] = bars.add_task(f"  {image['id']}", total=100, info="")
+                bars.update(images[image["id"]], completed=image["percent"],
+                            info=f"{image['layers_done']}/{image['layers_total']} layers")
+            live.update(Group(bars, _tail(progress["lines"], tail)))
+    return last

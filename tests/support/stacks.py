@@ -1,0 +1,72 @@
+"""Stack folders for tests: real compose projects from the local test images, cleaned up."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+BUSYBOX = "stackyard-test/busybox:1"
+BIG = "stackyard-test/big:1"
+
+
+def service(image: str = BUSYBOX, **extra: str) -> str:
+    lines = [f"    image: {image}", "    labels: [stackyard.test=stack]"]
+    lines += [f"    {key}: {value}" for key, value in extra.items()]
+    return "\n".join(lines)
+
+
+def compose_text(**services: str) -> str:
+    body = "\n".join(f"  {name}:\n{spec}" for name, spec in services.items())
+    return f"services:\n{body}\n"
+
+
+@pytest.fixture
+def make_stack(stacks_dir: Path, docker_cleanup):
+    """make_stack(name, compose_text) -> stack id: a folder on disk, torn down after."""
+
+    def make(name: str, compose: str, env: str = "") -> str:
+        stack_id = f"{name}-{uuid.uuid4().hex[:6]}"
+        folder = stacks_dir / stack_id
+        folder.mkdir()
+        (folder / "compose.yaml").write_text(compose)
+        if env:
+            (folder / ".env").write_text(env)
+        docker_cleanup.compose_project(stack_id)
+        return stack_id
+
+    return make
+
+
+def compose(stacks_dir: Path, stack_id: str, *args: str) -> subprocess.CompletedProcess:
+    """Run `docker compose` by hand in a stack folder, as a user would."""
+    done = subprocess.run(
+        ["docker", "compose", *args],
+        cwd=stacks_dir / stack_id,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def wait_run(client, stack_id: str, timeout: float = 120) -> dict:
+    """Poll the stack's run until it ends; returns its final state."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        response = client.get(f"/api/stacks/{stack_id}/run")
+        if response.status_code == 200 and response.json()["status"] != "running":
+            return response.json()
+        time.sleep(0.1)
+    raise AssertionError(f"run of {stack_id} did not end within {timeout}s")
+
+
+def act(client, stack_id: str, action: str) -> dict:
+    """Start an action through the API and wait for its end."""
+    response = client.post(f"/api/stacks/{stack_id}/actions/{action}")
+    assert response.status_code == 202, response.text
+    return wait_run(client, stack_id)
