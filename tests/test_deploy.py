@@ -18,7 +18,10 @@ pytestmark = pytest.mark.docker
 def compose_config(file: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         ["docker", "compose", "-f", str(DEPLOY / file), "config", "--format", "json"],
-        capture_output=True, text=True, env={**os.environ, **env}, timeout=60,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=60,
     )
 
 

@@ -183,8 +183,10 @@ def stack_list() -> None:
         _fail(exc)
     for view in views:
         running = sum(1 for s in view.status.services if s.running)
-        typer.echo(f"{view.status.id}\t{view.status.state}\t"
-                   f"{running}/{len(view.status.services)} services running")
+        typer.echo(
+            f"{view.status.id}\t{view.status.state}\t"
+            f"{running}/{len(view.status.services)} services running"
+        )
 
 
 def _action(name: str, action: str) -> None:

@@ -23,8 +23,10 @@ def _size(n: int) -> str:
 def counter(progress: dict[str, Any]) -> str:
     if not progress["layers_total"]:
         return ""
-    return (f"{_size(progress['bytes_done'])} of {_size(progress['bytes_total'])} · "
-            f"{progress['layers_done']} of {progress['layers_total']} layers")
+    return (
+        f"{_size(progress['bytes_done'])} of {_size(progress['bytes_total'])} · "
+        f"{progress['layers_done']} of {progress['layers_total']} layers"
+    )
 
 
 def _tail(lines: list[dict[str, Any]], count: int) -> Text:
@@ -35,12 +37,18 @@ def _tail(lines: list[dict[str, Any]], count: int) -> Text:
     return text
 
 
-async def draw(states: AsyncIterator[dict[str, Any]], console: Console | None = None,
-               tail: int = 20) -> dict:
+async def draw(
+    states: AsyncIterator[dict[str, Any]], console: Console | None = None, tail: int = 20
+) -> dict:
     """Follow the states to the end, redrawing bars and output in place; returns the last."""
     console = console or Console(stderr=True)
-    bars = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[info]}"),
-                    TimeElapsedColumn(), console=console)
+    bars = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=console,
+    )
     main: TaskID | None = None
     images: dict[str, TaskID] = {}
     last: dict[str, Any] = {}
@@ -51,12 +59,19 @@ async def draw(states: AsyncIterator[dict[str, Any]], console: Console | None = 
             if main is None:
                 main = bars.add_task(state["action"], total=100, info="")
             percent = progress["percent"]
-            bars.update(main, completed=percent or 0, total=None if percent is None else 100,
-                        info=counter(progress))
+            bars.update(
+                main,
+                completed=percent or 0,
+                total=None if percent is None else 100,
+                info=counter(progress),
+            )
             for image in progress["images"]:
                 if image["id"] not in images:
                     images[image["id"]] = bars.add_task(f"  {image['id']}", total=100, info="")
-                bars.update(images[image["id"]], completed=image["percent"],
-                            info=f"{image['layers_done']}/{image['layers_total']} layers")
+                bars.update(
+                    images[image["id"]],
+                    completed=image["percent"],
+                    info=f"{image['layers_done']}/{image['layers_total']} layers",
+                )
             live.update(Group(bars, _tail(progress["lines"], tail)))
     return last

@@ -32,8 +32,16 @@ def test_sign_in_see_the_shell_and_sign_out(page, live_server, docker_client):
     page.get_by_role("heading", name="Dashboard").wait_for()
     assert __version__ in page.get_by_test_id("app-version").inner_text()
     nav = page.get_by_role("navigation")
-    for name in ["Dashboard", "Stacks", "Files", "Backups", "Destinations", "Schedules",
-                 "Agents", "Settings"]:
+    for name in [
+        "Dashboard",
+        "Stacks",
+        "Files",
+        "Backups",
+        "Destinations",
+        "Schedules",
+        "Agents",
+        "Settings",
+    ]:
         assert nav.get_by_role("link", name=name).is_visible(), name
     engine = docker_client.version()["Version"]
     page.get_by_text(engine).first.wait_for()  # the real engine's version on the dashboard

@@ -392,12 +392,15 @@ class TokenRegistry(Registry):
                 else:
                     token = owner.issue(account, record["scopes"])
                     record["granted"] = True
-                    status, body = 200, {
-                        "token": token,
-                        "access_token": token,
-                        "expires_in": owner.token_ttl,
-                        "issued_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    }
+                    status, body = (
+                        200,
+                        {
+                            "token": token,
+                            "access_token": token,
+                            "expires_in": owner.token_ttl,
+                            "issued_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        },
+                    )
                 with owner._lock:
                     owner.token_requests.append(record)
                 self._reply(status, body)

@@ -146,9 +146,7 @@ class UpdateService:
         projects = {}
         for stack_id in stack_ids:
             try:
-                projects[stack_id] = await asyncio.to_thread(
-                    self.host.project, stack_id
-                )
+                projects[stack_id] = await asyncio.to_thread(self.host.project, stack_id)
             except StackyardError as exc:
                 log.info("Stack %s skipped in the update check: %s", stack_id, exc.detail)
         return projects
