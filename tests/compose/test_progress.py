@@ -53,8 +53,8 @@ def test_weighted_bar_bytes_first_then_containers():
     ):
         fold.feed_line(line)
     half = fold.snapshot()
-    # l1: 500 of 1000; l2 (cached, size unknown) weighs the average known size: 1000.
-    assert half["percent"] == round(100 * 0.7 * 1500 / 2000, 1)
+    # l1: 500 of 1000; l2 was already there: no download work, no weight.
+    assert half["percent"] == round(100 * 0.7 * 500 / 1000, 1)
     assert (half["layers_done"], half["layers_total"]) == (1, 2)
     assert (half["bytes_done"], half["bytes_total"]) == (500, 1000)
     for line in lines(
@@ -114,6 +114,16 @@ def test_text_mode_is_indeterminate_until_the_end():
     fold.feed_line("Creating p_web_1 ... done")
     fold.finish(0)
     assert fold.snapshot()["percent"] == 100.0
+
+
+def test_layers_of_unknown_size_weigh_the_average_known_size():
+    fold = ProgressFold(containers_expected=False)
+    for line in lines(
+        {"id": "l1", "parent_id": "web", "text": "Downloading", "current": 300, "total": 300},
+        {"id": "l2", "parent_id": "web", "text": "Pulling fs layer"},
+    ):
+        fold.feed_line(line)
+    assert fold.snapshot()["percent"] == 50.0
 
 
 def test_pull_only_bar_is_all_download():

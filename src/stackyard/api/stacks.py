@@ -123,10 +123,17 @@ class ImageUpdateOut(BaseModel):
     error: str | None
 
 
+class AutoUpdateOutcomeOut(BaseModel):
+    at: datetime
+    outcome: Literal["updated", "failed", "skipped"]
+    detail: str | None
+
+
 class StackUpdateOut(BaseModel):
     stack: str
     has_update: bool
     auto_update: bool
+    last_auto_update: AutoUpdateOutcomeOut | None
     images: list[ImageUpdateOut]
 
 

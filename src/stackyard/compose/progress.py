@@ -223,16 +223,16 @@ class ProgressFold:
     # -- output -----------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
         layers = list(self.layers.values())
-        known = [layer.total for layer in layers if layer.total]
+        # Layers the engine already had are no download work: they weigh nothing.
+        work = [ly for ly in layers if ly.phase != "Already exists"]
+        known = [ly.total for ly in work if ly.total]
         fallback = (sum(known) // len(known)) if known else 1
-        weights = {layer.id: layer.total or fallback for layer in layers}
+        weights = {ly.id: (ly.total or fallback) if ly in work else 0 for ly in layers}
         done_bytes = {
-            layer.id: weights[layer.id]
-            if layer.downloaded
-            else (layer.current if layer.total else 0)
-            for layer in layers
+            ly.id: weights[ly.id] if ly.downloaded else (ly.current if ly.total else 0)
+            for ly in layers
         }
-        pull = (sum(done_bytes.values()) / sum(weights.values())) if layers else None
+        pull = (sum(done_bytes.values()) / sum(weights.values())) if work else None
         containers = (
             (sum(self.resources.values()) / len(self.resources)) if self.resources else None
         )
@@ -240,7 +240,7 @@ class ProgressFold:
             "mode": self.mode,
             "percent": self._percent(pull, containers),
             "bytes_done": sum(layer.current for layer in layers if layer.total),
-            "bytes_total": sum(known),
+            "bytes_total": sum(ly.total or 0 for ly in layers),
             "layers_done": sum(1 for layer in layers if layer.done),
             "layers_total": len(layers),
             "images": [

@@ -41,6 +41,7 @@ class StackUpdate:
     stack: str
     has_update: bool
     auto_update: bool
+    last_auto_update: AutoUpdateOutcome | None
     images: tuple[ImageUpdate, ...]
 
 
@@ -136,6 +137,7 @@ class UpdateService:
                     stack=stack_id,
                     has_update=any(i.state == "update_available" for i in images),
                     auto_update=bool(stack_prefs and stack_prefs.auto_update),
+                    last_auto_update=stack_prefs.last_auto_update if stack_prefs else None,
                     images=tuple(images),
                 )
             )
@@ -162,7 +164,10 @@ class UpdateService:
                 if ref is not None and not ref.pinned
             }
             local = await asyncio.to_thread(self._local, list(refs.values()))
-            remote = await self._remote(list(refs.values()))
+            # Built or loaded here (present, no registry digest): nothing to ask anyone.
+            asked = [ref for name, ref in refs.items()
+                     if not (local[name].present and not local[name].digests)]
+            remote = await self._remote(asked)
             self.host.digests.update(remote, local, checked_at=utcnow())
             self.host.changed()
         return self.summary()
