@@ -68,6 +68,30 @@ def start(
     raise RuntimeError(f"{command} not ready within {timeout}s")
 
 
+def median_latency(client: httpx.Client, path: str, calls: int) -> float:
+    """Median seconds of `calls` sequential GETs of `path` (each must answer 200)."""
+    times = []
+    for _ in range(calls):
+        began = time.perf_counter()
+        response = client.get(path)
+        times.append(time.perf_counter() - began)
+        if response.status_code != 200:
+            raise RuntimeError(f"GET {path}: {response.status_code} {response.text[:200]}")
+    return statistics.median(times)
+
+
+def admin_token(workdir: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [str(VENV_BIN / "stackyard"), "token", "create", "admin"],
+        env=env,
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
 def stackyard_env(workdir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("STACKYARD_", "STACKS_"))}
     env.update(

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, status
+from fastapi import APIRouter, Depends, Query, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, Field
 
@@ -175,10 +175,23 @@ def _summary(summary: UpdateSummary) -> UpdateSummaryOut:
     return UpdateSummaryOut.model_validate(asdict(summary))
 
 
-@router.get("/updates", operation_id="stackUpdates")
-def stack_updates(stacks: StacksDep) -> UpdateSummaryOut:
-    """Per stack, whether an image has a newer registry digest: read from the cache only."""
-    return _summary(stacks.updates.summary())
+_summary_json: tuple[UpdateSummary, bytes] | None = None
+
+
+@router.get(
+    "/updates",
+    operation_id="stackUpdates",
+    response_model=UpdateSummaryOut,
+    responses={200: {"model": UpdateSummaryOut}},
+)
+def stack_updates(stacks: StacksDep) -> Response:
+    """Per stack, whether an image has a newer registry digest: read from the cache only.
+    The UI polls it; it is encoded once per change of the summary, not per request."""
+    global _summary_json
+    summary = stacks.updates.summary()
+    if _summary_json is None or _summary_json[0] is not summary:
+        _summary_json = (summary, _summary(summary).model_dump_json().encode())
+    return Response(_summary_json[1], media_type="application/json")
 
 
 @router.post("/updates/check", operation_id="checkStackUpdates")

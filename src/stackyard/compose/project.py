@@ -12,6 +12,7 @@ from pathlib import Path
 
 from stackyard.compose.probe import ComposeTool
 from stackyard.errors import Invalid, Unavailable
+from stackyard.files_atomic import write_atomic
 
 #: Compose's own file names, in its order of preference.
 COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
@@ -111,12 +112,17 @@ def _fingerprint(folder: Path) -> tuple:
 
 
 class ProjectCache:
-    """Resolved projects per folder, re-resolved when a compose input changes."""
+    """Resolved projects per folder, re-resolved when a compose input changes. Kept in a
+    file too (`flush`), so that a restart does not run compose again for every stack."""
 
-    def __init__(self, tool: ComposeTool, docker_host: str | None = None) -> None:
+    def __init__(
+        self, tool: ComposeTool, docker_host: str | None = None, path: Path | None = None
+    ) -> None:
         self.tool = tool
         self.docker_host = docker_host
-        self._cache: dict[Path, tuple[tuple, Project | Invalid]] = {}
+        self.path = path
+        self._cache: dict[Path, tuple[tuple, Project | Invalid]] = self._load()
+        self._dirty = False
         self._lock = threading.Lock()
 
     def get(self, folder: Path) -> Project:
@@ -133,6 +139,7 @@ class ProjectCache:
                 result = exc
             with self._lock:
                 self._cache[folder] = (stamp, result)
+                self._dirty = True
             hit = (stamp, result)
         if isinstance(hit[1], Invalid):
             raise hit[1]
@@ -146,4 +153,33 @@ class ProjectCache:
 
     def forget(self, folder: Path) -> None:
         with self._lock:
-            self._cache.pop(folder, None)
+            self._dirty = self._cache.pop(folder, None) is not None or self._dirty
+
+    def flush(self) -> None:
+        """Write the resolved projects out, if anything changed since the last flush."""
+        if self.path is None:
+            return
+        with self._lock:
+            if not self._dirty:
+                return
+            entries = [
+                {"folder": str(folder), "stamp": stamp, "config": result.raw}
+                for folder, (stamp, result) in self._cache.items()
+                if isinstance(result, Project)
+            ]
+            self._dirty = False
+        write_atomic(self.path, json.dumps(entries).encode(), mode=0o600)
+
+    def _load(self) -> dict[Path, tuple[tuple, Project | Invalid]]:
+        if self.path is None:
+            return {}
+        try:
+            entries = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return {}
+        loaded = {}
+        for entry in entries:
+            folder = Path(entry["folder"])
+            stamp = tuple(tuple(item) for item in entry["stamp"])
+            loaded[folder] = (stamp, parse_project(entry["config"], folder.name))
+        return loaded

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import docker
@@ -11,6 +12,7 @@ import docker
 from stackyard.compose.probe import ComposeTool, compose_tool
 from stackyard.compose.project import Project, ProjectCache, run_config
 from stackyard.docker.engine import connect, insecure_registries
+from stackyard.errors import StackyardError
 from stackyard.registry.client import RegistryClient
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
@@ -19,6 +21,9 @@ from stackyard.stacks.prefs import PrefsStore
 from stackyard.stacks.runs import RunBoard
 from stackyard.stacks.store import StackStore
 
+#: `docker compose config` runs at once when resolving many stacks.
+RESOLVE_CONCURRENCY = 4
+
 
 class Host:
     def __init__(self, settings: Settings, tool: ComposeTool | None = None) -> None:
@@ -26,7 +31,7 @@ class Host:
         self.tool = tool or compose_tool()
         data = settings.data_dir
         self.stacks_dir = settings.stacks_dir.resolve()
-        self.projects = ProjectCache(self.tool, settings.docker_host)
+        self.projects = ProjectCache(self.tool, settings.docker_host, data / "projects.json")
         self.store = StackStore(self.stacks_dir, self.validate)
         self.runs = RunBoard(data)
         self.digests = DigestCache(data / "digests.json")
@@ -50,6 +55,21 @@ class Host:
     def project(self, stack_id: str) -> Project:
         """The stack's resolved compose project (Invalid with compose's error)."""
         return self.projects.get(self.stacks_dir / stack_id)
+
+    def resolve_all(self, stack_ids: list[str]) -> dict[str, Project | StackyardError]:
+        """Every stack's project (or why it has none), a few compose runs at a time; the
+        cache is written out afterwards."""
+
+        def resolve(stack_id: str) -> Project | StackyardError:
+            try:
+                return self.project(stack_id)
+            except StackyardError as exc:
+                return exc
+
+        with ThreadPoolExecutor(RESOLVE_CONCURRENCY) as pool:
+            results = dict(zip(stack_ids, pool.map(resolve, stack_ids), strict=True))
+        self.projects.flush()
+        return results
 
     def cached_project(self, stack_id: str) -> Project | None:
         return self.projects.cached(self.stacks_dir / stack_id)

@@ -47,20 +47,21 @@ class StackService:
     # -- reading ----------------------------------------------------------------------
     def list(self) -> list[StackView]:
         index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
-        return [self._view(stack_id, index) for stack_id in self.host.store.ids()]
+        projects = self.host.resolve_all(self.host.store.ids())
+        return [self._view(stack_id, project, index) for stack_id, project in projects.items()]
 
     def get(self, stack_id: str) -> tuple[StackView, StackFiles]:
         files = self.host.store.read(stack_id)
         index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
-        return self._view(stack_id, index), files
+        return self._view(stack_id, self.host.resolve_all([stack_id])[stack_id], index), files
 
-    def _view(self, stack_id: str, index: ContainerIndex) -> StackView:
-        project: Project | None = None
-        error = None
-        try:
-            project = self.host.project(stack_id)
-        except StackyardError as exc:
-            error = exc.detail
+    def _view(
+        self, stack_id: str, project: Project | StackyardError, index: ContainerIndex
+    ) -> StackView:
+        if isinstance(project, StackyardError):
+            project, error = None, project.detail
+        else:
+            error = None
         containers = index.of(stack_id, project.name if project else None)
         status = stack_status(stack_id, project, containers, error)
         return StackView(status, self.host.runs.busy(stack_id))

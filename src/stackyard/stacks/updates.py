@@ -22,7 +22,7 @@ from stackyard.stacks.prefs import AutoUpdateOutcome
 log = logging.getLogger(__name__)
 
 ImageState = Literal["update_available", "up_to_date", "pinned", "local", "unknown", "error"]
-CONCURRENCY = 8
+CONCURRENCY = 8  # registry requests in flight
 
 
 @dataclass(frozen=True)
@@ -145,12 +145,13 @@ class UpdateService:
 
     # -- refreshing -------------------------------------------------------------------
     async def _projects(self, stack_ids: list[str]) -> dict[str, Project]:
+        resolved = await asyncio.to_thread(self.host.resolve_all, stack_ids)
         projects = {}
-        for stack_id in stack_ids:
-            try:
-                projects[stack_id] = await asyncio.to_thread(self.host.project, stack_id)
-            except StackyardError as exc:
-                log.info("Stack %s skipped in the update check: %s", stack_id, exc.detail)
+        for stack_id, result in resolved.items():
+            if isinstance(result, Project):
+                projects[stack_id] = result
+            else:
+                log.info("Stack %s skipped in the update check: %s", stack_id, result.detail)
         return projects
 
     async def check(self) -> UpdateSummary:
@@ -165,8 +166,11 @@ class UpdateService:
             }
             local = await asyncio.to_thread(self._local, list(refs.values()))
             # Built or loaded here (present, no registry digest): nothing to ask anyone.
-            asked = [ref for name, ref in refs.items()
-                     if not (local[name].present and not local[name].digests)]
+            asked = [
+                ref
+                for name, ref in refs.items()
+                if not (local[name].present and not local[name].digests)
+            ]
             remote = await self._remote(asked)
             self.host.digests.update(remote, local, checked_at=utcnow())
             self.host.changed()

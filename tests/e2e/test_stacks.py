@@ -1,0 +1,69 @@
+"""A user starts a stack from the Stacks page and watches the deploy progress reach 100%."""
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.support.service import ADMIN_PASSWORD
+
+pytestmark = pytest.mark.browser
+
+STACK = "e2e-web"
+COMPOSE = """\
+services:
+  web:
+    image: stackyard-test/busybox:1
+"""
+
+
+def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
+    page.goto(url + "/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Dashboard").wait_for()
+
+
+def test_start_a_stack_and_follow_its_progress(page, live_server, docker_client, docker_cleanup):
+    folder = Path(live_server.env["STACKS_DIR"]) / STACK
+    folder.mkdir(parents=True)
+    (folder / "compose.yaml").write_text(COMPOSE)
+    docker_cleanup.compose_project(STACK)
+
+    sign_in(page, live_server.url)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stacks").click()
+    page.wait_for_url(live_server.url + "/stacks")
+
+    table = page.get_by_role("table", name="Stacks")
+    row = table.get_by_role("row").filter(has=page.get_by_role("link", name=STACK, exact=True))
+    expect(row.get_by_test_id("stack-state")).to_have_text("Stopped")
+
+    actions = row.get_by_role("group", name=f"Actions for {STACK}")
+    actions.get_by_role("button", name="Start", exact=True).click()
+
+    console = page.get_by_role("region", name=f"Deploy {STACK}")
+    bar = console.get_by_role("progressbar", name="Deploy progress")
+    expect(bar).to_have_attribute("aria-valuenow", "100", timeout=60_000)
+    expect(console.get_by_role("status")).to_have_text("start succeeded")
+    expect(console.get_by_role("log", name="Output")).to_contain_text(f"Container {STACK}-web-1")
+
+    # The run's end refreshes the list.
+    expect(row.get_by_test_id("stack-state")).to_have_text("Running")
+    expect(row).to_contain_text("1 of 1 running")
+
+    containers = docker_client.containers.list(
+        filters={"label": f"com.docker.compose.project={STACK}"}
+    )
+    assert [c.status for c in containers] == ["running"]
+
+    # The detail page shows the finished run and the running container.
+    row.get_by_role("link", name=STACK, exact=True).click()
+    page.wait_for_url(f"{live_server.url}/stacks/{STACK}")
+    page.get_by_role("heading", level=1, name=STACK).wait_for()
+    detail_console = page.get_by_role("region", name=f"Deploy {STACK}")
+    expect(detail_console.get_by_role("progressbar", name="Deploy progress")).to_have_attribute(
+        "aria-valuenow", "100"
+    )
+    expect(page.get_by_role("table", name="Services")).to_contain_text(f"{STACK}-web-1")
+    expect(page.get_by_test_id("stack-state")).to_have_text("Running")
