@@ -1,0 +1,25 @@
+import pytest
+
+from stackyard.compose.probe import ComposeTool, compose_tool
+from stackyard.compose.project import ProjectCache
+from stackyard.errors import Invalid
+from tests.support.stacks import compose_text, service
+
+NO_COMPOSE = ComposeTool(("false",), "0.0.0", False)  # fails if it is ever run
+
+
+def test_resolved_projects_survive_a_restart_until_a_file_changes(tmp_path):
+    folder = tmp_path / "web"
+    folder.mkdir()
+    (folder / "compose.yaml").write_text(compose_text(web=service(), db=service()))
+    first = ProjectCache(compose_tool(), path=tmp_path / "projects.json")
+    project = first.get(folder)
+    assert [s.name for s in project.services] == ["db", "web"]
+    first.flush()
+
+    restarted = ProjectCache(NO_COMPOSE, path=tmp_path / "projects.json")
+    assert restarted.get(folder) == project  # no compose run needed
+
+    (folder / ".env").write_text("X=1\n")  # an input changed: it is resolved again
+    with pytest.raises(Invalid, match="Invalid compose file"):
+        restarted.get(folder)
