@@ -12,7 +12,7 @@ from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
 from stackyard import __version__
-from stackyard.api import agent, audit, auth, docs, health, registries, stacks, system, users
+from stackyard.api import agent, audit, auth, docs, files, health, registries, stacks, system, users
 from stackyard.api import errors as api_errors
 from stackyard.api.web import mount_ui
 from stackyard.auth.throttle import LoginThrottle
@@ -45,6 +45,7 @@ def _api_router() -> APIRouter:
     api.include_router(system.router)
     api.include_router(stacks.router)
     api.include_router(registries.router)
+    api.include_router(files.router)
     api.include_router(docs.router)
     return api
 

@@ -77,6 +77,7 @@ class Settings(BaseSettings):
         CookieSecure.auto, validation_alias=_env("STACKYARD_COOKIE_SECURE")
     )
     log_level: str = Field("INFO", validation_alias=_env("STACKYARD_LOG_LEVEL"))
+    zip_level: int = Field(6, ge=0, le=9, validation_alias=_env("STACKYARD_ZIP_LEVEL"))
     update_check_interval: int = Field(
         6 * 3600, ge=0, validation_alias=_env("STACKYARD_UPDATE_CHECK_INTERVAL")
     )

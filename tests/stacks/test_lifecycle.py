@@ -108,6 +108,7 @@ def test_invalid_compose_is_refused_and_the_old_file_kept(admin_client, make_sta
     assert bad.status_code == 400
     assert bad.json()["detail"].startswith("Invalid compose file:")
     assert "image" in bad.json()["detail"]
+    assert ".stackyard-check" not in bad.json()["detail"]  # names the user's file
     assert path.read_text() == before
     assert [p.name for p in path.parent.iterdir()] == ["compose.yaml"]  # no temporary left
 
@@ -121,6 +122,7 @@ def test_invalid_compose_is_refused_and_the_old_file_kept(admin_client, make_sta
         "/api/stacks", json={"name": "broken", "compose": "services: [oops"}
     )
     assert refused.status_code == 400 and "Invalid compose file" in refused.json()["detail"]
+    assert ".creating-" not in refused.json()["detail"]
     assert not (stacks_dir / "broken").exists()
     assert [p.name for p in stacks_dir.iterdir() if p.name.startswith(".")] == []
 
@@ -202,6 +204,7 @@ def test_progress_streams_live_and_a_late_follower_catches_up(admin_client, make
         events = read_sse(response.iter_lines())
     kinds = [kind for kind, _ in events]
     assert kinds[-1] == "end" and kinds.count("state") >= 2
+    assert events[-1][1] == "{}"  # browsers drop an event without data
     first, last = json.loads(events[0][1]), json.loads(events[-2][1])
     assert first["status"] == "running" and first["action"] == "stop"
     assert any("Stopping" in ln["text"] for ln in first["progress"]["lines"])

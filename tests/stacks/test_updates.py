@@ -169,6 +169,8 @@ def test_auto_update_updates_opted_in_stacks_only(
         admin_client.put(f"/api/stacks/{opted}/auto-update", json={"enabled": True}).status_code
         == 204
     )
+    assert admin_client.get(f"/api/stacks/{opted}").json()["auto_update"] is True
+    assert admin_client.get(f"/api/stacks/{manual}").json()["auto_update"] is False
     publish_newer(registry, docker_client, auto_repo)
     publish_newer(registry, docker_client, manual_repo)
 

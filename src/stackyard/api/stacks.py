@@ -43,6 +43,7 @@ class StackOut(BaseModel):
     state: Literal["running", "partial", "stopped", "invalid"]
     error: str | None = Field(description="Why the compose file could not be read")
     busy: str | None = Field(description="The action in progress, if any")
+    auto_update: bool
     services: list[ServiceOut]
 
 
@@ -149,6 +150,7 @@ def _stack(view: StackView) -> dict:
         "state": s.state,
         "error": s.error,
         "busy": view.busy,
+        "auto_update": view.auto_update,
         "services": [
             {
                 "name": svc.name,
@@ -296,7 +298,7 @@ async def stack_run_events(
     `end` when it is over. A page opened mid-run catches up with the first event."""
     async for state in stacks.follow(stack_id):
         yield ServerSentEvent(event="state", data=state)
-    yield ServerSentEvent(event="end", data=None)
+    yield ServerSentEvent(event="end", data={})  # browsers drop events without data
 
 
 @router.put(

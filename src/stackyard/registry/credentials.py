@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import logging
 import os
 import threading
 from pathlib import Path
@@ -17,6 +18,7 @@ from stackyard.files_atomic import write_atomic
 from stackyard.registry.client import Credentials
 from stackyard.registry.reference import DOCKER_HUB, DOCKER_HUB_API
 
+log = logging.getLogger(__name__)
 _HUB_ALIASES = {DOCKER_HUB, DOCKER_HUB_API, "index.docker.io", "https://index.docker.io/v1/"}
 
 
@@ -38,16 +40,22 @@ class CredentialStore:
         )
         self._lock = threading.Lock()
 
-    def _load(self) -> dict[str, dict[str, str]]:
+    def _load(self, strict: bool = True) -> dict[str, dict[str, str]]:
+        """The stored entries. When they cannot be decrypted (the secret key changed),
+        strict reading refuses; otherwise they count as absent (and are replaced by the
+        next `set`)."""
         if not self.path.exists():
             return {}
         try:
             return json.loads(self._fernet.decrypt(self.path.read_bytes()))
         except InvalidToken as exc:
-            raise Invalid(
-                "Stored registry credentials cannot be decrypted (the secret key changed); "
-                "set them again"
-            ) from exc
+            if strict:
+                raise Invalid(
+                    "Stored registry credentials cannot be decrypted (the secret key "
+                    "changed); set them again"
+                ) from exc
+            log.warning("Stored registry credentials cannot be decrypted; ignoring them")
+            return {}
 
     def _save(self, entries: dict[str, dict[str, str]]) -> None:
         write_atomic(self.path, self._fernet.encrypt(json.dumps(entries).encode()), mode=0o600)
@@ -62,7 +70,7 @@ class CredentialStore:
         if not host or "/" in host or not username or not password:
             raise Invalid("Registry host, username and password are required")
         with self._lock:
-            entries = self._load()
+            entries = self._load(strict=False)
             entries[host] = {"username": username, "password": password}
             self._save(entries)
         return host
@@ -79,7 +87,7 @@ class CredentialStore:
     def lookup(self, api_host: str) -> Credentials | None:
         host = _normal(api_host)
         with self._lock:
-            entry = self._load().get(host)
+            entry = self._load(strict=False).get(host)
         if entry:
             return entry["username"], entry["password"]
         return self._docker_login(host)

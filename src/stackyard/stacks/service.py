@@ -14,6 +14,7 @@ from stackyard.compose.runner import run_compose
 from stackyard.docker.containers import compose_containers
 from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
 from stackyard.stacks.host import Host
+from stackyard.stacks.prefs import StackPrefs
 from stackyard.stacks.runs import Run
 from stackyard.stacks.status import ContainerIndex, StackStatus, stack_status
 from stackyard.stacks.store import FileKind, StackFiles
@@ -37,6 +38,7 @@ _PULLS = {"pull", "update"}
 class StackView:
     status: StackStatus
     busy: str | None  # the action in progress
+    auto_update: bool
 
 
 class StackService:
@@ -48,15 +50,24 @@ class StackService:
     def list(self) -> list[StackView]:
         index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
         projects = self.host.resolve_all(self.host.store.ids())
-        return [self._view(stack_id, project, index) for stack_id, project in projects.items()]
+        prefs = self.host.prefs.all()
+        return [
+            self._view(stack_id, project, index, prefs.get(stack_id))
+            for stack_id, project in projects.items()
+        ]
 
     def get(self, stack_id: str) -> tuple[StackView, StackFiles]:
         files = self.host.store.read(stack_id)
         index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
-        return self._view(stack_id, self.host.resolve_all([stack_id])[stack_id], index), files
+        project = self.host.resolve_all([stack_id])[stack_id]
+        return self._view(stack_id, project, index, self.host.prefs.get(stack_id)), files
 
     def _view(
-        self, stack_id: str, project: Project | StackyardError, index: ContainerIndex
+        self,
+        stack_id: str,
+        project: Project | StackyardError,
+        index: ContainerIndex,
+        prefs: StackPrefs | None,
     ) -> StackView:
         if isinstance(project, StackyardError):
             project, error = None, project.detail
@@ -64,7 +75,7 @@ class StackService:
             error = None
         containers = index.of(stack_id, project.name if project else None)
         status = stack_status(stack_id, project, containers, error)
-        return StackView(status, self.host.runs.busy(stack_id))
+        return StackView(status, self.host.runs.busy(stack_id), bool(prefs and prefs.auto_update))
 
     def secrets(self, stack_id: str) -> str:
         return self.host.store.read_secrets(stack_id)

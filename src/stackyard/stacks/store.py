@@ -7,7 +7,7 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -75,7 +75,8 @@ class StackStore:
         try:
             (staging / "compose.yaml").write_text(compose)
             (staging / ".env").write_text(env)
-            self._validate(staging, staging / "compose.yaml", staging / ".env")
+            with _as_seen_at({str(staging): str(target)}):
+                self._validate(staging, staging / "compose.yaml", staging / ".env")
             os.chmod(staging, 0o755)
             try:
                 os.rename(staging, target)
@@ -111,10 +112,11 @@ class StackStore:
             candidate = folder / f".{target.name}.stackyard-check"
             try:
                 candidate.write_text(content)
-                if kind == "compose":
-                    self._validate(folder, candidate, _existing(folder / ".env"))
-                else:
-                    self._validate(folder, current, candidate)
+                with _as_seen_at({str(candidate): str(target)}):
+                    if kind == "compose":
+                        self._validate(folder, candidate, _existing(folder / ".env"))
+                    else:
+                        self._validate(folder, current, candidate)
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     candidate.unlink()
@@ -126,6 +128,18 @@ class StackStore:
         doomed = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{stack_id}.deleting-"))
         os.rename(folder, doomed / stack_id)
         shutil.rmtree(doomed)
+
+
+@contextlib.contextmanager
+def _as_seen_at(paths: dict[str, str]) -> Iterator[None]:
+    """Compose names the file it checked: name the user's file, not our scratch copy."""
+    try:
+        yield
+    except Invalid as exc:
+        detail = exc.detail
+        for scratch, real in paths.items():
+            detail = detail.replace(scratch, real)
+        raise Invalid(detail) from exc
 
 
 def _is_id(name: str) -> bool:
