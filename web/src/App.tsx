@@ -10,6 +10,7 @@ import { SchedulesPage } from "./features/schedules/SchedulesPage";
 import { SettingsPage } from "./features/settings/SettingsPage";
 import { NotFoundPage } from "./features/shell/NotFoundPage";
 import { Shell } from "./features/shell/Shell";
+import { StackDetailPage } from "./features/stacks/StackDetailPage";
 import { StacksPage } from "./features/stacks/StacksPage";
 
 /** All routes; the router itself (browser or memory) is provided by the caller. */
@@ -26,6 +27,7 @@ export function AppRoutes() {
       >
         <Route index element={<DashboardPage />} />
         <Route path="stacks" element={<StacksPage />} />
+        <Route path="stacks/:id" element={<StackDetailPage />} />
         <Route path="files" element={<FilesPage />} />
         <Route path="backups" element={<BackupsPage />} />
         <Route path="destinations" element={<DestinationsPage />} />

@@ -7,7 +7,9 @@ type SuccessResponse<Op> = Op extends { responses: infer R }
     ? R[200]
     : 201 extends keyof R
       ? R[201]
-      : never
+      : 202 extends keyof R
+        ? R[202]
+        : never
   : never;
 
 /** The JSON body of the success response of `METHOD path`, from the generated schema. */
@@ -30,3 +32,20 @@ export type UserRow = ResponseBody<"/api/users", "get">[number];
 export type NewUser = RequestBody<"/api/users", "post">;
 export type ApiToken = ResponseBody<"/api/auth/tokens", "get">[number];
 export type CreatedToken = ResponseBody<"/api/auth/tokens", "post">;
+
+export type Stack = ResponseBody<"/api/stacks", "get">[number];
+export type StackState = Stack["state"];
+export type StackService = Stack["services"][number];
+export type StackContainer = StackService["containers"][number];
+export type StackDetail = ResponseBody<"/api/stacks/{stack_id}", "get">;
+export type NewStack = RequestBody<"/api/stacks", "post">;
+export type StackAction = paths["/api/stacks/{stack_id}/actions/{action}"]["post"]["parameters"]["path"]["action"];
+export type Run = ResponseBody<"/api/stacks/{stack_id}/run", "get">;
+export type RunProgress = Run["progress"];
+export type RunImage = RunProgress["images"][number];
+export type RunLine = RunProgress["lines"][number];
+export type UpdateSummary = ResponseBody<"/api/stacks/updates", "get">;
+export type StackUpdate = UpdateSummary["stacks"][number];
+export type ImageUpdate = StackUpdate["images"][number];
+export type Registry = ResponseBody<"/api/registries", "get">[number];
+export type NewRegistry = RequestBody<"/api/registries", "put">;

@@ -5,3 +5,33 @@ export function formatDateTime(value: string | null | undefined): string {
   if (Number.isNaN(date.getTime())) return value;
   return date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
+
+const BYTE_UNITS = ["kB", "MB", "GB", "TB"] as const;
+
+/** Decimal units as Docker prints them: "512 B", "1.5 kB", "12.3 MB". */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 1000) return `${Math.max(0, Math.round(bytes || 0))} B`;
+  let value = bytes;
+  let unit: string = "B";
+  for (const next of BYTE_UNITS) {
+    if (value < 1000) break;
+    value /= 1000;
+    unit = next;
+  }
+  return `${value.toFixed(1)} ${unit}`;
+}
+
+/** "sha256:0123456789abcdef…" -> "0123456789ab" (what `docker images` shows). */
+export function shortDigest(digest: string | null | undefined): string {
+  if (!digest) return "—";
+  const hex = digest.includes(":") ? digest.slice(digest.indexOf(":") + 1) : digest;
+  return hex.slice(0, 12);
+}
+
+/** A local time of day for an ISO timestamp ("14:03:22"); the raw text when it does not parse. */
+export function formatTime(value: string | null | undefined): string {
+  if (!value) return "—";
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) return value;
+  return date.toLocaleTimeString(undefined, { timeStyle: "medium" });
+}

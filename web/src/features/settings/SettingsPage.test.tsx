@@ -38,9 +38,11 @@ describe("settings for a plain user", () => {
     expect(await screen.findByText("backup-script")).toBeInTheDocument();
     expect(screen.queryByRole("region", { name: "Users" })).not.toBeInTheDocument();
     expect(screen.queryByRole("region", { name: "Audit log" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Registry credentials" })).not.toBeInTheDocument();
     expect(screen.queryByRole("heading", { name: "Users" })).not.toBeInTheDocument();
     expect(fake.calls("GET", "/api/users")).toHaveLength(0);
     expect(fake.calls("GET", "/api/audit")).toHaveLength(0);
+    expect(fake.calls("GET", "/api/registries")).toHaveLength(0);
   });
 });
 
@@ -50,6 +52,7 @@ describe("settings for an admin", () => {
       ...signedInAs(adminUser),
       "GET /api/auth/tokens": tokens,
       "GET /api/users": users,
+      "GET /api/registries": [],
       "GET /api/audit": (request: Request) => {
         const url = new URL(request.url);
         const offset = Number(url.searchParams.get("offset") ?? 0);
@@ -254,6 +257,7 @@ describe("admin sets another user's password", () => {
       ...signedInAs(adminUser),
       "GET /api/auth/tokens": [],
       "GET /api/users": users,
+      "GET /api/registries": [],
       "GET /api/audit": { items: [], total: 0 },
       "PUT /api/users/:username/password": () => noContent(),
     });
@@ -266,5 +270,87 @@ describe("admin sets another user's password", () => {
 
     expect(await within(region).findByRole("status")).toHaveTextContent("Password of bob changed.");
     expect(await fake.calls("PUT", "/api/users/bob/password")[0]?.json()).toEqual({ password: "fresh-pw-1" });
+  });
+});
+
+describe("registry credentials", () => {
+  function routes(extra = {}) {
+    return {
+      ...signedInAs(adminUser),
+      "GET /api/auth/tokens": [],
+      "GET /api/users": users,
+      "GET /api/audit": { items: [], total: 0 },
+      "GET /api/registries": [
+        { registry: "ghcr.io", username: "octocat" },
+        { registry: "registry.example.com:5000", username: "deploy" },
+      ],
+      ...extra,
+    };
+  }
+
+  it("lists the registries with their usernames", async () => {
+    installFakeFetch(routes());
+    renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Registry credentials" });
+    const table = await within(region).findByRole("table", { name: "Registry credentials" });
+    expect(within(table).getAllByRole("row").map((r) => r.textContent)).toEqual([
+      "RegistryUsernameActions",
+      "ghcr.iooctocatDelete",
+      "registry.example.com:5000deployDelete",
+    ]);
+  });
+
+  it("adds credentials without ever showing the password", async () => {
+    const fake = installFakeFetch(
+      routes({ "PUT /api/registries": () => json({ registry: "docker.io", username: "me" }) }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Registry credentials" });
+    const form = within(region).getByRole("form", { name: "Add registry credentials" });
+    await user.type(within(form).getByLabelText("Registry"), "docker.io");
+    await user.type(within(form).getByLabelText("Registry username"), "me");
+    const password = within(form).getByLabelText("Registry password or token");
+    expect(password).toHaveAttribute("type", "password");
+    await user.type(password, "s3cret-pw");
+    await user.click(within(form).getByRole("button", { name: "Save credentials" }));
+
+    expect(await within(region).findByRole("status")).toHaveTextContent("Credentials for docker.io saved.");
+    expect(await fake.calls("PUT", "/api/registries")[0]?.json()).toEqual({
+      registry: "docker.io",
+      username: "me",
+      password: "s3cret-pw",
+    });
+    expect(password).toHaveValue("");
+    expect(screen.queryByText(/s3cret-pw/)).not.toBeInTheDocument();
+    await waitFor(() => expect(fake.calls("GET", "/api/registries").length).toBeGreaterThanOrEqual(2));
+  });
+
+  it("deletes credentials after confirmation", async () => {
+    const fake = installFakeFetch(routes({ "DELETE /api/registries/:registry": () => noContent() }));
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Registry credentials" });
+    await user.click(await within(region).findByRole("button", { name: "Delete credentials for registry.example.com:5000" }));
+    await user.click(within(region).getByRole("button", { name: "Confirm" }));
+    await waitFor(() => expect(fake.requests.filter((r) => r.method === "DELETE")).toHaveLength(1));
+    const [request] = fake.requests.filter((r) => r.method === "DELETE");
+    expect(decodeURIComponent(new URL(request?.url ?? "").pathname)).toBe("/api/registries/registry.example.com:5000");
+  });
+
+  it("shows the server's detail when saving fails", async () => {
+    installFakeFetch(
+      routes({ "PUT /api/registries": () => json({ detail: "Invalid registry host" }, { status: 400 }) }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Registry credentials" });
+    const form = within(region).getByRole("form", { name: "Add registry credentials" });
+    await user.type(within(form).getByLabelText("Registry"), "bad host");
+    await user.type(within(form).getByLabelText("Registry username"), "me");
+    await user.type(within(form).getByLabelText("Registry password or token"), "pw");
+    await user.click(within(form).getByRole("button", { name: "Save credentials" }));
+    expect(await within(region).findByRole("alert")).toHaveTextContent("Invalid registry host");
   });
 });

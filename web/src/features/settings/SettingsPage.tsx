@@ -1,6 +1,7 @@
 import { useCurrentUser } from "../auth/queries";
 import { AccountSection } from "./AccountSection";
 import { AuditSection } from "./AuditSection";
+import { RegistriesSection } from "./RegistriesSection";
 import { TokensSection } from "./TokensSection";
 import { UsersSection } from "./UsersSection";
 
@@ -15,6 +16,7 @@ export function SettingsPage() {
       {isAdmin && (
         <>
           <UsersSection />
+          <RegistriesSection />
           <AuditSection />
         </>
       )}

@@ -1,12 +1,13 @@
 import { keepPreviousData, queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
-import type { NewUser } from "../../api/types";
+import type { NewRegistry, NewUser } from "../../api/types";
 
 export const settingsKeys = {
   tokens: ["auth", "tokens"] as const,
   users: ["users"] as const,
   audit: ["audit"] as const,
+  registries: ["registries"] as const,
   auditPage: (limit: number, offset: number) => ["audit", { limit, offset }] as const,
 };
 
@@ -31,6 +32,14 @@ export function auditQueryOptions(limit: number = AUDIT_PAGE_SIZE, offset: numbe
     queryKey: settingsKeys.auditPage(limit, offset),
     queryFn: () => unwrap(api.GET("/api/audit", { params: { query: { limit, offset } } })),
     placeholderData: keepPreviousData,
+  });
+}
+
+/** Admin: registry credentials for update checks (passwords are never returned). */
+export function registriesQueryOptions() {
+  return queryOptions({
+    queryKey: settingsKeys.registries,
+    queryFn: () => unwrap(api.GET("/api/registries")),
   });
 }
 
@@ -100,5 +109,30 @@ export function useSetUserPassword() {
     mutationFn: ({ username, password }: { username: string; password: string }) =>
       unwrap(api.PUT("/api/users/{username}/password", { params: { path: { username } }, body: { password } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+  });
+}
+
+export function useSetRegistry() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: NewRegistry) => unwrap(api.PUT("/api/registries", { body })),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: settingsKeys.registries }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+export function useDeleteRegistry() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (registry: string) =>
+      unwrap(api.DELETE("/api/registries/{registry}", { params: { path: { registry } } })),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: settingsKeys.registries }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
   });
 }

@@ -1,0 +1,304 @@
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
+import { errorMessage } from "../../api/errors";
+import type { Run, RunImage, RunLine, RunProgress } from "../../api/types";
+import { formatBytes, formatTime } from "../../components/format";
+import { invalidateStacks, runEventsUrl, stackKeys, stackRunQueryOptions } from "./queries";
+
+function isRun(value: unknown): value is Run {
+  return Boolean(value && typeof value === "object" && "status" in value && "progress" in value);
+}
+
+/**
+ * Follows a running run over Server-Sent Events: every `state` replaces the cached run;
+ * when the run is over (a final state, or `end`), the stream is closed and the stacks and
+ * the update summary are refreshed. The stream is closed on unmount too.
+ */
+export function useRunEvents(stackId: string, run: Run | null | undefined) {
+  const queryClient = useQueryClient();
+  const running = run?.status === "running";
+  const runId = run?.id;
+
+  useEffect(() => {
+    if (!running) return undefined;
+    const source = new EventSource(runEventsUrl(stackId));
+    let over = false;
+    let sawFinal = false;
+
+    const finish = () => {
+      if (over) return;
+      over = true;
+      source.close();
+      // Without a final state the cached run still says "running": read it again.
+      if (!sawFinal) void queryClient.invalidateQueries({ queryKey: stackKeys.run(stackId) });
+      void invalidateStacks(queryClient);
+    };
+
+    source.addEventListener("state", (event) => {
+      if (over) return;
+      let state: unknown;
+      try {
+        state = JSON.parse((event as MessageEvent<string>).data);
+      } catch {
+        return;
+      }
+      if (!isRun(state)) return;
+      const final = state.status !== "running";
+      sawFinal ||= final;
+      queryClient.setQueryData(stackKeys.run(stackId), state);
+      // The server sends `end` next, but an event without data never reaches the page:
+      // a final state is the end.
+      if (final) finish();
+    });
+    source.addEventListener("end", finish);
+    source.addEventListener("error", () => {
+      // CONNECTING: the browser reconnects and the first state catches up. CLOSED: the
+      // server refused the stream (signed out, stack gone); stop following.
+      if (source.readyState === EventSource.CLOSED) finish();
+    });
+
+    return () => {
+      over = true;
+      source.close();
+    };
+  }, [queryClient, stackId, runId, running]);
+}
+
+function percentText(percent: number): string {
+  return `${Math.round(percent)}%`;
+}
+
+/** One bar: determinate with aria-valuenow, or indeterminate (an animated stripe, no value). */
+export function ProgressBar({
+  label,
+  percent,
+  tone = "normal",
+  labelledBy,
+}: {
+  label?: string;
+  percent: number | null;
+  tone?: "normal" | "good" | "bad";
+  labelledBy?: string;
+}) {
+  const value = percent === null ? null : Math.min(100, Math.max(0, percent));
+  return (
+    <div
+      className={`progress progress-${tone}${value === null ? " progress-indeterminate" : ""}`}
+      role="progressbar"
+      aria-label={labelledBy ? undefined : label}
+      aria-labelledby={labelledBy}
+      aria-valuemin={0}
+      aria-valuemax={100}
+      aria-valuenow={value === null ? undefined : Math.round(value)}
+      aria-valuetext={value === null ? "In progress" : percentText(value)}
+    >
+      <div className="progress-fill" style={value === null ? undefined : { width: `${value}%` }} />
+    </div>
+  );
+}
+
+function counterText(progress: RunProgress): string | null {
+  const parts: string[] = [];
+  if (progress.bytes_total > 0) {
+    parts.push(`${formatBytes(progress.bytes_done)} of ${formatBytes(progress.bytes_total)}`);
+  }
+  if (progress.layers_total > 0) parts.push(`${progress.layers_done} of ${progress.layers_total} layers`);
+  return parts.length ? parts.join(" · ") : null;
+}
+
+function containersText(progress: RunProgress): string | null {
+  const total = progress.containers.length;
+  if (!total) return null;
+  const done = progress.containers.filter((c) => c.done).length;
+  return `${done} of ${total} ${total === 1 ? "container" : "containers"}`;
+}
+
+function ImageBar({ image, index }: { image: RunImage; index: number }) {
+  const id = `image-bar-${index}-${image.id.replace(/[^A-Za-z0-9_-]/g, "_")}`;
+  const details = [
+    image.status,
+    image.bytes_total > 0 ? `${formatBytes(image.bytes_done)} of ${formatBytes(image.bytes_total)}` : "",
+    image.layers_total > 0 ? `${image.layers_done} of ${image.layers_total} layers` : "",
+  ].filter(Boolean);
+  return (
+    <li className="image-progress">
+      <span className="image-progress-name" id={id}>
+        {image.id}
+      </span>
+      <ProgressBar labelledBy={id} percent={image.percent} tone={image.percent >= 100 ? "good" : "normal"} />
+      <span className="image-progress-value">{percentText(image.percent)}</span>
+      {details.length > 0 && <span className="image-progress-detail muted">{details.join(" · ")}</span>}
+    </li>
+  );
+}
+
+const LEVEL_LABEL: Record<RunLine["level"], string> = { info: "", warning: "Warning: ", error: "Error: " };
+
+/** The raw output, one line per layer or container (updated in place), kept scrolled to the end. */
+function OutputLog({ lines }: { lines: RunLine[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  const stick = useRef(true);
+
+  useLayoutEffect(() => {
+    const el = box.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [lines]);
+
+  return (
+    <div
+      ref={box}
+      className="console-output"
+      role="log"
+      aria-label="Output"
+      tabIndex={0}
+      onScroll={(event) => {
+        const el = event.currentTarget;
+        // Follow the end unless the reader scrolled up to read.
+        stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+      }}
+    >
+      {lines.length === 0 ? (
+        <div className="line line-info muted">No output yet.</div>
+      ) : (
+        lines.map((line, i) => (
+          <div key={line.id ?? `line-${i}`} className={`line line-${line.level}`} data-level={line.level}>
+            {LEVEL_LABEL[line.level] && <span className="visually-hidden">{LEVEL_LABEL[line.level]}</span>}
+            {line.text}
+          </div>
+        ))
+      )}
+    </div>
+  );
+}
+
+function StatusLine({ run }: { run: Run }) {
+  const errors = run.progress.errors;
+  let text: ReactNode;
+  let className = "console-status";
+  if (run.status === "running") {
+    text = `Running ${run.action}…`;
+  } else if (run.status === "succeeded") {
+    text = <strong>{run.action} succeeded</strong>;
+    className += " success";
+  } else {
+    text = (
+      <>
+        <strong>{run.action} failed</strong>
+        {errors.length > 0 && `: ${errors.join("; ")}`}
+      </>
+    );
+    className += " error";
+  }
+  return (
+    <p className={className} role="status">
+      {text}
+    </p>
+  );
+}
+
+/** Draws one run's state: status, the weighted bar, per-image bars, counters and output. */
+export function RunView({ run }: { run: Run }) {
+  const { progress } = run;
+  const counter = counterText(progress);
+  const containers = containersText(progress);
+  const tone = run.status === "failed" ? "bad" : run.status === "succeeded" ? "good" : "normal";
+  const showErrors = run.status === "running" && progress.errors.length > 0;
+  return (
+    <div className="run">
+      <StatusLine run={run} />
+      {showErrors && (
+        <ul className="console-errors error" role="alert" aria-label="Errors">
+          {progress.errors.map((err, i) => (
+            <li key={i}>{err}</li>
+          ))}
+        </ul>
+      )}
+      <div className="main-progress">
+        <ProgressBar label="Deploy progress" percent={progress.percent} tone={tone} />
+        <span className="progress-value">
+          {progress.percent === null ? (run.status === "running" ? "Working…" : "") : percentText(progress.percent)}
+        </span>
+      </div>
+      {(counter || containers) && (
+        <p className="console-counter muted">
+          {counter && <span data-testid="deploy-counter">{counter}</span>}
+          {counter && containers && " · "}
+          {containers && <span>{containers}</span>}
+        </p>
+      )}
+      {progress.images.length > 0 && (
+        <ul className="image-progress-list" aria-label="Images">
+          {progress.images.map((image, i) => (
+            <ImageBar key={image.id} image={image} index={i} />
+          ))}
+        </ul>
+      )}
+      <OutputLog lines={progress.lines} />
+      <p className="console-times muted">
+        Started {formatTime(run.started_at)}
+        {run.finished_at && <> · finished {formatTime(run.finished_at)}</>}
+        {run.exit_code !== null && <> · exit code {run.exit_code}</>}
+        {progress.mode === "text" && <> · plain text progress</>}
+      </p>
+    </div>
+  );
+}
+
+/**
+ * The deploy console of a stack: its current or last run, followed live while it runs
+ * (whether this page started it, or it was already running when the page opened).
+ */
+export function DeployConsole({
+  stackId,
+  busy,
+  title,
+  onClose,
+  emptyText = "No action has run on this stack yet.",
+}: {
+  stackId: string;
+  /** The stack's action in progress as the stack list reports it (e.g. started elsewhere). */
+  busy?: string | null;
+  title?: ReactNode;
+  onClose?: () => void;
+  emptyText?: string;
+}) {
+  const queryClient = useQueryClient();
+  const runQuery = useQuery(stackRunQueryOptions(stackId));
+  const run = runQuery.data;
+  const runStatus = run?.status;
+  useRunEvents(stackId, run);
+
+  // An action started elsewhere (another tab, the CLI, auto-update): pick it up.
+  useEffect(() => {
+    if (busy && runStatus !== "running" && !runQuery.isFetching) {
+      void queryClient.invalidateQueries({ queryKey: stackKeys.run(stackId) });
+    }
+    // Only when the busy flag changes, not on every fetch.
+  }, [busy, stackId]);
+
+  return (
+    <section className="card console" aria-label={`Deploy ${stackId}`}>
+      <div className="console-head">
+        <h2>{title ?? "Deploy console"}</h2>
+        {onClose && (
+          <button type="button" className="link-button" aria-label={`Close console of ${stackId}`} onClick={onClose}>
+            Close
+          </button>
+        )}
+      </div>
+      {run ? (
+        <RunView run={run} />
+      ) : runQuery.isError ? (
+        <p className="error" role="alert">
+          {errorMessage(runQuery.error)}
+        </p>
+      ) : runQuery.isPending ? (
+        <p className="muted" role="status">
+          Loading…
+        </p>
+      ) : (
+        <p className="muted">{emptyText}</p>
+      )}
+    </section>
+  );
+}

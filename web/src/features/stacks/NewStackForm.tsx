@@ -1,0 +1,76 @@
+import { useState, type FormEvent } from "react";
+import { useNavigate } from "react-router";
+import { errorMessage } from "../../api/errors";
+import { useCreateStack } from "./queries";
+
+const COMPOSE_PLACEHOLDER = `services:
+  web:
+    image: nginx:1.27
+    ports:
+      - "8080:80"
+`;
+
+/** Admin: a new stack folder from a name, a compose file and an optional .env. */
+export function NewStackForm({ onCancel }: { onCancel: () => void }) {
+  const create = useCreateStack();
+  const navigate = useNavigate();
+  const [name, setName] = useState("");
+  const [compose, setCompose] = useState("");
+  const [env, setEnv] = useState("");
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    create.mutate(
+      { name: name.trim(), compose, env },
+      { onSuccess: (stack) => void navigate(`/stacks/${encodeURIComponent(stack.id)}`) },
+    );
+  }
+
+  return (
+    <section className="card" aria-labelledby="new-stack-title">
+      <h2 id="new-stack-title">New stack</h2>
+      <form className="form wide" onSubmit={onSubmit} aria-label="New stack">
+        <label className="field">
+          <span>Name</span>
+          <input required maxLength={200} autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} />
+        </label>
+        <label className="field">
+          <span>Compose file</span>
+          <textarea
+            className="code-editor"
+            required
+            rows={14}
+            spellCheck={false}
+            placeholder={COMPOSE_PLACEHOLDER}
+            value={compose}
+            onChange={(e) => setCompose(e.target.value)}
+          />
+        </label>
+        <label className="field">
+          <span>.env (optional)</span>
+          <textarea
+            className="code-editor"
+            rows={4}
+            spellCheck={false}
+            placeholder="KEY=value"
+            value={env}
+            onChange={(e) => setEnv(e.target.value)}
+          />
+        </label>
+        {create.isError && (
+          <pre className="error error-detail" role="alert">
+            {errorMessage(create.error)}
+          </pre>
+        )}
+        <div className="actions">
+          <button type="submit" className="primary" disabled={create.isPending}>
+            {create.isPending ? "Creating…" : "Create stack"}
+          </button>
+          <button type="button" onClick={onCancel}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}

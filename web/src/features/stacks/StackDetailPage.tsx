@@ -1,0 +1,322 @@
+import { useQuery } from "@tanstack/react-query";
+import { useState } from "react";
+import { Link, useNavigate, useParams } from "react-router";
+import { ApiError, errorMessage } from "../../api/errors";
+import type { ImageUpdate, StackDetail, StackService, StackUpdate } from "../../api/types";
+import { ConfirmButton } from "../../components/ConfirmButton";
+import { ErrorBanner } from "../../components/ErrorBanner";
+import { formatDateTime, shortDigest } from "../../components/format";
+import { useCurrentUser } from "../auth/queries";
+import { DeployConsole } from "./DeployConsole";
+import { stackQueryOptions, stackUpdatesQueryOptions, useDeleteStack, useSetAutoUpdate } from "./queries";
+import { BusyIndicator, CheckUpdates, StackActions, StateBadge, UpdatePill } from "./StackBits";
+import { SecretsEditor, StackFileEditor } from "./StackFiles";
+
+function ServiceRows({ service }: { service: StackService }) {
+  if (service.containers.length === 0) {
+    return (
+      <tr>
+        <th scope="row">{service.name}</th>
+        <td colSpan={5} className="muted">
+          No container{service.image ? ` (image ${service.image})` : ""}
+        </td>
+      </tr>
+    );
+  }
+  return (
+    <>
+      {service.containers.map((c, i) => (
+        <tr key={c.name}>
+          {i === 0 && (
+            <th scope="row" rowSpan={service.containers.length}>
+              {service.name}
+            </th>
+          )}
+          <td>
+            <code>{c.name}</code>
+          </td>
+          <td>
+            <span className={c.state === "running" ? "status status-good" : "status status-bad"}>{c.state}</span>
+            <div className="muted small">{c.status}</div>
+          </td>
+          <td>
+            {c.health ? (
+              <span className={c.health === "healthy" ? "status status-good" : "status status-bad"}>{c.health}</span>
+            ) : (
+              <span className="muted">—</span>
+            )}
+          </td>
+          <td className="detail">
+            <code>{c.image}</code>
+          </td>
+          <td>
+            {c.ports.length ? (
+              <ul className="plain">
+                {c.ports.map((p) => (
+                  <li key={p}>
+                    <code>{p}</code>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <span className="muted">—</span>
+            )}
+          </td>
+        </tr>
+      ))}
+    </>
+  );
+}
+
+function ServicesCard({ stack }: { stack: StackDetail }) {
+  return (
+    <section className="card" aria-labelledby="services-title">
+      <h2 id="services-title">Services</h2>
+      {stack.services.length === 0 ? (
+        <p className="muted">No services{stack.state === "invalid" ? " (the compose file does not resolve)" : ""}.</p>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="Services">
+            <thead>
+              <tr>
+                <th scope="col">Service</th>
+                <th scope="col">Container</th>
+                <th scope="col">State</th>
+                <th scope="col">Health</th>
+                <th scope="col">Image</th>
+                <th scope="col">Ports</th>
+              </tr>
+            </thead>
+            <tbody>
+              {stack.services.map((service) => (
+                <ServiceRows key={service.name} service={service} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+const IMAGE_STATE: Record<ImageUpdate["state"], { label: string; className: string }> = {
+  update_available: { label: "Update available", className: "pill pill-update" },
+  up_to_date: { label: "Up to date", className: "status status-good" },
+  pinned: { label: "Pinned by digest", className: "muted" },
+  local: { label: "Local image", className: "muted" },
+  unknown: { label: "Not checked", className: "muted" },
+  error: { label: "Check failed", className: "status status-bad" },
+};
+
+const OUTCOME_TEXT: Record<NonNullable<StackUpdate["last_auto_update"]>["outcome"], string> = {
+  updated: "updated",
+  failed: "failed",
+  skipped: "skipped",
+};
+
+/** When the last auto-update pass touched the stack, and how it went. */
+function LastAutoUpdate({ last }: { last: StackUpdate["last_auto_update"] }) {
+  if (!last) return null;
+  return (
+    <p className={`small${last.outcome === "failed" ? " error" : " muted"}`} data-testid="last-auto-update">
+      Last auto-update <time dateTime={last.at}>{formatDateTime(last.at)}</time>: {OUTCOME_TEXT[last.outcome]}
+      {last.detail ? ` (${last.detail})` : ""}
+    </p>
+  );
+}
+
+function AutoUpdateToggle({ stackId, enabled }: { stackId: string; enabled: boolean }) {
+  const set = useSetAutoUpdate(stackId);
+  // What the user asked for, shown at once and until the summary agrees (or the save fails).
+  const [wanted, setWanted] = useState<boolean | null>(null);
+  if (wanted !== null && !set.isPending && !set.isError && enabled === wanted) setWanted(null);
+  return (
+    <div className="auto-update">
+      <label className="check">
+        <input
+          type="checkbox"
+          checked={wanted ?? enabled}
+          disabled={set.isPending}
+          onChange={(e) => {
+            const value = e.target.checked;
+            setWanted(value);
+            set.mutate(value, { onError: () => setWanted(null) });
+          }}
+        />
+        <span>Auto-update</span>
+      </label>
+      <span className="muted small">Pull and recreate on its own when a newer image appears.</span>
+      {set.isError && (
+        <p className="error" role="alert">
+          {errorMessage(set.error)}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function ImageUpdatesCard({
+  stackId,
+  update,
+  lastCheck,
+}: {
+  stackId: string;
+  update: StackUpdate | undefined;
+  lastCheck: string | null | undefined;
+}) {
+  return (
+    <section className="card" aria-labelledby="images-title">
+      <h2 id="images-title">Image updates</h2>
+      <div className="card-tools">
+        <AutoUpdateToggle stackId={stackId} enabled={update?.auto_update ?? false} />
+        <CheckUpdates lastCheck={lastCheck} />
+      </div>
+      <LastAutoUpdate last={update?.last_auto_update ?? null} />
+      {!update || update.images.length === 0 ? (
+        <p className="muted">No images to check.</p>
+      ) : (
+        <div className="table-wrap">
+          <table aria-label="Image updates">
+            <thead>
+              <tr>
+                <th scope="col">Service</th>
+                <th scope="col">Image</th>
+                <th scope="col">State</th>
+                <th scope="col">Local</th>
+                <th scope="col">Registry</th>
+                <th scope="col">Checked</th>
+              </tr>
+            </thead>
+            <tbody>
+              {update.images.map((image) => {
+                const state = IMAGE_STATE[image.state];
+                return (
+                  <tr key={`${image.service}-${image.image}`}>
+                    <td>{image.service}</td>
+                    <td className="detail">
+                      <code>{image.image}</code>
+                    </td>
+                    <td>
+                      <span className={state.className}>{state.label}</span>
+                      {image.error && <div className="error small">{image.error}</div>}
+                    </td>
+                    <td>
+                      <code title={image.local_digest ?? undefined}>{shortDigest(image.local_digest)}</code>
+                    </td>
+                    <td>
+                      <code title={image.remote_digest ?? undefined}>{shortDigest(image.remote_digest)}</code>
+                    </td>
+                    <td className="nowrap">{formatDateTime(image.checked_at)}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function DeleteStackCard({ stackId }: { stackId: string }) {
+  const remove = useDeleteStack();
+  const navigate = useNavigate();
+  const [removeVolumes, setRemoveVolumes] = useState(false);
+  return (
+    <section className="card danger-zone" aria-labelledby="delete-title">
+      <h2 id="delete-title">Delete stack</h2>
+      <p className="muted">
+        Runs <code>docker compose down</code>, then removes the stack&apos;s folder with its compose file, .env and
+        .secrets.
+      </p>
+      <div className="actions">
+        <label className="check">
+          <input type="checkbox" checked={removeVolumes} onChange={(e) => setRemoveVolumes(e.target.checked)} />
+          <span>Also remove named volumes</span>
+        </label>
+        <ConfirmButton
+          label={`Delete stack ${stackId}`}
+          disabled={remove.isPending}
+          onConfirm={() =>
+            remove.mutate({ id: stackId, removeVolumes }, { onSuccess: () => void navigate("/stacks", { replace: true }) })
+          }
+        >
+          {remove.isPending ? "Deleting…" : "Delete"}
+        </ConfirmButton>
+      </div>
+      {remove.isError && (
+        <p className="error" role="alert">
+          {errorMessage(remove.error)}
+        </p>
+      )}
+    </section>
+  );
+}
+
+export function StackDetailPage() {
+  const { id = "" } = useParams();
+  const user = useCurrentUser();
+  const isAdmin = user?.role === "admin";
+  const stack = useQuery(stackQueryOptions(id));
+  const updates = useQuery(stackUpdatesQueryOptions());
+  const update = updates.data?.stacks.find((u) => u.stack === id);
+
+  if (!stack.data) {
+    const notFound = stack.error instanceof ApiError && stack.error.status === 404;
+    return (
+      <main className="page">
+        <p className="breadcrumb">
+          <Link to="/stacks">Stacks</Link> /
+        </p>
+        <h1>{id}</h1>
+        {stack.isError ? (
+          <ErrorBanner error={stack.error} onRetry={notFound ? undefined : () => void stack.refetch()} />
+        ) : (
+          <p className="muted" role="status">
+            Loading…
+          </p>
+        )}
+      </main>
+    );
+  }
+
+  const data = stack.data;
+  return (
+    <main className="page">
+      <p className="breadcrumb">
+        <Link to="/stacks">Stacks</Link> /
+      </p>
+      <div className="page-head title-row">
+        <h1>{data.id}</h1>
+        <div className="page-tools">
+          <StateBadge state={data.state} error={data.error} />
+          {update?.has_update && <UpdatePill />}
+          {data.busy && <BusyIndicator action={data.busy} />}
+        </div>
+      </div>
+      {stack.isError && <ErrorBanner error={stack.error} onRetry={() => void stack.refetch()} />}
+      {data.error && (
+        <div className="error-banner" role="alert">
+          <pre className="error-detail">{data.error}</pre>
+        </div>
+      )}
+      <StackActions stack={data} hasUpdate={update?.has_update} />
+      <DeployConsole stackId={data.id} busy={data.busy} />
+      <ServicesCard stack={data} />
+      <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />
+      <section className="card" aria-labelledby="files-title">
+        <h2 id="files-title">Files</h2>
+        <StackFileEditor stackId={data.id} kind="compose" label={data.compose_file} content={data.compose} />
+        <h3>Environment</h3>
+        <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
+        {isAdmin && (
+          <>
+            <h3>Secrets</h3>
+            <SecretsEditor stackId={data.id} hasSecrets={data.has_secrets} />
+          </>
+        )}
+      </section>
+      {isAdmin && <DeleteStackCard stackId={data.id} />}
+    </main>
+  );
+}

@@ -1,0 +1,258 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { Stack } from "../../api/types";
+import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
+import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
+import { adminUser, plainUser, signedInAs } from "../../test/fixtures";
+import { renderApp } from "../../test/renderApp";
+import { makeDetail, makeRun, makeStack, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
+import { stackUpdatesQueryOptions, stacksQueryOptions } from "./queries";
+
+const stacks: Stack[] = [
+  makeStack({ id: "web" }),
+  makeStack({
+    id: "db",
+    state: "partial",
+    services: [
+      { name: "pg", image: "postgres:16", running: true, containers: [] },
+      { name: "backup", image: "busybox", running: false, containers: [] },
+    ],
+  }),
+  makeStack({ id: "broken", state: "invalid", error: "services.app.image must be a string", services: [] }),
+  makeStack({ id: "idle", state: "stopped", busy: "update", services: [] }),
+];
+
+const summary = makeSummary(
+  [
+    makeStackUpdate({ stack: "web", has_update: true }),
+    makeStackUpdate({ stack: "db", has_update: false }),
+    makeStackUpdate({ stack: "broken", has_update: false, images: [] }),
+    makeStackUpdate({ stack: "idle", has_update: false }),
+  ],
+  "2025-03-01T09:00:00Z",
+);
+
+function stackRoutes(extra: Routes = {}): Routes {
+  return {
+    ...signedInAs(adminUser),
+    "GET /api/stacks": stacks,
+    "GET /api/stacks/updates": summary,
+    ...extra,
+  };
+}
+
+function rowOf(name: string): HTMLElement {
+  const link = screen.getByRole("link", { name });
+  const row = link.closest("tr");
+  if (!row) throw new Error(`no row for ${name}`);
+  return row;
+}
+
+describe("stacks list", () => {
+  it("lists stacks with their state, services and an Update pill only where an image is newer", async () => {
+    installFakeFetch(stackRoutes());
+    renderApp("/stacks");
+
+    expect(await screen.findByRole("heading", { level: 1, name: "Stacks" })).toBeInTheDocument();
+    const table = await screen.findByRole("table", { name: "Stacks" });
+    expect(within(table).getAllByRole("link").map((a) => [a.textContent, a.getAttribute("href")])).toEqual([
+      ["web", "/stacks/web"],
+      ["db", "/stacks/db"],
+      ["broken", "/stacks/broken"],
+      ["idle", "/stacks/idle"],
+    ]);
+
+    expect(await within(rowOf("web")).findByText("Update", { selector: ".pill" })).toBeInTheDocument();
+    for (const name of ["db", "broken", "idle"]) {
+      expect(within(rowOf(name)).queryByText("Update", { selector: ".pill" })).not.toBeInTheDocument();
+    }
+
+    expect(within(rowOf("web")).getByText("Running")).toBeInTheDocument();
+    expect(within(rowOf("web")).getByText("1 of 1 running")).toBeInTheDocument();
+    expect(within(rowOf("db")).getByText("Partially running")).toBeInTheDocument();
+    expect(within(rowOf("db")).getByText("1 of 2 running")).toBeInTheDocument();
+    expect(within(rowOf("broken")).getByText("Invalid")).toHaveAttribute("title", "services.app.image must be a string");
+    expect(within(rowOf("broken")).getByText("services.app.image must be a string")).toBeInTheDocument();
+    expect(within(rowOf("idle")).getByText("Stopped")).toBeInTheDocument();
+
+    // Busy: an indicator, and no action can start.
+    expect(within(rowOf("idle")).getByRole("status")).toHaveTextContent("update in progress…");
+    const idleActions = within(rowOf("idle")).getByRole("group", { name: "Actions for idle" });
+    for (const button of within(idleActions).getAllByRole("button")) expect(button).toBeDisabled();
+    // The Update button stands out where an update is available.
+    const webActions = within(rowOf("web")).getByRole("group", { name: "Actions for web" });
+    expect(within(webActions).getByRole("button", { name: "Update" })).toHaveClass("primary");
+    expect(screen.getByTestId("last-check")).toHaveTextContent("Last checked");
+  });
+
+  it("polls the update summary every 60 seconds and the stacks every 5", () => {
+    expect(stackUpdatesQueryOptions().refetchInterval).toBe(60_000);
+    expect(stacksQueryOptions().refetchInterval).toBe(5_000);
+  });
+
+  it("starts an action: POSTs to its URL, follows the run and refreshes the stacks and updates", async () => {
+    document.cookie = "stackyard_csrf=tok3n";
+    installFakeEventSource();
+    let started = false;
+    const fake = installFakeFetch(
+      stackRoutes({
+        "GET /api/stacks": () =>
+          json(started ? stacks.map((s) => (s.id === "db" ? { ...s, busy: "start" } : s)) : stacks),
+        "POST /api/stacks/:id/actions/:action": (_req, params) => {
+          started = true;
+          return json(makeRun({ stack: params.id, action: params.action }, { percent: 0 }), { status: 202 });
+        },
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await screen.findByRole("table", { name: "Stacks" });
+    const listReads = fake.calls("GET", "/api/stacks").length;
+    const updateReads = fake.calls("GET", "/api/stacks/updates").length;
+    const actions = within(rowOf("db")).getByRole("group", { name: "Actions for db" });
+    await user.click(within(actions).getByRole("button", { name: "Start" }));
+
+    await waitFor(() => expect(fake.calls("POST", "/api/stacks/db/actions/start")).toHaveLength(1));
+    expect(fake.calls("POST", "/api/stacks/db/actions/start")[0]?.headers.get("X-CSRF-Token")).toBe("tok3n");
+    await waitFor(() => expect(fake.calls("GET", "/api/stacks").length).toBeGreaterThan(listReads));
+    await waitFor(() => expect(fake.calls("GET", "/api/stacks/updates").length).toBeGreaterThan(updateReads));
+
+    // The run's console opens and follows the run.
+    const consoleRegion = await screen.findByRole("region", { name: "Deploy db" });
+    expect(within(consoleRegion).getByRole("status")).toHaveTextContent("Running start…");
+    await waitFor(() => expect(openSource()?.url).toBe("/api/stacks/db/run/events"));
+    await openSource()?.emit("state", makeRun({ stack: "db", status: "succeeded", exit_code: 0 }, { percent: 100 }));
+    expect(within(consoleRegion).getByRole("progressbar", { name: "Deploy progress" })).toHaveAttribute(
+      "aria-valuenow",
+      "100",
+    );
+    await user.click(within(consoleRegion).getByRole("button", { name: "Close console of db" }));
+    expect(screen.queryByRole("region", { name: "Deploy db" })).not.toBeInTheDocument();
+  });
+
+  it("asks before Down, then POSTs it", async () => {
+    installFakeEventSource();
+    const fake = installFakeFetch(
+      stackRoutes({
+        "POST /api/stacks/:id/actions/:action": (_req, params) =>
+          json(makeRun({ stack: params.id, action: params.action }), { status: 202 }),
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await screen.findByRole("table", { name: "Stacks" });
+    const actions = within(rowOf("web")).getByRole("group", { name: "Actions for web" });
+    await user.click(within(actions).getByRole("button", { name: "Down" }));
+    expect(fake.calls("POST", "/api/stacks/web/actions/down")).toHaveLength(0);
+    await user.click(within(actions).getByRole("button", { name: "Confirm" }));
+    await waitFor(() => expect(fake.calls("POST", "/api/stacks/web/actions/down")).toHaveLength(1));
+  });
+
+  it("shows the server's detail when the stack is busy (409)", async () => {
+    installFakeEventSource();
+    installFakeFetch(
+      stackRoutes({
+        "POST /api/stacks/web/actions/restart": () =>
+          json({ detail: "Stack 'web' is busy (update in progress)" }, { status: 409 }),
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await screen.findByRole("table", { name: "Stacks" });
+    const row = rowOf("web");
+    await user.click(within(row).getByRole("button", { name: "Restart" }));
+    expect(await within(row).findByRole("alert")).toHaveTextContent("Stack 'web' is busy (update in progress)");
+    expect(screen.queryByRole("region", { name: "Deploy web" })).not.toBeInTheDocument();
+  });
+
+  it("checks for updates now: Checking… while it runs, then the new check time and pills", async () => {
+    let answer: (response: Response) => void = () => undefined;
+    const fake = installFakeFetch(
+      stackRoutes({
+        "GET /api/stacks/updates": makeSummary([makeStackUpdate({ stack: "web" })], null),
+        "POST /api/stacks/updates/check": () =>
+          new Promise<Response>((resolve) => {
+            answer = resolve;
+          }),
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await screen.findByRole("table", { name: "Stacks" });
+    expect(await screen.findByText("Images not checked yet")).toBeInTheDocument();
+    expect(within(rowOf("db")).queryByText("Update", { selector: ".pill" })).not.toBeInTheDocument();
+
+    await user.click(screen.getByRole("button", { name: "Check now" }));
+    expect(await screen.findByRole("button", { name: "Checking…" })).toBeDisabled();
+    await waitFor(() => expect(fake.calls("POST", "/api/stacks/updates/check")).toHaveLength(1));
+    answer(json(makeSummary([makeStackUpdate({ stack: "db", has_update: true })], "2025-03-02T08:30:00Z")));
+
+    expect(await screen.findByRole("button", { name: "Check now" })).toBeEnabled();
+    const lastCheck = screen.getByTestId("last-check");
+    expect(lastCheck).toHaveTextContent("Last checked");
+    expect(within(lastCheck).getByText(/2025|Mar/)).toHaveAttribute("datetime", "2025-03-02T08:30:00Z");
+    expect(within(rowOf("db")).getByText("Update", { selector: ".pill" })).toBeInTheDocument();
+  });
+});
+
+describe("new stack", () => {
+  it("shows compose's error detail when the server refuses the stack", async () => {
+    const fake = installFakeFetch(
+      stackRoutes({
+        "POST /api/stacks": () =>
+          json({ detail: "services.app Additional property imagee is not allowed" }, { status: 400 }),
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await user.click(await screen.findByRole("button", { name: "New stack" }));
+    const form = screen.getByRole("form", { name: "New stack" });
+    await user.type(within(form).getByLabelText("Name"), "My App");
+    await user.type(within(form).getByLabelText("Compose file"), "services:\n  app:\n    imagee: x");
+    await user.click(within(form).getByRole("button", { name: "Create stack" }));
+
+    expect(await within(form).findByRole("alert")).toHaveTextContent(
+      "services.app Additional property imagee is not allowed",
+    );
+    expect(within(form).getByLabelText("Compose file")).toHaveValue("services:\n  app:\n    imagee: x");
+    expect(await fake.calls("POST", "/api/stacks")[0]?.json()).toEqual({
+      name: "My App",
+      compose: "services:\n  app:\n    imagee: x",
+      env: "",
+    });
+  });
+
+  it("creates the stack and opens it", async () => {
+    const created = makeDetail({ id: "my-app", state: "stopped" });
+    installFakeEventSource();
+    installFakeFetch(
+      stackRoutes({
+        "POST /api/stacks": () => json(created, { status: 201 }),
+        "GET /api/stacks/my-app": created,
+        "GET /api/stacks/my-app/run": () => json({ detail: "No run" }, { status: 404 }),
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await user.click(await screen.findByRole("button", { name: "New stack" }));
+    const form = screen.getByRole("form", { name: "New stack" });
+    await user.type(within(form).getByLabelText("Name"), "My App");
+    await user.type(within(form).getByLabelText("Compose file"), "services:\n  app:\n    image: busybox");
+    await user.type(within(form).getByLabelText(".env (optional)"), "A=1");
+    await user.click(within(form).getByRole("button", { name: "Create stack" }));
+
+    expect(await screen.findByRole("heading", { level: 1, name: "my-app" })).toBeInTheDocument();
+    expect(screen.getByTestId("location")).toHaveTextContent("/stacks/my-app");
+  });
+});
+
+describe("stacks for a plain user", () => {
+  it("has no New stack button but can run actions", async () => {
+    installFakeFetch({ ...stackRoutes(), ...signedInAs(plainUser) });
+    renderApp("/stacks");
+
+    await screen.findByRole("table", { name: "Stacks" });
+    expect(screen.queryByRole("button", { name: "New stack" })).not.toBeInTheDocument();
+    expect(within(rowOf("web")).getByRole("button", { name: "Start" })).toBeEnabled();
+  });
+});

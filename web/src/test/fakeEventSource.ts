@@ -1,0 +1,87 @@
+import { act } from "@testing-library/react";
+import { vi } from "vitest";
+
+/** The query cache notifies its observers on a zero timeout. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+type Listener = (event: MessageEvent<string>) => void;
+
+/** A stand-in for the browser's EventSource: tests push events into it; no network. */
+export class FakeEventSource {
+  static readonly CONNECTING = 0;
+  static readonly OPEN = 1;
+  static readonly CLOSED = 2;
+  /** Every source created since `installFakeEventSource()`, oldest first. */
+  static instances: FakeEventSource[] = [];
+
+  readonly url: string;
+  readonly withCredentials: boolean;
+  readyState: number = FakeEventSource.CONNECTING;
+  onopen: ((event: Event) => void) | null = null;
+  onmessage: Listener | null = null;
+  onerror: ((event: Event) => void) | null = null;
+  private listeners = new Map<string, Set<Listener>>();
+
+  constructor(url: string | URL, init?: { withCredentials?: boolean }) {
+    this.url = String(url);
+    this.withCredentials = Boolean(init?.withCredentials);
+    FakeEventSource.instances.push(this);
+  }
+
+  addEventListener(type: string, listener: Listener) {
+    if (!this.listeners.has(type)) this.listeners.set(type, new Set());
+    this.listeners.get(type)?.add(listener);
+  }
+
+  removeEventListener(type: string, listener: Listener) {
+    this.listeners.get(type)?.delete(listener);
+  }
+
+  close() {
+    this.readyState = FakeEventSource.CLOSED;
+  }
+
+  get closed(): boolean {
+    return this.readyState === FakeEventSource.CLOSED;
+  }
+
+  /**
+   * Delivers a named event (`data` is JSON-encoded unless it is a string), as the server
+   * would, then lets React and the query cache settle.
+   */
+  async emit(type: string, data: unknown = "") {
+    if (this.closed) throw new Error(`event "${type}" sent to a closed EventSource (${this.url})`);
+    this.readyState = FakeEventSource.OPEN;
+    const event = new MessageEvent<string>(type, { data: typeof data === "string" ? data : JSON.stringify(data) });
+    await act(async () => {
+      if (type === "message") this.onmessage?.(event);
+      for (const listener of this.listeners.get(type) ?? []) listener(event);
+      await settle();
+    });
+  }
+
+  /** A failed connection: `closed` = the server refused it (the browser gives up). */
+  async fail(closed = false) {
+    this.readyState = closed ? FakeEventSource.CLOSED : FakeEventSource.CONNECTING;
+    const event = new MessageEvent<string>("error");
+    await act(async () => {
+      this.onerror?.(event);
+      for (const listener of this.listeners.get("error") ?? []) listener(event);
+      await settle();
+    });
+  }
+}
+
+/** Installs FakeEventSource as the global EventSource for the current test. */
+export function installFakeEventSource(): typeof FakeEventSource {
+  FakeEventSource.instances = [];
+  vi.stubGlobal("EventSource", FakeEventSource);
+  return FakeEventSource;
+}
+
+/** The newest source that is still open. */
+export function openSource(): FakeEventSource | undefined {
+  return FakeEventSource.instances.filter((s) => !s.closed).at(-1);
+}

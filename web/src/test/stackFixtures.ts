@@ -1,0 +1,94 @@
+import type { Run, RunProgress, Stack, StackDetail, StackUpdate, UpdateSummary } from "../api/types";
+
+export function makeStack(overrides: Partial<Stack> = {}): Stack {
+  return {
+    id: "web",
+    state: "running",
+    error: null,
+    busy: null,
+    services: [
+      {
+        name: "app",
+        image: "nginx:1.27",
+        running: true,
+        containers: [
+          {
+            name: "web-app-1",
+            state: "running",
+            status: "Up 2 hours",
+            health: "healthy",
+            image: "nginx:1.27",
+            ports: ["0.0.0.0:8080->80/tcp"],
+          },
+        ],
+      },
+    ],
+    ...overrides,
+  };
+}
+
+export function makeDetail(overrides: Partial<StackDetail> = {}): StackDetail {
+  return {
+    ...makeStack(),
+    compose_file: "compose.yaml",
+    compose: "services:\n  app:\n    image: nginx:1.27\n",
+    env: "PORT=8080\n",
+    has_secrets: true,
+    ...overrides,
+  };
+}
+
+export function makeProgress(overrides: Partial<RunProgress> = {}): RunProgress {
+  return {
+    mode: "json",
+    percent: 0,
+    bytes_done: 0,
+    bytes_total: 0,
+    layers_done: 0,
+    layers_total: 0,
+    images: [],
+    containers: [],
+    lines: [],
+    errors: [],
+    ...overrides,
+  };
+}
+
+export function makeRun(overrides: Partial<Omit<Run, "progress">> = {}, progress: Partial<RunProgress> = {}): Run {
+  return {
+    id: "run-1",
+    stack: "web",
+    action: "start",
+    status: "running",
+    started_at: "2025-03-01T10:00:00Z",
+    finished_at: null,
+    exit_code: null,
+    ...overrides,
+    progress: makeProgress(progress),
+  };
+}
+
+export function makeStackUpdate(overrides: Partial<StackUpdate> = {}): StackUpdate {
+  return {
+    stack: "web",
+    has_update: false,
+    auto_update: false,
+    last_auto_update: null,
+    images: [
+      {
+        service: "app",
+        image: "nginx:1.27",
+        state: "up_to_date",
+        local_digest: "sha256:aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111",
+        remote_digest: "sha256:aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111",
+        checked_at: "2025-03-01T09:00:00Z",
+        error: null,
+      },
+    ],
+    ...overrides,
+  };
+}
+
+export function makeSummary(stacks: StackUpdate[], lastCheck: string | null = "2025-03-01T09:00:00Z"): UpdateSummary {
+  return { last_check: lastCheck, stacks };
+}
