@@ -6,6 +6,7 @@ export function makeStack(overrides: Partial<Stack> = {}): Stack {
     state: "running",
     error: null,
     busy: null,
+    auto_update: false,
     services: [
       {
         name: "app",
