@@ -24,6 +24,7 @@ ADMIN_PASSWORD = "admin-password-for-tests"
 USER_PASSWORD = "user-password-for-tests"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STACKYARD_BIN = Path(sys.executable).parent / "stackyard"
+DROP_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
 
 
 def free_port() -> int:
@@ -153,11 +154,16 @@ def start_server(
     wait_path: str = "/api/health",
     headers: dict[str, str] | None = None,
     timeout: float = 30,
+    honour_permissions: bool = False,
 ) -> ServerProcess:
+    """Start `stackyard serve` (or ARGS) and wait until it answers. With
+    honour_permissions, the service (still root) runs without the capabilities that let
+    root ignore file permissions, as a service running as an ordinary user would."""
     port = free_port()
     env = env if env is not None else service_env(tmp_path)
     log_path = tmp_path / f"server-{port}.log"
     command = [
+        *(DROP_DAC if honour_permissions else ()),
         str(STACKYARD_BIN),
         *(args or ("serve",)),
         "--host",

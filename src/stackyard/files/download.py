@@ -11,6 +11,15 @@ from stackyard.errors import Invalid
 from stackyard.files.confine import confine
 from stackyard.files.zipstream import zip_folder
 
+# What compose folders hold, which not every system's MIME table knows.
+for _suffix, _type in (
+    (".yaml", "application/yaml"),
+    (".yml", "application/yaml"),
+    (".env", "text/plain"),
+    (".toml", "application/toml"),
+):
+    mimetypes.add_type(_type, _suffix)
+
 
 @dataclass(frozen=True)
 class FileDownload:
