@@ -15,7 +15,14 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+import stream_zip as _stream_zip_module
 from stream_zip import ZIP_32, ZIP_AUTO, stream_zip
+from zlib_ng import zlib_ng
+
+# stream-zip deflates and checksums with the module `zlib` it imported; zlib-ng is its
+# drop-in replacement (same deflate format and levels, about 1.5x faster at level 6,
+# CRC-32 several times faster). Swapped here, in the one module that uses stream-zip.
+_stream_zip_module.zlib = zlib_ng
 
 log = logging.getLogger(__name__)
 CHUNK = 1024 * 1024
