@@ -240,6 +240,10 @@ def test_delete_keeps_named_volumes_unless_asked(
     assert f"{first}_data" in volumes and f"{second}_data" not in volumes
     docker_client.volumes.get(f"{first}_data").remove()
     assert admin_client.get(f"/api/stacks/{first}").status_code == 404
+    # A new stack of the same name starts without the old one's history.
+    (stacks_dir / first).mkdir()
+    (stacks_dir / first / "compose.yaml").write_text(spec)
+    assert admin_client.get(f"/api/stacks/{first}/run").status_code == 404
 
 
 def test_plain_users_operate_but_do_not_create_or_delete(user_client, make_stack):

@@ -124,6 +124,7 @@ class StackService:
         await asyncio.to_thread(self.host.store.delete_folder, stack_id)
         self.host.projects.forget(self.host.stacks_dir / stack_id)
         self.host.prefs.forget(stack_id)
+        self.host.runs.forget(stack_id)
         self.host.changed()
 
     # -- actions ----------------------------------------------------------------------
