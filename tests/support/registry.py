@@ -191,10 +191,15 @@ class Registry:
         return digest
 
     def untag_pushed(self) -> None:
-        """Drop the local ``HOST/repo:tag`` references made by :meth:`push`."""
-        for ref in self._pushed:
-            with contextlib.suppress(Exception):  # already gone, or in use: fine
-                self.client.images.remove(ref, noprune=True)
+        """Drop every local reference to this registry (``HOST/...``): the tags made by
+        :meth:`push` and the tags and digest references that pulls from it left."""
+        prefix = f"{self.host}/"
+        for image in self.client.images.list():
+            refs = [*(image.attrs.get("RepoTags") or []), *(image.attrs.get("RepoDigests") or [])]
+            for ref in refs:
+                if ref.startswith(prefix):
+                    with contextlib.suppress(Exception):  # already gone, or in use: fine
+                        self.client.images.remove(ref, noprune=True)
         self._pushed.clear()
 
 
