@@ -25,14 +25,20 @@ export function readCookie(name: string, cookies: string = globalThis.document?.
   return null;
 }
 
+/** The CSRF token to send on unsafe requests (the `stackyard_csrf` cookie), or null. */
+export function csrfToken(): string | null {
+  return readCookie(CSRF_COOKIE);
+}
+
 /**
- * The one place that adds the CSRF header: every request whose method is not
+ * Adds the CSRF header to the client's requests: every request whose method is not
  * GET/HEAD/OPTIONS carries `X-CSRF-Token` with the value of the `stackyard_csrf` cookie.
+ * Requests made outside the client (uploads with XMLHttpRequest) use `csrfToken()` too.
  */
 export const csrfMiddleware: Middleware = {
   onRequest({ request }) {
     if (SAFE_METHODS.has(request.method.toUpperCase())) return undefined;
-    const token = readCookie(CSRF_COOKIE);
+    const token = csrfToken();
     if (token) request.headers.set(CSRF_HEADER, token);
     return request;
   },

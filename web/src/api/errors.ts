@@ -33,7 +33,7 @@ function detailText(detail: unknown): string | null {
 }
 
 /** Turns an error response (its parsed body and the Response) into a message for the user. */
-export function messageFromErrorBody(body: unknown, response: Response): string {
+export function messageFromErrorBody(body: unknown, response: Pick<Response, "status" | "statusText">): string {
   if (body && typeof body === "object" && "detail" in body) {
     const text = detailText(body.detail);
     if (text) return text;

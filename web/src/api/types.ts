@@ -49,3 +49,10 @@ export type StackUpdate = UpdateSummary["stacks"][number];
 export type ImageUpdate = StackUpdate["images"][number];
 export type Registry = ResponseBody<"/api/registries", "get">[number];
 export type NewRegistry = RequestBody<"/api/registries", "put">;
+
+export type Folder = ResponseBody<"/api/files", "get">;
+export type FileEntry = Folder["entries"][number];
+export type FileEntryType = FileEntry["type"];
+export type TextFile = ResponseBody<"/api/files/content", "get">;
+export type SavedFile = ResponseBody<"/api/files/content", "put">;
+export type UploadedFile = ResponseBody<"/api/files/upload", "put">;

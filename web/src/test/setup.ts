@@ -5,9 +5,19 @@ import { afterEach, vi } from "vitest";
 afterEach(() => {
   cleanup();
   vi.unstubAllGlobals();
+  localStorage.clear();
   // Drop every cookie a test set.
   for (const part of document.cookie.split(";")) {
     const name = part.split("=")[0]?.trim();
     if (name) document.cookie = `${name}=; expires=Thu, 01 Jan 1970 00:00:00 GMT; path=/`;
   }
 });
+
+// jsdom does no layout and has no Range geometry; CodeMirror measures text ranges.
+if (typeof Range !== "undefined" && !("getClientRects" in Range.prototype)) {
+  const noRects = Object.assign([], { item: () => null }) as unknown as DOMRectList;
+  Object.assign(Range.prototype, {
+    getClientRects: () => noRects,
+    getBoundingClientRect: () => new DOMRect(0, 0, 0, 0),
+  });
+}

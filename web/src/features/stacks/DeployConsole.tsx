@@ -3,6 +3,7 @@ import { useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
 import { errorMessage } from "../../api/errors";
 import type { Run, RunImage, RunLine, RunProgress } from "../../api/types";
 import { formatBytes, formatTime } from "../../components/format";
+import { percentText, ProgressBar } from "../../components/ProgressBar";
 import { invalidateStacks, runEventsUrl, stackKeys, stackRunQueryOptions } from "./queries";
 
 function isRun(value: unknown): value is Run {
@@ -62,39 +63,6 @@ export function useRunEvents(stackId: string, run: Run | null | undefined) {
       source.close();
     };
   }, [queryClient, stackId, runId, running]);
-}
-
-function percentText(percent: number): string {
-  return `${Math.round(percent)}%`;
-}
-
-/** One bar: determinate with aria-valuenow, or indeterminate (an animated stripe, no value). */
-export function ProgressBar({
-  label,
-  percent,
-  tone = "normal",
-  labelledBy,
-}: {
-  label?: string;
-  percent: number | null;
-  tone?: "normal" | "good" | "bad";
-  labelledBy?: string;
-}) {
-  const value = percent === null ? null : Math.min(100, Math.max(0, percent));
-  return (
-    <div
-      className={`progress progress-${tone}${value === null ? " progress-indeterminate" : ""}`}
-      role="progressbar"
-      aria-label={labelledBy ? undefined : label}
-      aria-labelledby={labelledBy}
-      aria-valuemin={0}
-      aria-valuemax={100}
-      aria-valuenow={value === null ? undefined : Math.round(value)}
-      aria-valuetext={value === null ? "In progress" : percentText(value)}
-    >
-      <div className="progress-fill" style={value === null ? undefined : { width: `${value}%` }} />
-    </div>
-  );
 }
 
 function counterText(progress: RunProgress): string | null {

@@ -1,0 +1,92 @@
+import { useEffect, useRef, useState } from "react";
+import type { EditorHandle } from "./codemirror";
+import type { EditorLanguage } from "./paths";
+
+/**
+ * A code editor over `value`: CodeMirror (loaded on first use, in its own chunk) with YAML or
+ * KEY=VALUE highlighting; a plain textarea stands in while it loads or if it cannot load.
+ */
+export function CodeEditor({
+  value,
+  onChange,
+  language,
+  label,
+  onSave,
+  readOnly = false,
+}: {
+  value: string;
+  onChange: (value: string) => void;
+  language: EditorLanguage;
+  /** Accessible name of the text area. */
+  label: string;
+  /** Ctrl/Cmd-S in the editor. */
+  onSave?: () => void;
+  readOnly?: boolean;
+}) {
+  const hostRef = useRef<HTMLDivElement>(null);
+  const handleRef = useRef<EditorHandle | null>(null);
+  const [state, setState] = useState<"loading" | "ready" | "failed">("loading");
+  // The latest props for the editor's callbacks, which are created once.
+  const latest = useRef({ value, onChange, onSave, readOnly });
+  latest.current = { value, onChange, onSave, readOnly };
+
+  useEffect(() => {
+    let cancelled = false;
+    import("./codemirror").then(
+      ({ createEditor }) => {
+        const parent = hostRef.current;
+        if (cancelled || !parent) return;
+        handleRef.current = createEditor({
+          parent,
+          doc: latest.current.value,
+          language,
+          label,
+          readOnly: latest.current.readOnly,
+          onChange: (doc) => latest.current.onChange(doc),
+          onSave: () => latest.current.onSave?.(),
+        });
+        setState("ready");
+      },
+      () => {
+        if (!cancelled) setState("failed");
+      },
+    );
+    return () => {
+      cancelled = true;
+      handleRef.current?.destroy();
+      handleRef.current = null;
+    };
+  }, [language, label]);
+
+  // Changes from outside (a reload, a revert) replace the editor's text.
+  useEffect(() => {
+    handleRef.current?.setDoc(value);
+  }, [value, state]);
+
+  useEffect(() => {
+    handleRef.current?.setReadOnly(readOnly);
+  }, [readOnly, state]);
+
+  return (
+    <div className="code-editor-host" data-editor={state === "ready" ? "codemirror" : state}>
+      {state !== "ready" && (
+        <textarea
+          className="code-editor"
+          aria-label={label}
+          rows={18}
+          spellCheck={false}
+          value={value}
+          readOnly={readOnly}
+          onChange={(event) => onChange(event.target.value)}
+          onKeyDown={(event) => {
+            if ((event.ctrlKey || event.metaKey) && event.key === "s") {
+              event.preventDefault();
+              onSave?.();
+            }
+          }}
+        />
+      )}
+      <div ref={hostRef} hidden={state !== "ready"} />
+    </div>
+  );
+}

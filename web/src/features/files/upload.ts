@@ -1,0 +1,208 @@
+import { CSRF_HEADER, csrfToken } from "../../api/client";
+import { ApiError, messageFromErrorBody } from "../../api/errors";
+import type { UploadedFile } from "../../api/types";
+import { joinPath } from "./paths";
+
+export interface SendOptions {
+  overwrite: boolean;
+  /** Bytes of the body sent so far. */
+  onProgress?: (sent: number) => void;
+  signal?: AbortSignal;
+}
+
+/** An upload the user stopped. */
+export class UploadCancelled extends Error {
+  constructor() {
+    super("Upload cancelled");
+    this.name = "UploadCancelled";
+  }
+}
+
+function apiUrl(path: string, query: Record<string, string>): string {
+  const origin = typeof window !== "undefined" && window.location ? window.location.origin : "";
+  return `${origin}${path}?${new URLSearchParams(query).toString()}`;
+}
+
+function parseBody(text: string): unknown {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * PUTs one file's bytes to `path` (relative to the stacks folder). XMLHttpRequest, not fetch,
+ * because only it reports upload progress. Rejects with an ApiError carrying the server's
+ * detail (409 "Already exists: …" when the target exists and `overwrite` is false).
+ */
+export function sendFile(path: string, body: Blob, options: SendOptions): Promise<UploadedFile> {
+  return new Promise((resolve, reject) => {
+    if (options.signal?.aborted) {
+      reject(new UploadCancelled());
+      return;
+    }
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", apiUrl("/api/files/upload", { path, overwrite: String(options.overwrite) }));
+    xhr.withCredentials = true;
+    xhr.responseType = "text";
+    xhr.setRequestHeader("Content-Type", "application/octet-stream");
+    const token = csrfToken();
+    if (token) xhr.setRequestHeader(CSRF_HEADER, token);
+
+    const onAbort = () => xhr.abort();
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    const done = () => options.signal?.removeEventListener("abort", onAbort);
+
+    xhr.upload.onprogress = (event) => options.onProgress?.(Math.min(event.loaded, body.size));
+    xhr.onload = () => {
+      done();
+      const parsed = parseBody(xhr.responseText);
+      if (xhr.status >= 200 && xhr.status < 300) {
+        options.onProgress?.(body.size);
+        resolve(parsed as UploadedFile);
+        return;
+      }
+      reject(new ApiError(messageFromErrorBody(parsed, xhr), xhr.status, parsed));
+    };
+    xhr.onerror = () => {
+      done();
+      reject(new Error("Cannot reach the Stackyard server (the upload was interrupted)"));
+    };
+    xhr.onabort = () => {
+      done();
+      reject(new UploadCancelled());
+    };
+    xhr.send(body);
+  });
+}
+
+/** The server's answer to an upload over an existing file without `overwrite`. */
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof ApiError && err.status === 409 && /^already exists/i.test(err.message);
+}
+
+/** One file to upload and where, relative to the target folder (`a/b.txt` for a folder upload). */
+export interface UploadItem {
+  file: File;
+  relativePath: string;
+  /** Overrides the plan's `overwrite` for this file (the files of a dropped folder). */
+  overwrite?: boolean;
+}
+
+export interface UploadProgress {
+  /** "single": one file, bytes of its size; "batch": several, byte-weighted with a file count. */
+  mode: "single" | "batch";
+  /** The file being sent, relative to the target folder. */
+  current: string;
+  filesDone: number;
+  filesTotal: number;
+  bytesSent: number;
+  bytesTotal: number;
+}
+
+export interface UploadFailure {
+  path: string;
+  message: string;
+}
+
+export interface UploadResult {
+  total: number;
+  uploaded: number;
+  /** Existing files the user chose not to overwrite. */
+  skipped: number;
+  failures: UploadFailure[];
+  cancelled: boolean;
+}
+
+export interface UploadPlan {
+  /** Where the files go, relative to the stacks folder. */
+  folder: string;
+  items: UploadItem[];
+  /**
+   * Folder upload: every file is sent with overwrite=true. Otherwise each is sent without,
+   * and an "Already exists" answer asks `confirmOverwrite` before retrying with it.
+   */
+  overwrite: boolean;
+  confirmOverwrite: (item: UploadItem, detail: string) => Promise<boolean>;
+  onProgress: (progress: UploadProgress) => void;
+  signal?: AbortSignal;
+  send?: typeof sendFile;
+}
+
+/** Sends the files one after another, reporting byte-weighted progress; never throws. */
+export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
+  const send = plan.send ?? sendFile;
+  const { items } = plan;
+  const bytesTotal = items.reduce((sum, item) => sum + item.file.size, 0);
+  const mode = items.length === 1 ? "single" : "batch";
+  const result: UploadResult = { total: items.length, uploaded: 0, skipped: 0, failures: [], cancelled: false };
+  let bytesDone = 0;
+  let filesDone = 0;
+
+  const report = (current: string, sent: number) =>
+    plan.onProgress({
+      mode,
+      current,
+      filesDone,
+      filesTotal: items.length,
+      bytesSent: Math.min(bytesTotal, bytesDone + sent),
+      bytesTotal,
+    });
+
+  for (const item of items) {
+    if (plan.signal?.aborted) {
+      result.cancelled = true;
+      break;
+    }
+    const target = joinPath(plan.folder, item.relativePath);
+    const onProgress = (sent: number) => report(item.relativePath, sent);
+    const overwrite = item.overwrite ?? plan.overwrite;
+    report(item.relativePath, 0);
+    try {
+      try {
+        await send(target, item.file, { overwrite, onProgress, signal: plan.signal });
+        result.uploaded += 1;
+      } catch (err) {
+        if (overwrite || !isAlreadyExists(err)) throw err;
+        const detail = err instanceof Error ? err.message : String(err);
+        if (await plan.confirmOverwrite(item, detail)) {
+          report(item.relativePath, 0);
+          await send(target, item.file, { overwrite: true, onProgress, signal: plan.signal });
+          result.uploaded += 1;
+        } else {
+          result.skipped += 1;
+        }
+      }
+    } catch (err) {
+      if (err instanceof UploadCancelled) result.cancelled = true;
+      else result.failures.push({ path: item.relativePath, message: err instanceof Error ? err.message : String(err) });
+    }
+    if (result.cancelled) break;
+    bytesDone += item.file.size;
+    filesDone += 1;
+    report(item.relativePath, 0);
+  }
+  return result;
+}
+
+function files(n: number): string {
+  return n === 1 ? "1 file" : `${n} files`;
+}
+
+/** "Uploaded 10 files", or "Uploaded 9 of 10 files; first failure: a/b.txt: <detail>". */
+export function resultMessage(result: UploadResult, names: string[]): string {
+  const { total, uploaded, skipped, failures } = result;
+  const first = failures[0];
+  if (result.cancelled) return `Upload cancelled after ${uploaded} of ${files(total)}`;
+  if (total === 1 && uploaded === 1) return `Uploaded ${names[0] ?? "1 file"}`;
+  if (total === 1 && skipped === 1) return `${names[0] ?? "The file"} was not overwritten`;
+  if (total === 1 && first) return `Upload of ${first.path} failed: ${first.message}`;
+  if (first) {
+    const also = skipped ? `; ${skipped} not overwritten` : "";
+    return `Uploaded ${uploaded} of ${files(total)}${also}; first failure: ${first.path}: ${first.message}`;
+  }
+  if (skipped) return `Uploaded ${uploaded} of ${files(total)}; ${skipped} not overwritten`;
+  return `Uploaded ${files(uploaded)}`;
+}
