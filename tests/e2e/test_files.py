@@ -12,17 +12,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.service import ADMIN_PASSWORD
+from tests.support.browser import sign_in
 
 pytestmark = pytest.mark.browser
-
-
-def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
-    page.goto(url + "/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("heading", name="Dashboard").wait_for()
 
 
 @pytest.fixture

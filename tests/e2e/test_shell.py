@@ -8,13 +8,6 @@ from tests.support.service import ADMIN_PASSWORD
 pytestmark = pytest.mark.browser
 
 
-def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
-    page.goto(url + "/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-
-
 def test_sign_in_see_the_shell_and_sign_out(page, live_server, docker_client):
     page.goto(live_server.url + "/settings")
     page.wait_for_url("**/login**")  # not signed in: sent to sign-in

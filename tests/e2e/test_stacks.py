@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.service import ADMIN_PASSWORD
+from tests.support.browser import sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -15,14 +15,6 @@ services:
   web:
     image: stackyard-test/busybox:1
 """
-
-
-def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
-    page.goto(url + "/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
-    page.get_by_role("heading", name="Dashboard").wait_for()
 
 
 def test_start_a_stack_and_follow_its_progress(page, live_server, docker_client, docker_cleanup):

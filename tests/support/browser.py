@@ -7,6 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.service import ADMIN_PASSWORD
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -41,3 +43,12 @@ def page(browser) -> Iterator:
     page = context.new_page()
     yield page
     context.close()
+
+
+def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
+    """Sign in through the sign-in page and wait for the dashboard."""
+    page.goto(url + "/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Dashboard").wait_for()

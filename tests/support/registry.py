@@ -417,13 +417,13 @@ def _tempdir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix))
 
 
-@pytest.fixture(scope="session")
-def registry(docker_client) -> Iterator[Registry]:
-    """A plain registry on 127.0.0.1:<free port>, no auth."""
-    root = _tempdir("stackyard-registry-")
+@contextlib.contextmanager
+def _running(kind: type[Registry], prefix: str, client) -> Iterator[Registry]:
+    """A started registry of `kind` in a fresh folder; stopped, untagged, removed after."""
+    root = _tempdir(prefix)
     reg = None
     try:
-        reg = Registry(root, docker_client)
+        reg = kind(root, client)
         reg.start()
         yield reg
     finally:
@@ -431,19 +431,17 @@ def registry(docker_client) -> Iterator[Registry]:
             reg.stop()
             reg.untag_pushed()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def registry(docker_client) -> Iterator[Registry]:
+    """A plain registry on 127.0.0.1:<free port>, no auth."""
+    with _running(Registry, "stackyard-registry-", docker_client) as reg:
+        yield reg
 
 
 @pytest.fixture(scope="session")
 def token_registry(docker_client) -> Iterator[TokenRegistry]:
     """A registry with ``auth: token`` and its own token endpoint (see module doc)."""
-    root = _tempdir("stackyard-token-registry-")
-    reg = None
-    try:
-        reg = TokenRegistry(root, docker_client)
-        reg.start()
-        yield reg
-    finally:
-        if reg is not None:
-            reg.stop()
-            reg.untag_pushed()
-        shutil.rmtree(root, ignore_errors=True)
+    with _running(TokenRegistry, "stackyard-token-registry-", docker_client) as reg:
+        yield reg  # type: ignore[misc]
