@@ -21,8 +21,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator:
+    """Per test module: Playwright's sync API holds an event loop in the main thread
+    while it runs, which later tests that use asyncio.run would trip over."""
     if not shutil.which(CHROMIUM):
         pytest.fail(f"{CHROMIUM} is missing: run `scripts/setup.sh --test`")
     from playwright.sync_api import sync_playwright
