@@ -2,7 +2,7 @@ import createClient, { type Middleware } from "openapi-fetch";
 import type { paths } from "./schema";
 
 /** Cookie set by the backend at sign-in; readable by JS on purpose. */
-export const CSRF_COOKIE = "stackyard_csrf";
+const CSRF_COOKIE = "stackyard_csrf";
 /** Header every cookie-authenticated unsafe request must carry. */
 export const CSRF_HEADER = "X-CSRF-Token";
 
@@ -35,7 +35,7 @@ export function csrfToken(): string | null {
  * GET/HEAD/OPTIONS carries `X-CSRF-Token` with the value of the `stackyard_csrf` cookie.
  * Requests made outside the client (uploads with XMLHttpRequest) use `csrfToken()` too.
  */
-export const csrfMiddleware: Middleware = {
+const csrfMiddleware: Middleware = {
   onRequest({ request }) {
     if (SAFE_METHODS.has(request.method.toUpperCase())) return undefined;
     const token = csrfToken();
@@ -51,14 +51,15 @@ export interface ApiClientOptions {
   fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
 }
 
-function defaultBaseUrl(): string {
+/** The page's origin, where the backend serves the API; "" outside a browser. */
+export function pageOrigin(): string {
   return typeof window !== "undefined" && window.location ? window.location.origin : "";
 }
 
 export function createApiClient(options: ApiClientOptions = {}) {
   const doFetch = options.fetch ?? ((input: Request, init?: RequestInit) => globalThis.fetch(input, init));
   const client = createClient<paths>({
-    baseUrl: options.baseUrl ?? defaultBaseUrl(),
+    baseUrl: options.baseUrl ?? pageOrigin(),
     credentials: "same-origin",
     fetch: doFetch,
   });

@@ -57,6 +57,12 @@ export function apiErrorFrom(body: unknown, response: Response): ApiError {
   return new ApiError(messageFromErrorBody(body, response), response.status, body, parseRetryAfter(response));
 }
 
+/** The error for a request that got no answer (the server is down, the network failed). */
+export function unreachableError(err: unknown): Error {
+  const reason = err instanceof Error ? err.message : String(err);
+  return new Error(`Cannot reach the Stackyard server (${reason})`);
+}
+
 type FetchResult<T> = { data?: T; error?: unknown; response: Response };
 
 /**
@@ -69,8 +75,7 @@ export async function unwrap<T>(call: Promise<FetchResult<T>>): Promise<T> {
     result = await call;
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(`Cannot reach the Stackyard server (${reason})`);
+    throw unreachableError(err);
   }
   if (!result.response.ok) throw apiErrorFrom(result.error, result.response);
   return result.data as T;

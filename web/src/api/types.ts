@@ -13,10 +13,10 @@ type SuccessResponse<Op> = Op extends { responses: infer R }
   : never;
 
 /** The JSON body of the success response of `METHOD path`, from the generated schema. */
-export type ResponseBody<P extends keyof paths, M extends keyof paths[P]> = JsonContent<SuccessResponse<paths[P][M]>>;
+type ResponseBody<P extends keyof paths, M extends keyof paths[P]> = JsonContent<SuccessResponse<paths[P][M]>>;
 
 /** The JSON request body of `METHOD path`, from the generated schema. */
-export type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
+type RequestBody<P extends keyof paths, M extends keyof paths[P]> = paths[P][M] extends {
   requestBody?: infer RB;
 }
   ? JsonContent<NonNullable<RB>>
@@ -36,7 +36,6 @@ export type CreatedToken = ResponseBody<"/api/auth/tokens", "post">;
 export type Stack = ResponseBody<"/api/stacks", "get">[number];
 export type StackState = Stack["state"];
 export type StackService = Stack["services"][number];
-export type StackContainer = StackService["containers"][number];
 export type StackDetail = ResponseBody<"/api/stacks/{stack_id}", "get">;
 export type NewStack = RequestBody<"/api/stacks", "post">;
 export type StackAction = paths["/api/stacks/{stack_id}/actions/{action}"]["post"]["parameters"]["path"]["action"];
@@ -47,12 +46,9 @@ export type RunLine = RunProgress["lines"][number];
 export type UpdateSummary = ResponseBody<"/api/stacks/updates", "get">;
 export type StackUpdate = UpdateSummary["stacks"][number];
 export type ImageUpdate = StackUpdate["images"][number];
-export type Registry = ResponseBody<"/api/registries", "get">[number];
 export type NewRegistry = RequestBody<"/api/registries", "put">;
 
 export type Folder = ResponseBody<"/api/files", "get">;
 export type FileEntry = Folder["entries"][number];
-export type FileEntryType = FileEntry["type"];
 export type TextFile = ResponseBody<"/api/files/content", "get">;
-export type SavedFile = ResponseBody<"/api/files/content", "put">;
 export type UploadedFile = ResponseBody<"/api/files/upload", "put">;

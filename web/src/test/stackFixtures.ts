@@ -39,7 +39,7 @@ export function makeDetail(overrides: Partial<StackDetail> = {}): StackDetail {
   };
 }
 
-export function makeProgress(overrides: Partial<RunProgress> = {}): RunProgress {
+function makeProgress(overrides: Partial<RunProgress> = {}): RunProgress {
   return {
     mode: "json",
     percent: 0,

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { useLocation, useNavigate } from "react-router";
 import { ApiError, errorMessage } from "../../api/errors";
+import { Field } from "../../components/Field";
 import type { LoginLocationState } from "./RequireAuth";
 import { useLogin } from "./queries";
 
@@ -42,8 +43,7 @@ export function LoginPage() {
         <h1 id="login-title">
           Sign in to <span className="brand">Stackyard</span>
         </h1>
-        <label className="field">
-          <span>Username</span>
+        <Field label="Username">
           <input
             name="username"
             autoComplete="username"
@@ -52,9 +52,8 @@ export function LoginPage() {
             value={username}
             onChange={(e) => setUsername(e.target.value)}
           />
-        </label>
-        <label className="field">
-          <span>Password</span>
+        </Field>
+        <Field label="Password">
           <input
             name="password"
             type="password"
@@ -63,7 +62,7 @@ export function LoginPage() {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
-        </label>
+        </Field>
         {login.isError && (
           <p className="error" role="alert">
             {loginErrorMessage(login.error)}

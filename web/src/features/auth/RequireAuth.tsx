@@ -2,6 +2,7 @@ import type { ReactNode } from "react";
 import { useQuery } from "@tanstack/react-query";
 import { Navigate, useLocation } from "react-router";
 import { errorMessage, isUnauthorized } from "../../api/errors";
+import { Loading } from "../../components/Loading";
 import { meQueryOptions } from "./queries";
 
 export interface LoginLocationState {
@@ -32,9 +33,7 @@ export function RequireAuth({ children }: { children: ReactNode }) {
   }
   return (
     <main className="centered">
-      <p className="muted" role="status">
-        Loading…
-      </p>
+      <Loading />
     </main>
   );
 }

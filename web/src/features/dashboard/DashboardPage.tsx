@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import type { SystemInfo } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { Loading } from "../../components/Loading";
 import { systemInfoQueryOptions } from "./queries";
 
 function DockerValue({ docker }: { docker: SystemInfo["docker"] }) {
@@ -50,9 +51,7 @@ function SystemCard() {
       ) : info.isError ? (
         <ErrorBanner error={info.error} onRetry={() => void info.refetch()} />
       ) : (
-        <p className="muted" role="status">
-          Loading…
-        </p>
+        <Loading />
       )}
     </section>
   );

@@ -12,7 +12,6 @@ export function CodeEditor({
   language,
   label,
   onSave,
-  readOnly = false,
 }: {
   value: string;
   onChange: (value: string) => void;
@@ -21,14 +20,13 @@ export function CodeEditor({
   label: string;
   /** Ctrl/Cmd-S in the editor. */
   onSave?: () => void;
-  readOnly?: boolean;
 }) {
   const hostRef = useRef<HTMLDivElement>(null);
   const handleRef = useRef<EditorHandle | null>(null);
   const [state, setState] = useState<"loading" | "ready" | "failed">("loading");
   // The latest props for the editor's callbacks, which are created once.
-  const latest = useRef({ value, onChange, onSave, readOnly });
-  latest.current = { value, onChange, onSave, readOnly };
+  const latest = useRef({ value, onChange, onSave });
+  latest.current = { value, onChange, onSave };
 
   useEffect(() => {
     let cancelled = false;
@@ -41,7 +39,6 @@ export function CodeEditor({
           doc: latest.current.value,
           language,
           label,
-          readOnly: latest.current.readOnly,
           onChange: (doc) => latest.current.onChange(doc),
           onSave: () => latest.current.onSave?.(),
         });
@@ -63,10 +60,6 @@ export function CodeEditor({
     handleRef.current?.setDoc(value);
   }, [value, state]);
 
-  useEffect(() => {
-    handleRef.current?.setReadOnly(readOnly);
-  }, [readOnly, state]);
-
   return (
     <div className="code-editor-host" data-editor={state === "ready" ? "codemirror" : state}>
       {state !== "ready" && (
@@ -76,7 +69,6 @@ export function CodeEditor({
           rows={18}
           spellCheck={false}
           value={value}
-          readOnly={readOnly}
           onChange={(event) => onChange(event.target.value)}
           onKeyDown={(event) => {
             if ((event.ctrlKey || event.metaKey) && event.key === "s") {

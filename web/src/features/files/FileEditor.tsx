@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 import { ApiError, errorMessage } from "../../api/errors";
 import { ConfirmDialog } from "../../components/Dialog";
+import { Loading } from "../../components/Loading";
 import { CodeEditor } from "./CodeEditor";
 import { editorLanguage } from "./paths";
 import { fileContentQueryOptions, useSaveFile } from "./queries";
@@ -101,9 +102,7 @@ export function FileEditor({
           </span>
         </div>
       ) : !file.data ? (
-        <p className="muted" role="status">
-          Loading…
-        </p>
+        <Loading />
       ) : (
         <>
           <CodeEditor

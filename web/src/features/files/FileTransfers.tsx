@@ -12,7 +12,7 @@ function uploadPercent(progress: UploadProgress): number {
 }
 
 /** "1.2 MB of 4.0 MB" for one file; "3 of 10 files · 1.2 MB of 4.0 MB" for several. */
-export function uploadDetail(progress: UploadProgress): string {
+function uploadDetail(progress: UploadProgress): string {
   const bytes = `${formatBytes(progress.bytesSent)} of ${formatBytes(progress.bytesTotal)}`;
   if (progress.mode === "single") return bytes;
   return `${progress.filesDone} of ${progress.filesTotal} files · ${bytes}`;

@@ -1,11 +1,15 @@
 import { useQuery } from "@tanstack/react-query";
-import { useCallback, useRef, useState, type DragEvent, type FormEvent } from "react";
+import { useCallback, useRef, useState, type DragEvent, type FormEvent, type Ref } from "react";
 import { Link, useNavigate, useSearchParams } from "react-router";
 import { ApiError, errorMessage } from "../../api/errors";
 import type { FileEntry } from "../../api/types";
 import { ConfirmDialog } from "../../components/Dialog";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { ErrorText } from "../../components/ErrorText";
+import { Field } from "../../components/Field";
 import { formatBytes, formatDateTime } from "../../components/format";
+import { Loading } from "../../components/Loading";
+import { RowActions, Table } from "../../components/Table";
 import { useCurrentUser } from "../auth/queries";
 import { droppedFiles } from "./drop";
 import { FileEditor } from "./FileEditor";
@@ -18,7 +22,7 @@ import { useDownloads } from "./useDownloads";
 import { useUploads } from "./useUploads";
 
 /** The Files page at `folder`, with `edit` open in the editor: `/files?path=a/b&edit=a/b/x.yml`. */
-export function filesHref(folder: string, edit?: string | null): string {
+function filesHref(folder: string, edit?: string | null): string {
   const query: string[] = [];
   const encode = (value: string) => encodeURIComponent(value).replace(/%2F/g, "/");
   if (folder) query.push(`path=${encode(folder)}`);
@@ -108,10 +112,9 @@ function NewEntryForm({
 
   return (
     <form className="form inline card new-entry" onSubmit={onSubmit} aria-label={kind === "folder" ? "New folder" : "New file"}>
-      <label className="field">
-        <span>{label}</span>
+      <Field label={label}>
         <input autoFocus value={name} onChange={(e) => setName(e.target.value)} />
-      </label>
+      </Field>
       <div className="actions">
         <button type="submit" className="primary" disabled={mutation.isPending}>
           {mutation.isPending ? "Creating…" : "Create"}
@@ -253,7 +256,7 @@ function EntryRow({
       <td>
         <code>{entry.mode}</code>
       </td>
-      <td className="row-actions">
+      <RowActions>
         <span className="entry-actions">
           {entry.type !== "other" && (
             <button type="button" aria-label={`Download ${entry.name}`} onClick={() => onDownload(entry)}>
@@ -267,7 +270,7 @@ function EntryRow({
             Delete
           </button>
         </span>
-      </td>
+      </RowActions>
     </tr>
   );
 }
@@ -303,12 +306,33 @@ function DeleteDialog({ entry, onClose, onDeleted }: { entry: FileEntry; onClose
           This deletes <code>{entry.path}</code>. It cannot be undone.
         </p>
       )}
-      {remove.isError && (
-        <p className="error" role="alert">
-          {errorMessage(remove.error)}
-        </p>
-      )}
+      {remove.isError && <ErrorText error={remove.error} />}
     </ConfirmDialog>
+  );
+}
+
+/** A hidden file input that a toolbar button clicks; emptied after each pick so the same files can be picked again. */
+function FilePicker({
+  ref,
+  testId,
+  onPick,
+}: {
+  ref: Ref<HTMLInputElement>;
+  testId: string;
+  onPick: (files: FileList | null) => void;
+}) {
+  return (
+    <input
+      ref={ref}
+      type="file"
+      multiple
+      hidden
+      data-testid={testId}
+      onChange={(e) => {
+        onPick(e.target.files);
+        e.target.value = "";
+      }}
+    />
   );
 }
 
@@ -435,28 +459,8 @@ function FileBrowser() {
         <button type="button" onClick={() => downloads.start(folder, zipName(folder))}>
           Download folder
         </button>
-        <input
-          ref={filesInput}
-          type="file"
-          multiple
-          hidden
-          data-testid="upload-files-input"
-          onChange={(e) => {
-            onFilesPicked(e.target.files);
-            e.target.value = "";
-          }}
-        />
-        <input
-          ref={setFolderInput}
-          type="file"
-          multiple
-          hidden
-          data-testid="upload-folder-input"
-          onChange={(e) => {
-            onFolderPicked(e.target.files);
-            e.target.value = "";
-          }}
-        />
+        <FilePicker ref={filesInput} testId="upload-files-input" onPick={onFilesPicked} />
+        <FilePicker ref={setFolderInput} testId="upload-folder-input" onPick={onFolderPicked} />
       </div>
 
       {creating && (
@@ -507,55 +511,38 @@ function FileBrowser() {
             )}
           </>
         ) : !listing.data ? (
-          <p className="muted" role="status">
-            Loading…
-          </p>
+          <Loading />
         ) : (
           <>
             {listing.isError && <ErrorBanner error={listing.error} onRetry={() => void listing.refetch()} />}
-            <div className="table-wrap">
-              <table aria-label="Files" aria-busy={listing.isFetching ? "true" : undefined}>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Size</th>
-                    <th scope="col">Modified</th>
-                    <th scope="col">Mode</th>
-                    <th scope="col">
-                      <span className="visually-hidden">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {folder && (
-                    <tr>
-                      <td colSpan={5}>
-                        <span className="entry-name">
-                          <EntryIcon type="up" />
-                          <Link to={filesHref(parentPath(folder))}>Parent folder</Link>
-                        </span>
-                      </td>
-                    </tr>
-                  )}
-                  {entries.map((entry) => (
-                    <EntryRow
-                      key={entry.path}
-                      entry={entry}
-                      folder={folder}
-                      onDownload={downloadEntry}
-                      onDelete={setDeleting}
-                      onRenamed={(old, path) => {
-                        // Keep an open file open under its new name.
-                        if (editing === old.path) void navigate(filesHref(folder, path), { replace: true });
-                        else if (editing?.startsWith(`${old.path}/`)) {
-                          void navigate(filesHref(folder, path + editing.slice(old.path.length)), { replace: true });
-                        }
-                      }}
-                    />
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <Table label="Files" columns={["Name", "Size", "Modified", "Mode"]} actions busy={listing.isFetching}>
+              {folder && (
+                <tr>
+                  <td colSpan={5}>
+                    <span className="entry-name">
+                      <EntryIcon type="up" />
+                      <Link to={filesHref(parentPath(folder))}>Parent folder</Link>
+                    </span>
+                  </td>
+                </tr>
+              )}
+              {entries.map((entry) => (
+                <EntryRow
+                  key={entry.path}
+                  entry={entry}
+                  folder={folder}
+                  onDownload={downloadEntry}
+                  onDelete={setDeleting}
+                  onRenamed={(old, path) => {
+                    // Keep an open file open under its new name.
+                    if (editing === old.path) void navigate(filesHref(folder, path), { replace: true });
+                    else if (editing?.startsWith(`${old.path}/`)) {
+                      void navigate(filesHref(folder, path + editing.slice(old.path.length)), { replace: true });
+                    }
+                  }}
+                />
+              ))}
+            </Table>
             {entries.length === 0 && (
               <p className="muted">
                 This folder is empty{showHidden ? "" : " (hidden files are not shown)"}. Drop files here or use

@@ -12,7 +12,7 @@ import {
   syntaxHighlighting,
   type StringStream,
 } from "@codemirror/language";
-import { Compartment, EditorState, type Extension } from "@codemirror/state";
+import { EditorState, type Extension } from "@codemirror/state";
 import {
   drawSelection,
   EditorView,
@@ -121,20 +121,16 @@ export interface EditorOptions {
   onChange: (doc: string) => void;
   /** Ctrl/Cmd-S. */
   onSave?: () => void;
-  readOnly?: boolean;
 }
 
 export interface EditorHandle {
   /** Replaces the whole text (e.g. after "Reload"); no change event. */
   setDoc: (doc: string) => void;
-  setReadOnly: (readOnly: boolean) => void;
-  focus: () => void;
   destroy: () => void;
   view: EditorView;
 }
 
 export function createEditor(options: EditorOptions): EditorHandle {
-  const readOnly = new Compartment();
   let silent = false;
   const view = new EditorView({
     parent: options.parent,
@@ -165,7 +161,6 @@ export function createEditor(options: EditorOptions): EditorHandle {
         EditorState.tabSize.of(2),
         languageExtension(options.language),
         theme,
-        readOnly.of(EditorState.readOnly.of(Boolean(options.readOnly))),
         EditorView.contentAttributes.of({ "aria-label": options.label, spellcheck: "false" }),
         EditorView.updateListener.of((update) => {
           if (update.docChanged && !silent) options.onChange(update.state.doc.toString());
@@ -184,10 +179,6 @@ export function createEditor(options: EditorOptions): EditorHandle {
         silent = false;
       }
     },
-    setReadOnly(value) {
-      view.dispatch({ effects: readOnly.reconfigure(EditorState.readOnly.of(value)) });
-    },
-    focus: () => view.focus(),
     destroy: () => view.destroy(),
   };
 }

@@ -1,4 +1,5 @@
-import { apiErrorFrom } from "../../api/errors";
+import { pageOrigin } from "../../api/client";
+import { apiErrorFrom, unreachableError } from "../../api/errors";
 
 export interface DownloadProgress {
   /** Bytes received so far; 0 while the server prepares (a zip is built while it is sent). */
@@ -13,7 +14,7 @@ export interface Downloaded {
 }
 
 /** The filename of a Content-Disposition header (`filename*=UTF-8''…` preferred), or null. */
-export function filenameFromDisposition(header: string | null): string | null {
+function filenameFromDisposition(header: string | null): string | null {
   if (!header) return null;
   const extended = /filename\*\s*=\s*([^']*)'[^']*'([^;]+)/i.exec(header);
   if (extended?.[2]) {
@@ -30,8 +31,7 @@ export function filenameFromDisposition(header: string | null): string | null {
 }
 
 function downloadUrl(path: string): string {
-  const origin = typeof window !== "undefined" && window.location ? window.location.origin : "";
-  return `${origin}/api/files/download?${new URLSearchParams({ path }).toString()}`;
+  return `${pageOrigin()}/api/files/download?${new URLSearchParams({ path }).toString()}`;
 }
 
 async function errorBody(response: Response): Promise<unknown> {
@@ -58,8 +58,7 @@ export async function fetchDownload(
     response = await fetch(downloadUrl(path), { credentials: "same-origin", signal });
   } catch (err) {
     if (signal?.aborted) throw err;
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new Error(`Cannot reach the Stackyard server (${reason})`);
+    throw unreachableError(err);
   }
   if (!response.ok) throw apiErrorFrom(await errorBody(response), response);
 

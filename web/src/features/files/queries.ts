@@ -3,7 +3,7 @@ import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
 import type { TextFile } from "../../api/types";
 
-export const fileKeys = {
+const fileKeys = {
   all: ["files"] as const,
   /** Prefix of every folder listing: invalidate it after any change. */
   folders: ["files", "folder"] as const,

@@ -1,9 +1,9 @@
-import { CSRF_HEADER, csrfToken } from "../../api/client";
+import { CSRF_HEADER, csrfToken, pageOrigin } from "../../api/client";
 import { ApiError, messageFromErrorBody } from "../../api/errors";
 import type { UploadedFile } from "../../api/types";
 import { joinPath } from "./paths";
 
-export interface SendOptions {
+interface SendOptions {
   overwrite: boolean;
   /** Bytes of the body sent so far. */
   onProgress?: (sent: number) => void;
@@ -11,7 +11,7 @@ export interface SendOptions {
 }
 
 /** An upload the user stopped. */
-export class UploadCancelled extends Error {
+class UploadCancelled extends Error {
   constructor() {
     super("Upload cancelled");
     this.name = "UploadCancelled";
@@ -19,8 +19,7 @@ export class UploadCancelled extends Error {
 }
 
 function apiUrl(path: string, query: Record<string, string>): string {
-  const origin = typeof window !== "undefined" && window.location ? window.location.origin : "";
-  return `${origin}${path}?${new URLSearchParams(query).toString()}`;
+  return `${pageOrigin()}${path}?${new URLSearchParams(query).toString()}`;
 }
 
 function parseBody(text: string): unknown {
@@ -37,7 +36,7 @@ function parseBody(text: string): unknown {
  * because only it reports upload progress. Rejects with an ApiError carrying the server's
  * detail (409 "Already exists: …" when the target exists and `overwrite` is false).
  */
-export function sendFile(path: string, body: Blob, options: SendOptions): Promise<UploadedFile> {
+function sendFile(path: string, body: Blob, options: SendOptions): Promise<UploadedFile> {
   return new Promise((resolve, reject) => {
     if (options.signal?.aborted) {
       reject(new UploadCancelled());
@@ -79,7 +78,7 @@ export function sendFile(path: string, body: Blob, options: SendOptions): Promis
 }
 
 /** The server's answer to an upload over an existing file without `overwrite`. */
-export function isAlreadyExists(err: unknown): boolean {
+function isAlreadyExists(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409 && /^already exists/i.test(err.message);
 }
 
@@ -128,12 +127,10 @@ export interface UploadPlan {
   confirmOverwrite: (item: UploadItem, detail: string) => Promise<boolean>;
   onProgress: (progress: UploadProgress) => void;
   signal?: AbortSignal;
-  send?: typeof sendFile;
 }
 
 /** Sends the files one after another, reporting byte-weighted progress; never throws. */
 export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
-  const send = plan.send ?? sendFile;
   const { items } = plan;
   const bytesTotal = items.reduce((sum, item) => sum + item.file.size, 0);
   const mode = items.length === 1 ? "single" : "batch";
@@ -162,14 +159,14 @@ export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
     report(item.relativePath, 0);
     try {
       try {
-        await send(target, item.file, { overwrite, onProgress, signal: plan.signal });
+        await sendFile(target, item.file, { overwrite, onProgress, signal: plan.signal });
         result.uploaded += 1;
       } catch (err) {
         if (overwrite || !isAlreadyExists(err)) throw err;
         const detail = err instanceof Error ? err.message : String(err);
         if (await plan.confirmOverwrite(item, detail)) {
           report(item.relativePath, 0);
-          await send(target, item.file, { overwrite: true, onProgress, signal: plan.signal });
+          await sendFile(target, item.file, { overwrite: true, onProgress, signal: plan.signal });
           result.uploaded += 1;
         } else {
           result.skipped += 1;

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from "react";
-import { errorMessage } from "../../api/errors";
+import { ErrorText } from "../../components/ErrorText";
+import { Field } from "../../components/Field";
 import { useCurrentUser } from "../auth/queries";
 import { useChangePassword } from "./queries";
 
@@ -41,8 +42,7 @@ export function AccountSection() {
       <form className="form" onSubmit={onSubmit} aria-label="Change password">
         {/* Lets password managers tie the new password to this account. */}
         <input type="text" name="username" autoComplete="username" value={user?.username ?? ""} readOnly hidden />
-        <label className="field">
-          <span>Current password</span>
+        <Field label="Current password">
           <input
             type="password"
             autoComplete="current-password"
@@ -50,9 +50,8 @@ export function AccountSection() {
             value={current}
             onChange={(e) => setCurrent(e.target.value)}
           />
-        </label>
-        <label className="field">
-          <span>New password</span>
+        </Field>
+        <Field label="New password">
           <input
             type="password"
             autoComplete="new-password"
@@ -60,9 +59,8 @@ export function AccountSection() {
             value={next}
             onChange={(e) => setNext(e.target.value)}
           />
-        </label>
-        <label className="field">
-          <span>Confirm new password</span>
+        </Field>
+        <Field label="Confirm new password">
           <input
             type="password"
             autoComplete="new-password"
@@ -70,17 +68,13 @@ export function AccountSection() {
             value={confirm}
             onChange={(e) => setConfirm(e.target.value)}
           />
-        </label>
+        </Field>
         {mismatch && (
           <p className="error" role="alert">
             The new passwords do not match.
           </p>
         )}
-        {change.isError && (
-          <p className="error" role="alert">
-            {errorMessage(change.error)}
-          </p>
-        )}
+        {change.isError && <ErrorText error={change.error} />}
         {change.isSuccess && (
           <p className="success" role="status">
             Password changed.

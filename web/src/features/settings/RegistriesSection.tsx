@@ -1,8 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { errorMessage } from "../../api/errors";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { ErrorText } from "../../components/ErrorText";
+import { Field } from "../../components/Field";
+import { Loading } from "../../components/Loading";
+import { RowActions, Table } from "../../components/Table";
 import { registriesQueryOptions, useDeleteRegistry, useSetRegistry } from "./queries";
 
 /** Admin only: credentials the update checks use for private registries. Passwords are write-only. */
@@ -38,53 +41,33 @@ export function RegistriesSection() {
       {registries.isError ? (
         <ErrorBanner error={registries.error} onRetry={() => void registries.refetch()} />
       ) : !registries.data ? (
-        <p className="muted" role="status">
-          Loading…
-        </p>
+        <Loading />
       ) : registries.data.length === 0 ? (
         <p className="muted">No registry credentials.</p>
       ) : (
-        <div className="table-wrap">
-          <table aria-label="Registry credentials">
-            <thead>
-              <tr>
-                <th scope="col">Registry</th>
-                <th scope="col">Username</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {registries.data.map((entry) => (
-                <tr key={entry.registry}>
-                  <td>
-                    <code>{entry.registry}</code>
-                  </td>
-                  <td>{entry.username}</td>
-                  <td className="row-actions">
-                    <ConfirmButton
-                      label={`Delete credentials for ${entry.registry}`}
-                      onConfirm={() => remove.mutate(entry.registry)}
-                    >
-                      Delete
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Registry credentials" columns={["Registry", "Username"]} actions>
+          {registries.data.map((entry) => (
+            <tr key={entry.registry}>
+              <td>
+                <code>{entry.registry}</code>
+              </td>
+              <td>{entry.username}</td>
+              <RowActions>
+                <ConfirmButton
+                  label={`Delete credentials for ${entry.registry}`}
+                  onConfirm={() => remove.mutate(entry.registry)}
+                >
+                  Delete
+                </ConfirmButton>
+              </RowActions>
+            </tr>
+          ))}
+        </Table>
       )}
-      {remove.isError && (
-        <p className="error" role="alert">
-          {errorMessage(remove.error)}
-        </p>
-      )}
+      {remove.isError && <ErrorText error={remove.error} />}
       <h3>Add credentials</h3>
       <form className="form inline" onSubmit={onSubmit} aria-label="Add registry credentials">
-        <label className="field">
-          <span>Registry</span>
+        <Field label="Registry">
           <input
             required
             maxLength={255}
@@ -93,9 +76,8 @@ export function RegistriesSection() {
             value={registry}
             onChange={(e) => setRegistry(e.target.value)}
           />
-        </label>
-        <label className="field">
-          <span>Registry username</span>
+        </Field>
+        <Field label="Registry username">
           <input
             required
             maxLength={255}
@@ -103,9 +85,8 @@ export function RegistriesSection() {
             value={username}
             onChange={(e) => setUsername(e.target.value)}
           />
-        </label>
-        <label className="field">
-          <span>Registry password or token</span>
+        </Field>
+        <Field label="Registry password or token">
           <input
             type="password"
             required
@@ -114,16 +95,12 @@ export function RegistriesSection() {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
-        </label>
+        </Field>
         <button type="submit" className="primary" disabled={save.isPending}>
           Save credentials
         </button>
       </form>
-      {save.isError && (
-        <p className="error" role="alert">
-          {errorMessage(save.error)}
-        </p>
-      )}
+      {save.isError && <ErrorText error={save.error} />}
       {savedName && !save.isError && (
         <p className="success" role="status">
           Credentials for {savedName} saved.

@@ -1,10 +1,13 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { errorMessage } from "../../api/errors";
 import type { CreatedToken } from "../../api/types";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { ErrorText } from "../../components/ErrorText";
+import { Field } from "../../components/Field";
 import { formatDateTime } from "../../components/format";
+import { Loading } from "../../components/Loading";
+import { RowActions, Table } from "../../components/Table";
 import { tokensQueryOptions, useCreateToken, useDeleteToken } from "./queries";
 
 function NewTokenNotice({ created, onDone }: { created: CreatedToken; onDone: () => void }) {
@@ -74,61 +77,36 @@ export function TokensSection() {
       <p className="muted">Tokens let scripts and agents call the API as you.</p>
       {created && <NewTokenNotice created={created} onDone={() => setCreated(null)} />}
       <form className="form inline" onSubmit={onSubmit} aria-label="Create API token">
-        <label className="field">
-          <span>Token name</span>
+        <Field label="Token name">
           <input required value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
-        </label>
+        </Field>
         <button type="submit" className="primary" disabled={create.isPending}>
           Create token
         </button>
       </form>
-      {create.isError && (
-        <p className="error" role="alert">
-          {errorMessage(create.error)}
-        </p>
-      )}
-      {remove.isError && (
-        <p className="error" role="alert">
-          {errorMessage(remove.error)}
-        </p>
-      )}
+      {create.isError && <ErrorText error={create.error} />}
+      {remove.isError && <ErrorText error={remove.error} />}
       {tokens.isError ? (
         <ErrorBanner error={tokens.error} onRetry={() => void tokens.refetch()} />
       ) : !tokens.data ? (
-        <p className="muted" role="status">
-          Loading…
-        </p>
+        <Loading />
       ) : tokens.data.length === 0 ? (
         <p className="muted">No API tokens yet.</p>
       ) : (
-        <div className="table-wrap">
-          <table aria-label="API tokens">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.data.map((token) => (
-                <tr key={token.id}>
-                  <td>{token.name}</td>
-                  <td>{formatDateTime(token.created_at)}</td>
-                  <td>{token.last_used_at ? formatDateTime(token.last_used_at) : "Never"}</td>
-                  <td className="row-actions">
-                    <ConfirmButton label={`Delete token ${token.name}`} onConfirm={() => remove.mutate(token.id)}>
-                      Delete
-                    </ConfirmButton>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="API tokens" columns={["Name", "Created", "Last used"]} actions>
+          {tokens.data.map((token) => (
+            <tr key={token.id}>
+              <td>{token.name}</td>
+              <td>{formatDateTime(token.created_at)}</td>
+              <td>{token.last_used_at ? formatDateTime(token.last_used_at) : "Never"}</td>
+              <RowActions>
+                <ConfirmButton label={`Delete token ${token.name}`} onConfirm={() => remove.mutate(token.id)}>
+                  Delete
+                </ConfirmButton>
+              </RowActions>
+            </tr>
+          ))}
+        </Table>
       )}
     </section>
   );

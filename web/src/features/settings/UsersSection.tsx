@@ -1,10 +1,13 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { errorMessage } from "../../api/errors";
 import type { Role } from "../../api/types";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { ErrorText } from "../../components/ErrorText";
+import { Field } from "../../components/Field";
 import { formatDateTime } from "../../components/format";
+import { Loading } from "../../components/Loading";
+import { RowActions, Table } from "../../components/Table";
 import { useCurrentUser } from "../auth/queries";
 import { useCreateUser, useDeleteUser, useSetUserPassword, usersQueryOptions } from "./queries";
 
@@ -23,21 +26,16 @@ function SetPasswordForm({ username, onDone }: { username: string; onDone: (mess
   return (
     <form className="form inline" onSubmit={onSubmit} aria-label={`Set password of ${username}`}>
       <input type="text" name="username" autoComplete="username" value={username} readOnly hidden />
-      <label className="field">
-        <span>New password for {username}</span>
+      <Field label={`New password for ${username}`}>
         <input type="password" required autoComplete="new-password" value={password} onChange={(e) => setValue(e.target.value)} />
-      </label>
+      </Field>
       <button type="submit" className="primary" disabled={setPassword.isPending}>
         Set password
       </button>
       <button type="button" onClick={() => onDone("")}>
         Cancel
       </button>
-      {setPassword.isError && (
-        <p className="error" role="alert">
-          {errorMessage(setPassword.error)}
-        </p>
-      )}
+      {setPassword.isError && <ErrorText error={setPassword.error} />}
     </form>
   );
 }
@@ -77,54 +75,38 @@ export function UsersSection() {
       {users.isError ? (
         <ErrorBanner error={users.error} onRetry={() => void users.refetch()} />
       ) : !users.data ? (
-        <p className="muted" role="status">
-          Loading…
-        </p>
+        <Loading />
       ) : (
-        <div className="table-wrap">
-          <table aria-label="Users">
-            <thead>
-              <tr>
-                <th scope="col">Username</th>
-                <th scope="col">Role</th>
-                <th scope="col">Created</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {users.data.map((user) => (
-                <tr key={user.id}>
-                  <td>{user.username}</td>
-                  <td>{user.role}</td>
-                  <td>{formatDateTime(user.created_at)}</td>
-                  <td className="row-actions">
-                    {user.username === me?.username ? (
-                      <span className="muted">you</span>
-                    ) : (
-                      <>
-                        <button
-                          type="button"
-                          aria-label={`Set password of ${user.username}`}
-                          onClick={() => {
-                            setResetMessage("");
-                            setResetting(user.username);
-                          }}
-                        >
-                          Set password
-                        </button>{" "}
-                        <ConfirmButton label={`Delete user ${user.username}`} onConfirm={() => remove.mutate(user.username)}>
-                          Delete
-                        </ConfirmButton>
-                      </>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Users" columns={["Username", "Role", "Created"]} actions>
+          {users.data.map((user) => (
+            <tr key={user.id}>
+              <td>{user.username}</td>
+              <td>{user.role}</td>
+              <td>{formatDateTime(user.created_at)}</td>
+              <RowActions>
+                {user.username === me?.username ? (
+                  <span className="muted">you</span>
+                ) : (
+                  <>
+                    <button
+                      type="button"
+                      aria-label={`Set password of ${user.username}`}
+                      onClick={() => {
+                        setResetMessage("");
+                        setResetting(user.username);
+                      }}
+                    >
+                      Set password
+                    </button>{" "}
+                    <ConfirmButton label={`Delete user ${user.username}`} onConfirm={() => remove.mutate(user.username)}>
+                      Delete
+                    </ConfirmButton>
+                  </>
+                )}
+              </RowActions>
+            </tr>
+          ))}
+        </Table>
       )}
       {resetting && (
         <SetPasswordForm
@@ -141,19 +123,13 @@ export function UsersSection() {
           {resetMessage}
         </p>
       )}
-      {remove.isError && (
-        <p className="error" role="alert">
-          {errorMessage(remove.error)}
-        </p>
-      )}
+      {remove.isError && <ErrorText error={remove.error} />}
       <h3>Add a user</h3>
       <form className="form inline" onSubmit={onSubmit} aria-label="Create user">
-        <label className="field">
-          <span>Username</span>
+        <Field label="Username">
           <input required autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} />
-        </label>
-        <label className="field">
-          <span>Password</span>
+        </Field>
+        <Field label="Password">
           <input
             type="password"
             required
@@ -161,9 +137,8 @@ export function UsersSection() {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
-        </label>
-        <label className="field">
-          <span>Role</span>
+        </Field>
+        <Field label="Role">
           <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
             {ROLES.map((r) => (
               <option key={r} value={r}>
@@ -171,16 +146,12 @@ export function UsersSection() {
               </option>
             ))}
           </select>
-        </label>
+        </Field>
         <button type="submit" className="primary" disabled={create.isPending}>
           Create user
         </button>
       </form>
-      {create.isError && (
-        <p className="error" role="alert">
-          {errorMessage(create.error)}
-        </p>
-      )}
+      {create.isError && <ErrorText error={create.error} />}
       {create.isSuccess && createdName && (
         <p className="success" role="status">
           User {createdName} created.

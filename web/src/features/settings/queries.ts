@@ -1,4 +1,4 @@
-import { keepPreviousData, queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, queryOptions, useMutation, useQueryClient, type QueryKey } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
 import type { NewRegistry, NewUser } from "../../api/types";
@@ -45,94 +45,76 @@ export function registriesQueryOptions() {
 
 // Every change below is audited by the server, so each also refreshes the audit log.
 
-export function useChangePassword() {
+/** Marks the queries under `keys` stale (those on screen are read again); resolves when they are. */
+function useInvalidate(...keys: QueryKey[]) {
   const queryClient = useQueryClient();
+  return () => Promise.all(keys.map((queryKey) => queryClient.invalidateQueries({ queryKey })));
+}
+
+export function useChangePassword() {
+  const invalidate = useInvalidate(settingsKeys.audit);
   return useMutation({
     mutationFn: (body: { current_password: string; new_password: string }) =>
       unwrap(api.PUT("/api/auth/password", { body })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+    onSuccess: invalidate,
   });
 }
 
 export function useCreateToken() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(settingsKeys.tokens, settingsKeys.audit);
   return useMutation({
     mutationFn: (name: string) => unwrap(api.POST("/api/auth/tokens", { body: { name } })),
-    onSuccess: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: settingsKeys.tokens }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSuccess: invalidate,
   });
 }
 
 export function useDeleteToken() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(settingsKeys.tokens, settingsKeys.audit);
   return useMutation({
     mutationFn: (id: number) => unwrap(api.DELETE("/api/auth/tokens/{token_id}", { params: { path: { token_id: id } } })),
-    onSettled: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: settingsKeys.tokens }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSettled: invalidate,
   });
 }
 
 export function useCreateUser() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
   return useMutation({
     mutationFn: (body: NewUser) => unwrap(api.POST("/api/users", { body })),
-    onSuccess: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: settingsKeys.users }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSuccess: invalidate,
   });
 }
 
 export function useDeleteUser() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
   return useMutation({
     mutationFn: (username: string) => unwrap(api.DELETE("/api/users/{username}", { params: { path: { username } } })),
-    onSettled: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: settingsKeys.users }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSettled: invalidate,
   });
 }
 
 /** Admin: set another user's password. */
 export function useSetUserPassword() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(settingsKeys.audit);
   return useMutation({
     mutationFn: ({ username, password }: { username: string; password: string }) =>
       unwrap(api.PUT("/api/users/{username}/password", { params: { path: { username } }, body: { password } })),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+    onSuccess: invalidate,
   });
 }
 
 export function useSetRegistry() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(settingsKeys.registries, settingsKeys.audit);
   return useMutation({
     mutationFn: (body: NewRegistry) => unwrap(api.PUT("/api/registries", { body })),
-    onSettled: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: settingsKeys.registries }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSettled: invalidate,
   });
 }
 
 export function useDeleteRegistry() {
-  const queryClient = useQueryClient();
+  const invalidate = useInvalidate(settingsKeys.registries, settingsKeys.audit);
   return useMutation({
     mutationFn: (registry: string) =>
       unwrap(api.DELETE("/api/registries/{registry}", { params: { path: { registry } } })),
-    onSettled: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: settingsKeys.registries }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSettled: invalidate,
   });
 }

@@ -2,7 +2,7 @@ import { queryOptions } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
 
-export const healthKeys = {
+const healthKeys = {
   all: ["health"] as const,
 };
 

@@ -1,8 +1,9 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
-import { errorMessage } from "../../api/errors";
 import type { Run, RunImage, RunLine, RunProgress } from "../../api/types";
+import { ErrorText } from "../../components/ErrorText";
 import { formatBytes, formatTime } from "../../components/format";
+import { Loading } from "../../components/Loading";
 import { percentText, ProgressBar } from "../../components/ProgressBar";
 import { invalidateStacks, runEventsUrl, stackKeys, stackRunQueryOptions } from "./queries";
 
@@ -15,7 +16,7 @@ function isRun(value: unknown): value is Run {
  * when the run is over (a final state, or `end`), the stream is closed and the stacks and
  * the update summary are refreshed. The stream is closed on unmount too.
  */
-export function useRunEvents(stackId: string, run: Run | null | undefined) {
+function useRunEvents(stackId: string, run: Run | null | undefined) {
   const queryClient = useQueryClient();
   const running = run?.status === "running";
   const runId = run?.id;
@@ -165,7 +166,7 @@ function StatusLine({ run }: { run: Run }) {
 }
 
 /** Draws one run's state: status, the weighted bar, per-image bars, counters and output. */
-export function RunView({ run }: { run: Run }) {
+function RunView({ run }: { run: Run }) {
   const { progress } = run;
   const counter = counterText(progress);
   const containers = containersText(progress);
@@ -221,14 +222,12 @@ export function DeployConsole({
   busy,
   title,
   onClose,
-  emptyText = "No action has run on this stack yet.",
 }: {
   stackId: string;
   /** The stack's action in progress as the stack list reports it (e.g. started elsewhere). */
   busy?: string | null;
   title?: ReactNode;
   onClose?: () => void;
-  emptyText?: string;
 }) {
   const queryClient = useQueryClient();
   const runQuery = useQuery(stackRunQueryOptions(stackId));
@@ -257,15 +256,11 @@ export function DeployConsole({
       {run ? (
         <RunView run={run} />
       ) : runQuery.isError ? (
-        <p className="error" role="alert">
-          {errorMessage(runQuery.error)}
-        </p>
+        <ErrorText error={runQuery.error} />
       ) : runQuery.isPending ? (
-        <p className="muted" role="status">
-          Loading…
-        </p>
+        <Loading />
       ) : (
-        <p className="muted">{emptyText}</p>
+        <p className="muted">No action has run on this stack yet.</p>
       )}
     </section>
   );

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from "react";
 import { useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
+import { Field } from "../../components/Field";
 import { useCreateStack } from "./queries";
 
 const COMPOSE_PLACEHOLDER = `services:
@@ -30,12 +31,10 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
     <section className="card" aria-labelledby="new-stack-title">
       <h2 id="new-stack-title">New stack</h2>
       <form className="form wide" onSubmit={onSubmit} aria-label="New stack">
-        <label className="field">
-          <span>Name</span>
+        <Field label="Name">
           <input required maxLength={200} autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} />
-        </label>
-        <label className="field">
-          <span>Compose file</span>
+        </Field>
+        <Field label="Compose file">
           <textarea
             className="code-editor"
             required
@@ -45,9 +44,8 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
             value={compose}
             onChange={(e) => setCompose(e.target.value)}
           />
-        </label>
-        <label className="field">
-          <span>.env (optional)</span>
+        </Field>
+        <Field label=".env (optional)">
           <textarea
             className="code-editor"
             rows={4}
@@ -56,7 +54,7 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
             value={env}
             onChange={(e) => setEnv(e.target.value)}
           />
-        </label>
+        </Field>
         {create.isError && (
           <pre className="error error-detail" role="alert">
             {errorMessage(create.error)}

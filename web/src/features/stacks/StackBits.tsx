@@ -1,6 +1,7 @@
 import { errorMessage } from "../../api/errors";
 import type { Run, Stack, StackAction, StackState } from "../../api/types";
 import { ConfirmButton } from "../../components/ConfirmButton";
+import { ErrorText } from "../../components/ErrorText";
 import { formatDateTime } from "../../components/format";
 import { useCheckUpdates, useStackAction } from "./queries";
 
@@ -91,11 +92,7 @@ export function StackActions({
           Down
         </ConfirmButton>
       </div>
-      {mutation.isError && (
-        <p className="error" role="alert">
-          {errorMessage(mutation.error)}
-        </p>
-      )}
+      {mutation.isError && <ErrorText error={mutation.error} />}
     </div>
   );
 }

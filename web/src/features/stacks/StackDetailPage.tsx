@@ -1,11 +1,14 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useNavigate, useParams } from "react-router";
-import { ApiError, errorMessage } from "../../api/errors";
+import { ApiError } from "../../api/errors";
 import type { ImageUpdate, StackDetail, StackService, StackUpdate } from "../../api/types";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { ErrorText } from "../../components/ErrorText";
 import { formatDateTime, shortDigest } from "../../components/format";
+import { Loading } from "../../components/Loading";
+import { Table } from "../../components/Table";
 import { useCurrentUser } from "../auth/queries";
 import { DeployConsole } from "./DeployConsole";
 import { stackQueryOptions, stackUpdatesQueryOptions, useDeleteStack, useSetAutoUpdate } from "./queries";
@@ -68,6 +71,8 @@ function ServiceRows({ service }: { service: StackService }) {
   );
 }
 
+const SERVICE_COLUMNS = ["Service", "Container", "State", "Health", "Image", "Ports"] as const;
+
 function ServicesCard({ stack }: { stack: StackDetail }) {
   return (
     <section className="card" aria-labelledby="services-title">
@@ -75,25 +80,11 @@ function ServicesCard({ stack }: { stack: StackDetail }) {
       {stack.services.length === 0 ? (
         <p className="muted">No services{stack.state === "invalid" ? " (the compose file does not resolve)" : ""}.</p>
       ) : (
-        <div className="table-wrap">
-          <table aria-label="Services">
-            <thead>
-              <tr>
-                <th scope="col">Service</th>
-                <th scope="col">Container</th>
-                <th scope="col">State</th>
-                <th scope="col">Health</th>
-                <th scope="col">Image</th>
-                <th scope="col">Ports</th>
-              </tr>
-            </thead>
-            <tbody>
-              {stack.services.map((service) => (
-                <ServiceRows key={service.name} service={service} />
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table label="Services" columns={SERVICE_COLUMNS}>
+          {stack.services.map((service) => (
+            <ServiceRows key={service.name} service={service} />
+          ))}
+        </Table>
       )}
     </section>
   );
@@ -146,14 +137,12 @@ function AutoUpdateToggle({ stackId, enabled }: { stackId: string; enabled: bool
         <span>Auto-update</span>
       </label>
       <span className="muted small">Pull and recreate on its own when a newer image appears.</span>
-      {set.isError && (
-        <p className="error" role="alert">
-          {errorMessage(set.error)}
-        </p>
-      )}
+      {set.isError && <ErrorText error={set.error} />}
     </div>
   );
 }
+
+const IMAGE_COLUMNS = ["Service", "Image", "State", "Local", "Registry", "Checked"] as const;
 
 function ImageUpdatesCard({
   stackId,
@@ -175,44 +164,30 @@ function ImageUpdatesCard({
       {!update || update.images.length === 0 ? (
         <p className="muted">No images to check.</p>
       ) : (
-        <div className="table-wrap">
-          <table aria-label="Image updates">
-            <thead>
-              <tr>
-                <th scope="col">Service</th>
-                <th scope="col">Image</th>
-                <th scope="col">State</th>
-                <th scope="col">Local</th>
-                <th scope="col">Registry</th>
-                <th scope="col">Checked</th>
+        <Table label="Image updates" columns={IMAGE_COLUMNS}>
+          {update.images.map((image) => {
+            const state = IMAGE_STATE[image.state];
+            return (
+              <tr key={`${image.service}-${image.image}`}>
+                <td>{image.service}</td>
+                <td className="detail">
+                  <code>{image.image}</code>
+                </td>
+                <td>
+                  <span className={state.className}>{state.label}</span>
+                  {image.error && <div className="error small">{image.error}</div>}
+                </td>
+                <td>
+                  <code title={image.local_digest ?? undefined}>{shortDigest(image.local_digest)}</code>
+                </td>
+                <td>
+                  <code title={image.remote_digest ?? undefined}>{shortDigest(image.remote_digest)}</code>
+                </td>
+                <td className="nowrap">{formatDateTime(image.checked_at)}</td>
               </tr>
-            </thead>
-            <tbody>
-              {update.images.map((image) => {
-                const state = IMAGE_STATE[image.state];
-                return (
-                  <tr key={`${image.service}-${image.image}`}>
-                    <td>{image.service}</td>
-                    <td className="detail">
-                      <code>{image.image}</code>
-                    </td>
-                    <td>
-                      <span className={state.className}>{state.label}</span>
-                      {image.error && <div className="error small">{image.error}</div>}
-                    </td>
-                    <td>
-                      <code title={image.local_digest ?? undefined}>{shortDigest(image.local_digest)}</code>
-                    </td>
-                    <td>
-                      <code title={image.remote_digest ?? undefined}>{shortDigest(image.remote_digest)}</code>
-                    </td>
-                    <td className="nowrap">{formatDateTime(image.checked_at)}</td>
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+            );
+          })}
+        </Table>
       )}
     </section>
   );
@@ -244,11 +219,7 @@ function DeleteStackCard({ stackId }: { stackId: string }) {
           {remove.isPending ? "Deleting…" : "Delete"}
         </ConfirmButton>
       </div>
-      {remove.isError && (
-        <p className="error" role="alert">
-          {errorMessage(remove.error)}
-        </p>
-      )}
+      {remove.isError && <ErrorText error={remove.error} />}
     </section>
   );
 }
@@ -272,9 +243,7 @@ export function StackDetailPage() {
         {stack.isError ? (
           <ErrorBanner error={stack.error} onRetry={notFound ? undefined : () => void stack.refetch()} />
         ) : (
-          <p className="muted" role="status">
-            Loading…
-          </p>
+          <Loading />
         )}
       </main>
     );

@@ -1,6 +1,9 @@
 import { useQuery } from "@tanstack/react-query";
 import { useId, useState, type FormEvent } from "react";
 import { errorMessage } from "../../api/errors";
+import { ErrorText } from "../../components/ErrorText";
+import { Field } from "../../components/Field";
+import { Loading } from "../../components/Loading";
 import { stackSecretsQueryOptions, useSaveSecrets, useSaveStackFile, type StackFileKind } from "./queries";
 
 /**
@@ -44,8 +47,7 @@ function TextFileForm({
 
   return (
     <form className="form wide" onSubmit={onSubmit} aria-label={label}>
-      <label className="field">
-        <span>{label}</span>
+      <Field label={label}>
         <textarea
           className="code-editor"
           rows={rows}
@@ -57,7 +59,7 @@ function TextFileForm({
             setSaved(false);
           }}
         />
-      </label>
+      </Field>
       <div className="actions">
         <button type="submit" className="primary" disabled={save.isPending}>
           {save.isPending ? "Saving…" : `Save ${label}`}
@@ -115,7 +117,7 @@ export function SecretsEditor({ stackId, hasSecrets }: { stackId: string; hasSec
 
   if (!shown) {
     return (
-      <div className="secrets-closed">
+      <div>
         <p className="muted">
           {hasSecrets ? "This stack has a .secrets file." : "This stack has no .secrets file yet."} Its values are
           loaded only when you ask.
@@ -129,13 +131,9 @@ export function SecretsEditor({ stackId, hasSecrets }: { stackId: string; hasSec
   return (
     <div>
       {secrets.isError ? (
-        <p className="error" role="alert">
-          {errorMessage(secrets.error)}
-        </p>
+        <ErrorText error={secrets.error} />
       ) : !secrets.data ? (
-        <p className="muted" role="status">
-          Loading…
-        </p>
+        <Loading />
       ) : (
         <TextFileForm label=".secrets" content={secrets.data.content} rows={6} save={save} />
       )}

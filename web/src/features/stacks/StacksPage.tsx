@@ -3,6 +3,8 @@ import { useState } from "react";
 import { Link } from "react-router";
 import type { Stack, StackUpdate } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { Loading } from "../../components/Loading";
+import { RowActions, Table } from "../../components/Table";
 import { useCurrentUser } from "../auth/queries";
 import { DeployConsole } from "./DeployConsole";
 import { NewStackForm } from "./NewStackForm";
@@ -45,9 +47,9 @@ function StackRow({
           </>
         )}
       </td>
-      <td className="row-actions">
+      <RowActions>
         <StackActions stack={stack} hasUpdate={update?.has_update} onStarted={() => onStarted(stack.id)} />
-      </td>
+      </RowActions>
     </tr>
   );
 }
@@ -99,39 +101,23 @@ export function StacksPage() {
         {stacks.isError && !stacks.data ? (
           <ErrorBanner error={stacks.error} onRetry={() => void stacks.refetch()} />
         ) : !stacks.data ? (
-          <p className="muted" role="status">
-            Loading…
-          </p>
+          <Loading />
         ) : stacks.data.length === 0 ? (
           <p className="muted">
             No stacks yet. {isAdmin ? "Create one with “New stack”, or put" : "Put"} a folder with a compose file in
             the stacks folder.
           </p>
         ) : (
-          <div className="table-wrap">
-            <table aria-label="Stacks">
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Services</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {stacks.data.map((stack) => (
-                  <StackRow
-                    key={stack.id}
-                    stack={stack}
-                    update={updateOf.get(stack.id)}
-                    onStarted={(id) => setWatching((ids) => [id, ...ids.filter((other) => other !== id)])}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table label="Stacks" columns={["Name", "State", "Services"]} actions>
+            {stacks.data.map((stack) => (
+              <StackRow
+                key={stack.id}
+                stack={stack}
+                update={updateOf.get(stack.id)}
+                onStarted={(id) => setWatching((ids) => [id, ...ids.filter((other) => other !== id)])}
+              />
+            ))}
+          </Table>
         )}
       </section>
     </main>

@@ -16,9 +16,9 @@ export const stackKeys = {
 };
 
 /** Polling of the stack list and a stack's detail. */
-export const STACKS_REFETCH_MS = 5_000;
+const STACKS_REFETCH_MS = 5_000;
 /** Polling of the (cached, cheap) update summary. */
-export const UPDATES_REFETCH_MS = 60_000;
+const UPDATES_REFETCH_MS = 60_000;
 
 export function stacksQueryOptions() {
   return queryOptions({
