@@ -238,6 +238,7 @@ def test_download_a_folder_as_a_streamed_zip(admin_client, tree):
 def test_traversal_is_refused_everywhere(admin_client, tree, outside, path):
     os.symlink(outside, tree / "web" / "escape") if not (tree / "web" / "escape").exists() else 0
     before = sorted(p.name for p in tree.parent.iterdir())
+    inside = sorted(str(p.relative_to(tree)) for p in tree.rglob("*"))
     attempts = [
         admin_client.get("/api/files", params={"path": path}),
         admin_client.get("/api/files/content", params={"path": path}),
@@ -258,6 +259,7 @@ def test_traversal_is_refused_everywhere(admin_client, tree, outside, path):
         assert "do not leak" not in response.text and "root:x:0:0" not in response.text
     assert outside.read_text() == "do not leak"
     assert sorted(p.name for p in tree.parent.iterdir()) == before
+    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*")) == inside  # nothing made
     assert (tree / "web" / "compose.yaml").exists()
 
 

@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 from stackyard.errors import Forbidden, Invalid, NotFound
 
 
-def _clean(user_path: str) -> PurePosixPath:
+def clean(user_path: str) -> PurePosixPath:
     """A relative path without `.`/`..` segments; refuses what could point elsewhere."""
     if "\x00" in user_path:
         raise Invalid("Path contains a NUL byte")
@@ -32,7 +32,7 @@ def confine(root: Path, user_path: str, must_exist: bool = True, follow: bool = 
     may be missing (create, upload, rename target); its folder must exist.
     """
     base = root.resolve()
-    relative = _clean(user_path)
+    relative = clean(user_path)
     if not relative.parts:
         if must_exist:
             return base

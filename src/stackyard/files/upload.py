@@ -7,16 +7,17 @@ import contextlib
 import os
 import tempfile
 from collections.abc import AsyncIterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from stackyard.errors import Conflict, Invalid
-from stackyard.files.confine import confine, relative_to_root
+from stackyard.files.confine import clean, confine, relative_to_root
 from stackyard.files_atomic import NEW_FILE_MODE
 
 
 def _make_parents(root: Path, user_path: str) -> None:
-    """Create the folders an upload needs, one confined step at a time."""
-    parts = PurePosixPath(user_path.strip().lstrip("/")).parts[:-1]
+    """Create the folders an upload needs, one confined step at a time (a path that is
+    refused is refused before anything is created)."""
+    parts = clean(user_path).parts[:-1]
     for depth in range(1, len(parts) + 1):
         folder = confine(root, "/".join(parts[:depth]), must_exist=False)
         if not folder.exists():
