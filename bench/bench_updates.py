@@ -102,12 +102,15 @@ def run() -> None:
 
         since = len(registry.requests())
         health = median_latency(http, "/api/health", CALLS)
+        me = median_latency(http, "/api/auth/me", CALLS)  # signed-in, nothing else
         updates = median_latency(http, "/api/stacks/updates", CALLS)
         time.sleep(0.5)
         during = len(registry.requests()[since:])
         print(
             f"GET /api/stacks/updates: median {updates * 1000:.2f} ms | GET /api/health "
-            f"{health * 1000:.2f} ms | ratio {updates / health:.2f} (n={CALLS})",
+            f"{health * 1000:.2f} ms | ratio {updates / health:.2f} (n={CALLS}); "
+            f"of which sign-in: GET /api/auth/me {me * 1000:.2f} ms, ratio to it "
+            f"{updates / me:.2f}",
             flush=True,
         )
         print(f"registry requests during {CALLS} summary calls: {during} (goal 0)", flush=True)
