@@ -84,34 +84,26 @@ def cleanup_labelled(
             return False
         return True
 
-    # Containers first: they hold networks, volumes and images.
-    seen: set[str] = set()
-    for flt in filters:
-        for c in client.containers.list(all=True, filters=flt):
-            if c.id in seen:
-                continue
-            seen.add(c.id)
-            # v=True also drops the container's *anonymous* volumes (never named ones).
-            if attempt("container", c.name, lambda c=c: c.remove(force=True, v=True)):
-                report.containers.append(c.name)
+    def remove_all(kind: str, listing, remove, removed: list[str]) -> None:
+        """Each object any filter finds, once."""
+        seen: set[str] = set()
+        for flt in filters:
+            for obj in listing(filters=flt):
+                if obj.id not in seen:
+                    seen.add(obj.id)
+                    if attempt(kind, obj.name, lambda obj=obj: remove(obj)):
+                        removed.append(obj.name)
 
-    seen = set()
-    for flt in filters:
-        for n in client.networks.list(filters=flt):
-            if n.id in seen:
-                continue
-            seen.add(n.id)
-            if attempt("network", n.name, n.remove):
-                report.networks.append(n.name)
-
-    seen = set()
-    for flt in filters:
-        for v in client.volumes.list(filters=flt):
-            if v.id in seen:
-                continue
-            seen.add(v.id)
-            if attempt("volume", v.name, lambda v=v: v.remove(force=True)):
-                report.volumes.append(v.name)
+    # Containers first: they hold networks, volumes and images. v=True also drops a
+    # container's *anonymous* volumes (never named ones).
+    remove_all(
+        "container",
+        lambda filters: client.containers.list(all=True, filters=filters),
+        lambda c: c.remove(force=True, v=True),
+        report.containers,
+    )
+    remove_all("network", client.networks.list, lambda n: n.remove(), report.networks)
+    remove_all("volume", client.volumes.list, lambda v: v.remove(force=True), report.volumes)
 
     # Images: only this run's label (compose projects' images are left alone). An
     # image can be the parent of another labelled one, so retry for a few rounds.

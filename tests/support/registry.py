@@ -42,6 +42,8 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
+from tests.support.processes import stop_process
+
 REGISTRY_BIN = "docker-registry"
 TOKEN_SERVICE = "stackyard-test-registry"
 TOKEN_ISSUER = "stackyard-test-token-issuer"
@@ -162,13 +164,7 @@ class Registry:
         pytest.fail(f"docker-registry did not start: {last_error}\n{tail}", pytrace=False)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
         self.process = None
 
     def push(self, local_image: str, repo: str, tag: str) -> str:

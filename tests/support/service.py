@@ -19,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from stackyard.app import create_app
 from stackyard.settings import Settings
+from tests.support.processes import stop_process
 
 ADMIN_PASSWORD = "admin-password-for-tests"
 USER_PASSWORD = "user-password-for-tests"
@@ -123,13 +124,7 @@ class ServerProcess:
         return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
+        stop_process(self.process)
 
 
 def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
