@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -62,6 +63,16 @@ def _refs(project: Project) -> list[tuple[str, str, ImageRef | None]]:
         except Invalid:
             found.append((service.name, service.image, None))
     return found
+
+
+def _tagged_refs(projects: Iterable[Project]) -> dict[str, ImageRef]:
+    """The distinct registry images, by name, whose digest can change (not pinned)."""
+    return {
+        ref.name: ref
+        for project in projects
+        for _, _, ref in _refs(project)
+        if ref is not None and not ref.pinned
+    }
 
 
 def image_state(ref: ImageRef | None, snapshot: DigestSnapshot) -> tuple[ImageState, str | None]:
@@ -158,12 +169,7 @@ class UpdateService:
         """One pass over every stack: each distinct image reference asked once."""
         async with self._check_lock:
             projects = await self._projects(self.host.store.ids())
-            refs = {
-                ref.name: ref
-                for p in projects.values()
-                for _, _, ref in _refs(p)
-                if ref is not None and not ref.pinned
-            }
+            refs = _tagged_refs(projects.values())
             local = await asyncio.to_thread(self._local, list(refs.values()))
             # Built or loaded here (present, no registry digest): nothing to ask anyone.
             asked = [
@@ -216,15 +222,9 @@ class UpdateService:
     async def reconcile(self, stack_id: str) -> None:
         """After a pull or update: the stack's local digests, read again from the engine,
         so that its update indicator clears at once."""
-        projects = await self._projects([stack_id])
-        refs = [
-            ref
-            for p in projects.values()
-            for _, _, ref in _refs(p)
-            if ref is not None and not ref.pinned
-        ]
+        refs = _tagged_refs((await self._projects([stack_id])).values())
         if refs:
-            local = await asyncio.to_thread(self._local, refs)
+            local = await asyncio.to_thread(self._local, list(refs.values()))
             self.host.digests.update(local=local)
         self.host.changed()
 
