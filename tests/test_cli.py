@@ -55,7 +55,7 @@ def test_user_and_token_commands_work_against_the_service(tmp_path):
     try:
         assert login(server.url, "bob", "bob-password-1").status_code == 401
         bob = login(server.url, "bob", "bob-password-9")
-        assert bob.status_code == 200 and bob.json()["user"]["role"] == "user"
+        assert bob.status_code == 200 and bob.json()["user"]["role"] == "viewer"
         headers = {"Authorization": f"Bearer {token.stdout.strip()}"}
         me = httpx.get(f"{server.url}/api/auth/me", headers=headers)
         assert me.json()["username"] == "ops" and me.json()["role"] == "admin"
@@ -116,7 +116,7 @@ def test_secrets_stay_out_of_the_server_log(tmp_path):
         )
         token = session.post(
             "/api/auth/tokens",
-            json={"name": "t"},
+            json={"name": "t", "password": ADMIN_PASSWORD},
             headers={"X-CSRF-Token": session.cookies["stackyard_csrf"]},
         ).json()["token"]
         assert httpx.get(f"{server.url}/api/auth/me?token={token}").status_code == 401

@@ -14,9 +14,11 @@ from fastapi.staticfiles import StaticFiles
 from stackyard import __version__
 from stackyard.api import agent, audit, auth, docs, files, health, registries, stacks, system, users
 from stackyard.api import errors as api_errors
+from stackyard.api.bodyguard import BodyGuard
+from stackyard.api.deps import authenticate, check_agent_token
 from stackyard.api.web import mount_ui
 from stackyard.auth.throttle import LoginThrottle
-from stackyard.auth.users import ensure_bootstrap_admin
+from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
 from stackyard.db import Database
 from stackyard.settings import Settings
 from stackyard.stacks.host import Host
@@ -59,6 +61,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         if mode == "central":
             db = Database(settings.effective_database_url)
             db.reconcile()
+            migrate_legacy_roles(db)
             ensure_bootstrap_admin(db, settings.admin_password)
             app.state.db = db
         host = Host(settings)
@@ -96,8 +99,21 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         return response
 
     if mode == "agent":
+        app.add_middleware(
+            BodyGuard,
+            authenticate=lambda request, _method: check_agent_token(request),
+            max_bytes=lambda: settings.max_json_bytes,
+        )
         app.include_router(agent.router, prefix="/agent")
         return app
+
+    app.add_middleware(
+        BodyGuard,
+        authenticate=authenticate,
+        max_bytes=lambda: settings.max_json_bytes,
+        public=frozenset({("POST", "/api/auth/login")}),
+        streamed=frozenset({("PUT", "/api/files/upload")}),
+    )
 
     app.include_router(_api_router())
     from swagger_ui_bundle import swagger_ui_path

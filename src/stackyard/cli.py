@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from stackyard import __version__
+from stackyard.auth.principal import Role
 from stackyard.errors import StackyardError
 
 app = typer.Typer(
@@ -69,6 +70,8 @@ def _run(mode: str, host: str | None, port: int | None, default_port: int) -> No
         port=port or (settings.port if mode == "central" else default_port),
         log_config=None,
         server_header=False,
+        # Forwarded headers are believed only from STACKYARD_TRUSTED_PROXIES (api/deps.py).
+        proxy_headers=False,
     )
 
 
@@ -105,24 +108,22 @@ PasswordStdin = Annotated[
 @user_app.command("create")
 def user_create(
     name: str,
-    admin: Annotated[bool, typer.Option("--admin", help="Give the admin role")] = False,
+    role: Annotated[
+        Role,
+        typer.Option("--role", help="admin, operator (runs actions) or viewer (reads only)"),
+    ] = Role.viewer,
+    admin: Annotated[bool, typer.Option("--admin", help="Same as --role admin")] = False,
     password_stdin: PasswordStdin = False,
 ) -> None:
-    """Create a user (role `user`, or `admin` with --admin)."""
-    from stackyard.auth.principal import Role
+    """Create a user (role `viewer` unless --role or --admin says otherwise)."""
     from stackyard.auth.users import create_user
 
+    role = Role.admin if admin else role
     try:
-        create_user(
-            _database(),
-            "cli",
-            name,
-            _read_password(password_stdin),
-            Role.admin if admin else Role.user,
-        )
+        create_user(_database(), "cli", name, _read_password(password_stdin), role)
     except StackyardError as exc:
         _fail(exc)
-    typer.echo(f"Created user {name!r} ({'admin' if admin else 'user'})")
+    typer.echo(f"Created user {name!r} ({role})")
 
 
 @user_app.command("passwd")

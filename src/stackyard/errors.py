@@ -35,6 +35,10 @@ class Conflict(StackyardError):
     """The request conflicts with the current state (exists already, busy, changed)."""
 
 
+class TooLarge(StackyardError):
+    """The request (its body) is larger than allowed; nothing was read past the limit."""
+
+
 class TooManyRequests(StackyardError):
     """Slowed down: try again after `retry_after` seconds."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import ipaddress
 import secrets
 from enum import StrEnum
 from functools import cached_property
@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stackyard import __version__
 from stackyard.errors import ConfigError
+from stackyard.files_atomic import write_atomic
 
 #: Values people paste from examples; refused as secrets outside development.
 _KNOWN_WEAK = {
@@ -29,6 +30,7 @@ _KNOWN_WEAK = {
 }
 MIN_SECRET_LENGTH = 32
 MIN_PASSWORD_LENGTH = 8
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 class Environment(StrEnum):
@@ -81,6 +83,27 @@ class Settings(BaseSettings):
     update_check_interval: int = Field(
         6 * 3600, ge=0, validation_alias=_env("STACKYARD_UPDATE_CHECK_INTERVAL")
     )
+    max_json_bytes: int = Field(
+        2 * 1024 * 1024, ge=1024, validation_alias=_env("STACKYARD_MAX_JSON_BYTES")
+    )
+    trusted_proxies: str = Field("", validation_alias=_env("STACKYARD_TRUSTED_PROXIES"))
+    subprocess_memory_mb: int = Field(
+        1024, ge=64, validation_alias=_env("STACKYARD_SUBPROCESS_MEMORY_MB")
+    )
+    subprocess_cpu_seconds: int = Field(
+        120, ge=1, validation_alias=_env("STACKYARD_SUBPROCESS_CPU_SECONDS")
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        _parse_networks(value)  # raises ValueError naming the bad entry
+        return value
+
+    @cached_property
+    def trusted_proxy_networks(self) -> tuple[IPNetwork, ...]:
+        """The reverse proxies whose X-Forwarded-For / X-Forwarded-Proto are believed."""
+        return _parse_networks(self.trusted_proxies)
 
     @field_validator("app_version")
     @classmethod
@@ -105,9 +128,15 @@ class Settings(BaseSettings):
         return f"sqlite:///{(self.data_dir / 'stackyard.db').resolve()}"
 
     def prepare_dirs(self) -> None:
-        """Create the data and stacks folders if they are missing."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        """Create the data and stacks folders if they are missing. The data folder (the
+        database, the secret key, caches) is readable by its owner only."""
+        self._private_data_dir()
         self.stacks_dir.mkdir(parents=True, exist_ok=True)
+
+    def _private_data_dir(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.data_dir.stat().st_mode & 0o077:
+            self.data_dir.chmod(0o700)
 
     @cached_property
     def effective_secret_key(self) -> str:
@@ -116,11 +145,13 @@ class Settings(BaseSettings):
             return self.secret_key
         path = self.data_dir / "secret_key"
         if not path.exists():
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(secrets.token_urlsafe(48))
-        return path.read_text().strip()
+            self._private_data_dir()
+            # Written whole or not at all: a crash never leaves an empty key behind.
+            write_atomic(path, secrets.token_urlsafe(48).encode(), mode=0o600)
+        key = path.read_text().strip()
+        if not key:
+            raise ConfigError(f"{path} is empty: remove it to have a new key generated")
+        return key
 
     def check_safe(self, mode: str) -> None:
         """Refuse unsafe values outside development, naming what to change."""
@@ -155,6 +186,18 @@ class Settings(BaseSettings):
         """Secret values that must never reach a log line."""
         values = [self.secret_key, self.admin_password, self.agent_token]
         return [v for v in values if v]
+
+
+def _parse_networks(value: str) -> tuple[IPNetwork, ...]:
+    networks = []
+    for item in value.replace(",", " ").split():
+        try:
+            networks.append(ipaddress.ip_network(item, strict=False))
+        except ValueError as exc:
+            raise ValueError(
+                f"STACKYARD_TRUSTED_PROXIES: {item!r} is not an IP address or network"
+            ) from exc
+    return tuple(networks)
 
 
 def _weak(value: str, min_length: int) -> bool:

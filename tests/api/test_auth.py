@@ -1,10 +1,13 @@
 from datetime import timedelta
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
+from stackyard.app import create_app
 from stackyard.db.models import LoginSession
 from stackyard.db.types import utcnow
+from stackyard.settings import Settings
 from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, sign_in
 
 
@@ -45,30 +48,90 @@ def test_repeated_failures_are_slowed_down(app, client: TestClient):
     assert ok.status_code == 200
 
 
+def _login_from(client: TestClient, address: str, password: str) -> int:
+    return client.post(
+        "/api/auth/login",
+        json={"username": "admin", "password": password},
+        headers={"X-Forwarded-For": address},
+    ).status_code
+
+
+@pytest.fixture
+def behind_proxy(tmp_path, database_url):
+    """The service behind a reverse proxy at the test client's address."""
+    settings = Settings(
+        data_dir=tmp_path / "proxied",
+        stacks_dir=tmp_path / "stacks",
+        database_url=f"sqlite:///{tmp_path / 'proxied' / 'db.sqlite'}",
+        secret_key="k" * 48,
+        admin_password=ADMIN_PASSWORD,
+        update_check_interval=0,
+        trusted_proxies="127.0.0.1",
+    )
+    application = create_app(settings)
+    application.state.throttle.account_delay = 0.05
+    with TestClient(application, client=("127.0.0.1", 50000)) as client:
+        yield client
+
+
+def test_an_attacker_cannot_lock_the_owner_out(behind_proxy: TestClient):
+    """Guesses from many addresses: each guessing address is refused, while the owner,
+    from an address of their own, still signs in with the right password."""
+    throttle = behind_proxy.app.state.throttle
+    throttle.clock = lambda: 5000.0  # the attack is quick: no wait runs out meanwhile
+    for i in range(60):
+        status = _login_from(behind_proxy, f"203.0.113.{i % 10}", "guess-guess-guess")
+        assert status in (401, 429)
+    assert _login_from(behind_proxy, "203.0.113.1", "guess-guess-guess") == 429
+    assert throttle.check("admin", "198.51.100.7") > 0  # the account is under attack
+    assert _login_from(behind_proxy, "198.51.100.7", ADMIN_PASSWORD) == 200
+
+
+def test_forwarded_for_counts_only_from_trusted_proxies(app, client: TestClient):
+    """Without STACKYARD_TRUSTED_PROXIES, a client cannot pick a fresh address per guess
+    with X-Forwarded-For: all its guesses count against its real address."""
+    for i in range(app.state.throttle.free_attempts):
+        assert _login_from(client, f"203.0.113.{i}", "guess-guess-guess") == 401
+    assert _login_from(client, "203.0.113.200", ADMIN_PASSWORD) == 429
+
+
 def test_cookie_writes_need_the_csrf_token(app, client: TestClient):
     sign_in(client, "admin", ADMIN_PASSWORD)
     token = client.headers.pop("X-CSRF-Token")
-    refused = client.post("/api/auth/tokens", json={"name": "ci"})
+    body = {"name": "ci", "password": ADMIN_PASSWORD}
+    refused = client.post("/api/auth/tokens", json=body)
     assert refused.status_code == 403
     assert "X-CSRF-Token" in refused.json()["detail"]
-    forged = client.post(
-        "/api/auth/tokens", json={"name": "ci"}, headers={"X-CSRF-Token": "f" * 64}
-    )
+    forged = client.post("/api/auth/tokens", json=body, headers={"X-CSRF-Token": "f" * 64})
     assert forged.status_code == 403
     assert client.get("/api/auth/tokens").json() == []  # nothing was created
-    ok = client.post("/api/auth/tokens", json={"name": "ci"}, headers={"X-CSRF-Token": token})
+    ok = client.post("/api/auth/tokens", json=body, headers={"X-CSRF-Token": token})
     assert ok.status_code == 201
 
 
-def test_api_token_authenticates_without_cookie_or_csrf(app, admin_client: TestClient):
-    created = admin_client.post("/api/auth/tokens", json={"name": "script"})
-    assert created.status_code == 201
-    secret = created.json()["token"]
-    assert secret.startswith("sy_")
-    bearer = TestClient(app)
+def _token(client: TestClient, name: str = "script", password: str = ADMIN_PASSWORD) -> dict:
+    created = client.post("/api/auth/tokens", json={"name": name, "password": password})
+    assert created.status_code == 201, created.text
+    return created.json()
+
+
+def _bearer(app, secret: str) -> TestClient:
+    bearer = TestClient(app, raise_server_exceptions=False)
     bearer.headers["Authorization"] = f"Bearer {secret}"
+    return bearer
+
+
+def test_api_token_authenticates_without_cookie_or_csrf(app, admin_client: TestClient):
+    secret = _token(admin_client)["token"]
+    assert secret.startswith("sy_")
+    bearer = _bearer(app, secret)
     assert bearer.get("/api/auth/me").json()["username"] == "admin"
-    assert bearer.post("/api/auth/tokens", json={"name": "from-script"}).status_code == 201
+    # A token alone cannot mint more tokens: the password is asked again.
+    without = bearer.post("/api/auth/tokens", json={"name": "from-script"})
+    assert without.status_code == 422
+    wrong = bearer.post("/api/auth/tokens", json={"name": "x", "password": "guessed-wrong"})
+    assert wrong.status_code == 403 and wrong.json() == {"detail": "The password is not correct"}
+    _token(bearer, "from-script")
 
     listed = admin_client.get("/api/auth/tokens").json()
     assert [t["name"] for t in listed] == ["script", "from-script"]
@@ -91,7 +154,7 @@ def test_malformed_or_unknown_bearer_is_refused(app):
 
 
 def test_users_cannot_revoke_each_others_tokens(admin_client, user_client):
-    token_id = admin_client.post("/api/auth/tokens", json={"name": "a"}).json()["id"]
+    token_id = _token(admin_client, "a")["id"]
     assert user_client.delete(f"/api/auth/tokens/{token_id}").status_code == 404
     assert len(admin_client.get("/api/auth/tokens").json()) == 1
 
@@ -112,7 +175,12 @@ def test_expired_session_is_refused(app, admin_client: TestClient):
     assert response.json() == {"detail": "Not signed in or the session has expired"}
 
 
-def test_changing_password_needs_the_current_one_and_ends_sessions(app, user_client: TestClient):
+def test_changing_password_needs_the_current_one_and_ends_other_credentials(
+    app, user_client: TestClient
+):
+    other = TestClient(app)
+    sign_in(other, "alice", USER_PASSWORD)
+    bearer = _bearer(app, _token(user_client, "script", USER_PASSWORD)["token"])
     wrong = user_client.put(
         "/api/auth/password", json={"current_password": "not-it-at-all", "new_password": "x" * 12}
     )
@@ -126,6 +194,9 @@ def test_changing_password_needs_the_current_one_and_ends_sessions(app, user_cli
         json={"current_password": USER_PASSWORD, "new_password": "a-brand-new-password"},
     )
     assert ok.status_code == 204
-    assert user_client.get("/api/auth/me").status_code == 401
+    assert user_client.get("/api/auth/me").status_code == 200  # this sign-in stays
+    assert other.get("/api/auth/me").status_code == 401  # other sign-ins end
+    assert bearer.get("/api/auth/me").status_code == 401  # tokens are revoked
+    assert user_client.get("/api/auth/tokens").json() == []
     fresh = TestClient(app)
     sign_in(fresh, "alice", "a-brand-new-password")

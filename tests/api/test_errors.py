@@ -28,6 +28,23 @@ def test_unknown_routes_and_methods_are_json(admin_client: TestClient):
     assert wrong_method.status_code == 405 and wrong_method.json() == {
         "detail": "Method Not Allowed"
     }
+    assert wrong_method.headers["Allow"] == "GET"
+    for method, path in [("post", "/api/audit"), ("put", "/api/auth/me")]:
+        response = admin_client.request(method.upper(), path)
+        assert response.status_code == 405, (method, path)
+        assert "GET" in response.headers["Allow"]
+
+
+def test_documented_422_is_the_detail_shape(app):
+    """Validation errors are documented as they are sent: {"detail": "..."}."""
+    schema = app.openapi()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            body = operation["responses"].get("422")
+            if body is None:
+                continue
+            ref = body["content"]["application/json"]["schema"]["$ref"]
+            assert ref.endswith("/ErrorBody"), (method, path, ref)
 
 
 def test_typed_errors_map_to_their_status(app, admin_client: TestClient):

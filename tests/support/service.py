@@ -99,16 +99,27 @@ def admin_client(app: FastAPI) -> TestClient:
     return client
 
 
-@pytest.fixture
-def user_client(app: FastAPI, admin_client: TestClient) -> TestClient:
-    """A signed-in user with the plain `user` role."""
+def client_with_role(app: FastAPI, admin_client: TestClient, username: str, role: str):
+    """A new account with `role`, signed in on a client of its own."""
     created = admin_client.post(
-        "/api/users", json={"username": "alice", "password": USER_PASSWORD, "role": "user"}
+        "/api/users", json={"username": username, "password": USER_PASSWORD, "role": role}
     )
     assert created.status_code == 201, created.text
     client = new_client(app)
-    sign_in(client, "alice", USER_PASSWORD)
+    sign_in(client, username, USER_PASSWORD)
     return client
+
+
+@pytest.fixture
+def user_client(app: FastAPI, admin_client: TestClient) -> TestClient:
+    """A signed-in `operator` (runs actions, edits nothing)."""
+    return client_with_role(app, admin_client, "alice", "operator")
+
+
+@pytest.fixture
+def viewer_client(app: FastAPI, admin_client: TestClient) -> TestClient:
+    """A signed-in `viewer` (reads only)."""
+    return client_with_role(app, admin_client, "victor", "viewer")
 
 
 @dataclass

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
 from stackyard.api.deps import DbDep, require_admin
+from stackyard.api.models import Offset
 from stackyard.auth import audit
 
 router = APIRouter(prefix="/audit", tags=["audit"], dependencies=[Depends(require_admin)])
@@ -33,7 +34,7 @@ class AuditPage(BaseModel):
 def list_audit(
     db: DbDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> AuditPage:
     rows, total = audit.list_entries(db, limit, offset)
     return AuditPage(

@@ -16,7 +16,9 @@ from stackyard.api.deps import (
     ThrottleDep,
     client_ip,
     current_principal,
+    request_scheme,
 )
+from stackyard.api.models import Body, DbId
 from stackyard.auth import api_tokens, signin, users
 from stackyard.auth.principal import Role
 from stackyard.auth.tokens import csrf_token
@@ -26,7 +28,7 @@ public = APIRouter(prefix="/auth", tags=["auth"])
 router = APIRouter(prefix="/auth", tags=["auth"], dependencies=[Depends(current_principal)])
 
 
-class LoginIn(BaseModel):
+class LoginIn(Body):
     username: str = Field(max_length=64)
     password: str = Field(max_length=1024)
 
@@ -41,13 +43,14 @@ class LoginOut(BaseModel):
     user: UserOut
 
 
-class PasswordChange(BaseModel):
+class PasswordChange(Body):
     current_password: str = Field(max_length=1024)
     new_password: str = Field(max_length=1024)
 
 
-class TokenIn(BaseModel):
+class TokenIn(Body):
     name: str = Field(max_length=100)
+    password: str = Field(max_length=1024, description="Your password, asked again")
 
 
 class TokenOut(BaseModel):
@@ -65,12 +68,12 @@ class NewToken(BaseModel):
 
 def _secure(request: Request, setting: CookieSecure) -> bool:
     if setting is CookieSecure.auto:
-        return request.url.scheme == "https"
+        return request_scheme(request) == "https"
     return setting is CookieSecure.always
 
 
 @public.post("/login", operation_id="login")
-def login(
+async def login(
     body: LoginIn,
     request: Request,
     response: Response,
@@ -79,7 +82,7 @@ def login(
     throttle: ThrottleDep,
 ) -> LoginOut:
     ttl = timedelta(hours=settings.session_ttl_hours)
-    result = signin.sign_in(
+    result = await signin.sign_in(
         db,
         throttle,
         body.username,
@@ -126,7 +129,14 @@ def me(principal: PrincipalDep) -> UserOut:
 
 @router.put("/password", operation_id="changePassword", status_code=status.HTTP_204_NO_CONTENT)
 def change_password(body: PasswordChange, principal: PrincipalDep, db: DbDep) -> None:
-    users.change_own_password(db, principal.user_id, body.current_password, body.new_password)
+    """Other sign-ins end and every API token of yours is revoked; this one stays."""
+    users.change_own_password(
+        db,
+        principal.user_id,
+        body.current_password,
+        body.new_password,
+        keep_session=principal.session_secret,
+    )
 
 
 @router.get("/tokens", operation_id="listTokens")
@@ -136,7 +146,13 @@ def list_tokens(principal: PrincipalDep, db: DbDep) -> list[TokenOut]:
 
 
 @router.post("/tokens", operation_id="createToken", status_code=status.HTTP_201_CREATED)
-def create_token(body: TokenIn, principal: PrincipalDep, db: DbDep) -> NewToken:
+def create_token(
+    body: TokenIn, request: Request, principal: PrincipalDep, db: DbDep, throttle: ThrottleDep
+) -> NewToken:
+    """Asks for the password again: a stolen session or token alone cannot mint tokens."""
+    signin.reauthenticate(
+        db, throttle, principal.user_id, principal.username, body.password, client_ip(request)
+    )
     token, secret = api_tokens.create_token(db, principal.user_id, body.name)
     return NewToken(id=token.id, name=token.name, token=secret)
 
@@ -144,5 +160,5 @@ def create_token(body: TokenIn, principal: PrincipalDep, db: DbDep) -> NewToken:
 @router.delete(
     "/tokens/{token_id}", operation_id="deleteToken", status_code=status.HTTP_204_NO_CONTENT
 )
-def delete_token(token_id: int, principal: PrincipalDep, db: DbDep) -> None:
+def delete_token(token_id: DbId, principal: PrincipalDep, db: DbDep) -> None:
     api_tokens.revoke_token(db, principal.user_id, token_id)

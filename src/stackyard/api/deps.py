@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import ipaddress
+from collections.abc import AsyncIterator, Iterable
+from typing import Annotated, TypeVar
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.requests import HTTPConnection
 
 from stackyard.auth import sessions
-from stackyard.auth.principal import Principal
+from stackyard.auth.principal import Principal, Role
+from stackyard.auth.streams import while_valid
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.tokens import csrf_token, same
 from stackyard.db import Database
@@ -29,11 +33,11 @@ _cookie = APIKeyCookie(
 )
 
 
-def get_settings(request: Request) -> Settings:
+def get_settings(request: HTTPConnection) -> Settings:
     return request.app.state.settings
 
 
-def get_db(request: Request) -> Database:
+def get_db(request: HTTPConnection) -> Database:
     return request.app.state.db
 
 
@@ -41,8 +45,38 @@ def get_throttle(request: Request) -> LoginThrottle:
     return request.app.state.throttle
 
 
-def client_ip(request: Request) -> str | None:
-    return request.client.host if request.client else None
+def _trusted(peer: str, proxies: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
+    try:
+        address = ipaddress.ip_address(peer)
+    except ValueError:
+        return False
+    return any(address in network for network in proxies)
+
+
+def client_ip(request: HTTPConnection) -> str | None:
+    """The client's address. `X-Forwarded-For` counts only when the peer is one of the
+    proxies named in STACKYARD_TRUSTED_PROXIES; then the nearest address that is not a
+    trusted proxy is the client."""
+    peer = request.client.host if request.client else None
+    proxies = get_settings(request).trusted_proxy_networks
+    if peer is None or not proxies or not _trusted(peer, proxies):
+        return peer
+    hops = [h.strip() for h in ",".join(request.headers.getlist("x-forwarded-for")).split(",")]
+    for hop in reversed([h for h in hops if h]):
+        if not _trusted(hop, proxies):
+            return hop
+    return peer
+
+
+def request_scheme(request: HTTPConnection) -> str:
+    """`https` or `http`; `X-Forwarded-Proto` counts only when a trusted proxy sent it."""
+    peer = request.client.host if request.client else None
+    proxies = get_settings(request).trusted_proxy_networks
+    if peer is not None and proxies and _trusted(peer, proxies):
+        forwarded = request.headers.get("x-forwarded-proto", "").split(",")[0].strip().lower()
+        if forwarded in ("http", "https"):
+            return forwarded
+    return request.url.scheme
 
 
 SettingsDep = Annotated[Settings, Depends(get_settings)]
@@ -50,40 +84,69 @@ DbDep = Annotated[Database, Depends(get_db)]
 ThrottleDep = Annotated[LoginThrottle, Depends(get_throttle)]
 
 
-def current_principal(
-    request: Request,
-    db: DbDep,
-    settings: SettingsDep,
-    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
-    cookie: Annotated[str | None, Security(_cookie)],
-) -> Principal:
-    """The signed-in user, by API token (bearer) or session cookie (+ CSRF on writes)."""
-    if request.headers.get("authorization"):
-        if bearer is None or bearer.scheme.lower() != "bearer":
+def authenticate(request: HTTPConnection, method: str) -> Principal:
+    """The principal of a request, by API token (bearer) or session cookie (+ CSRF on
+    writes). Used by the body guard (before a body is read) and by the dependency."""
+    known = request.scope.get("state", {}).get("principal")
+    if known is not None:
+        return known
+    db, settings = get_db(request), get_settings(request)
+    authorization = request.headers.get("authorization")
+    if authorization:
+        scheme, _, credentials = authorization.partition(" ")
+        if scheme.lower() != "bearer" or not credentials.strip():
             raise Unauthorized("Malformed Authorization header; expected 'Bearer <token>'")
         with db.session() as session:
-            return sessions.principal_from_token(session, bearer.credentials)
-    if not cookie:
-        raise Unauthorized("Not signed in")
-    with db.session() as session:
-        principal = sessions.principal_from_session(session, cookie)
-    if request.method not in SAFE_METHODS:
-        sent = request.headers.get(CSRF_HEADER, "")
-        if not same(sent, csrf_token(settings.effective_secret_key, cookie)):
-            raise Forbidden(f"Missing or invalid {CSRF_HEADER} header")
+            principal = sessions.principal_from_token(session, credentials.strip())
+    else:
+        cookie = request.cookies.get(SESSION_COOKIE)
+        if not cookie:
+            raise Unauthorized("Not signed in")
+        with db.session() as session:
+            principal = sessions.principal_from_session(session, cookie)
+        if method not in SAFE_METHODS:
+            sent = request.headers.get(CSRF_HEADER, "")
+            if not same(sent, csrf_token(settings.effective_secret_key, cookie)):
+                raise Forbidden(f"Missing or invalid {CSRF_HEADER} header")
+    request.scope.setdefault("state", {})["principal"] = principal
     return principal
+
+
+def current_principal(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)],
+    _cookie: Annotated[str | None, Security(_cookie)],
+) -> Principal:
+    """The signed-in user (the security schemes are declared for the OpenAPI schema)."""
+    return authenticate(request, request.method)
 
 
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
 
 
-def require_admin(principal: PrincipalDep) -> Principal:
-    if not principal.is_admin:
-        raise Forbidden("This action needs the admin role")
-    return principal
+def _require(role: Role):
+    def dependency(principal: PrincipalDep) -> Principal:
+        if not principal.has(role):
+            raise Forbidden(f"This action needs the {role} role")
+        return principal
+
+    dependency.__name__ = f"require_{role}"
+    return dependency
 
 
+require_operator = _require(Role.operator)
+require_admin = _require(Role.admin)
+OperatorDep = Annotated[Principal, Depends(require_operator)]
 AdminDep = Annotated[Principal, Depends(require_admin)]
+
+T = TypeVar("T")
+
+
+def signed_in_stream(
+    request: Request, principal: Principal, events: AsyncIterator[T]
+) -> AsyncIterator[T]:
+    """A long stream that ends when the credential that opened it is revoked."""
+    return while_valid(get_db(request), principal, events)
 
 
 _agent_bearer = HTTPBearer(
@@ -91,13 +154,18 @@ _agent_bearer = HTTPBearer(
 )
 
 
-def require_agent_token(
-    settings: SettingsDep,
-    bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_agent_bearer)],
-) -> None:
-    expected = settings.agent_token
-    if not expected or bearer is None or not same(bearer.credentials, expected):
+def check_agent_token(request: HTTPConnection) -> None:
+    expected = get_settings(request).agent_token
+    scheme, _, sent = request.headers.get("authorization", "").partition(" ")
+    if not expected or scheme.lower() != "bearer" or not same(sent.strip(), expected):
         raise Unauthorized("Missing or invalid agent token")
+
+
+def require_agent_token(
+    request: Request,
+    _bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_agent_bearer)],
+) -> None:
+    check_agent_token(request)
 
 
 def get_stacks(request: Request) -> StackService:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -13,6 +14,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from stackyard import errors
 
 log = logging.getLogger("stackyard.api")
+#: The web UI's client-side routes (api/web.py): never an answer for an API path.
+CATCH_ALL = "/{path:path}"
 
 STATUS: dict[type[errors.StackyardError], int] = {
     errors.Invalid: 400,
@@ -20,6 +23,7 @@ STATUS: dict[type[errors.StackyardError], int] = {
     errors.Forbidden: 403,
     errors.NotFound: 404,
     errors.Conflict: 409,
+    errors.TooLarge: 413,
     errors.TooManyRequests: 429,
     errors.DestinationError: 502,
     errors.Unavailable: 503,
@@ -42,6 +46,8 @@ ERROR_RESPONSES: dict[int | str, dict] = {
         (403, "Not allowed"),
         (404, "Not found"),
         (409, "Conflict with the current state"),
+        (413, "Request body too large"),
+        (422, "The request does not match the schema"),
         (429, "Too many requests"),
     ]
 }
@@ -55,6 +61,10 @@ def status_of(exc: errors.StackyardError) -> int:
 
 
 def _stackyard_error(_request: Request, exc: errors.StackyardError) -> JSONResponse:
+    return error_response(exc)
+
+
+def error_response(exc: errors.StackyardError) -> JSONResponse:
     headers = {}
     if isinstance(exc, errors.TooManyRequests):
         headers["Retry-After"] = str(exc.retry_after)
@@ -71,9 +81,38 @@ def _validation_error(_request: Request, exc: RequestValidationError) -> JSONRes
     return JSONResponse({"detail": "Invalid request: " + "; ".join(parts)}, status_code=422)
 
 
-def _http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
     detail = exc.detail if isinstance(exc.detail, str) else "Request failed"
-    return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=exc.headers)
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405 and (methods := allowed_methods(request.app, request.url.path)):
+        headers["Allow"] = ", ".join(methods)
+    return JSONResponse({"detail": detail}, status_code=exc.status_code, headers=headers)
+
+
+def allowed_methods(app: FastAPI, path: str) -> list[str]:
+    """Every documented method at `path` (Starlette names only the methods of the first
+    route that matched the path, and only routes it reached)."""
+    table: list[tuple[re.Pattern[str], list[str]]] | None = getattr(app.state, "allow", None)
+    if table is None:
+        table = [
+            (
+                re.compile("^" + re.sub(r"\\{[^/}]+\\}", "[^/]+", re.escape(template)) + "$"),
+                sorted(method.upper() for method in operations),
+            )
+            for template, operations in app.openapi().get("paths", {}).items()
+        ]
+        app.state.allow = table
+    matching = [(pattern, listed) for pattern, listed in table if pattern.match(path)]
+    literal = [listed for pattern, listed in matching if "[^/]+" not in pattern.pattern]
+    return literal[0] if literal else sorted({m for _, listed in matching for m in listed})
+
+
+def method_not_allowed(app: FastAPI, path: str) -> StarletteHTTPException | None:
+    """The 405 for a path that other methods serve, or None when nothing serves it."""
+    methods = allowed_methods(app, path)
+    if not methods:
+        return None
+    return StarletteHTTPException(405, "Method Not Allowed", headers={"Allow": ", ".join(methods)})
 
 
 def _unexpected(request: Request, exc: Exception) -> JSONResponse:
@@ -81,7 +120,28 @@ def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"detail": "Internal server error"}, status_code=500)
 
 
+def _errors_are_json(app: FastAPI) -> None:
+    """Errors are JSON on every route, also on streaming ones (their 4xx come before the
+    stream starts): say so in the schema, whatever the route's own media type."""
+    build = app.openapi
+
+    def openapi() -> dict:
+        if app.openapi_schema is None:
+            schema = build()
+            body = {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
+            for operations in schema.get("paths", {}).values():
+                for operation in operations.values():
+                    for code, response in operation.get("responses", {}).items():
+                        if code[0] in "45" and "content" in response:
+                            response["content"] = {"application/json": body}
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def install(app: FastAPI) -> None:
+    _errors_are_json(app)
     app.add_exception_handler(errors.StackyardError, _stackyard_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, Field
 
 from stackyard.api.deps import AdminDep, DbDep, StacksDep, require_admin
+from stackyard.api.models import Body
 from stackyard.auth.audit import audited
 from stackyard.errors import NotFound
 
@@ -17,7 +18,7 @@ class RegistryOut(BaseModel):
     username: str
 
 
-class RegistryIn(BaseModel):
+class RegistryIn(Body):
     registry: str = Field(max_length=255, description="Host[:port], e.g. ghcr.io or docker.io")
     username: str = Field(max_length=255)
     password: str = Field(max_length=4096)

@@ -7,12 +7,23 @@ from dataclasses import asdict
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, Query, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, Field
 
-from stackyard.api.deps import AdminDep, DbDep, StacksDep, current_principal, existing_stack
+from stackyard.api.deps import (
+    AdminDep,
+    DbDep,
+    OperatorDep,
+    PrincipalDep,
+    StacksDep,
+    current_principal,
+    existing_stack,
+    signed_in_stream,
+)
+from stackyard.api.models import Body
 from stackyard.auth.audit import audited
+from stackyard.auth.principal import Principal
 from stackyard.stacks.service import ACTIONS, StackView
 from stackyard.stacks.updates import UpdateSummary
 
@@ -50,21 +61,25 @@ class StackOut(BaseModel):
 class StackDetail(StackOut):
     compose_file: str
     compose: str
-    env: str
+    env: str | None = Field(description="The `.env` file; null for roles below admin")
     has_secrets: bool
 
 
-class StackCreate(BaseModel):
+class StackCreate(Body):
     name: str = Field(max_length=200)
     compose: str
     env: str = ""
 
 
-class FileContent(BaseModel):
+class FileContent(Body):
     content: str
 
 
-class AutoUpdateIn(BaseModel):
+class SecretsOut(BaseModel):
+    content: str
+
+
+class AutoUpdateIn(Body):
     enabled: bool
 
 
@@ -197,7 +212,7 @@ def stack_updates(stacks: StacksDep) -> Response:
 
 
 @router.post("/updates/check", operation_id="checkStackUpdates")
-async def check_updates(stacks: StacksDep) -> UpdateSummaryOut:
+async def check_updates(_operator: OperatorDep, stacks: StacksDep) -> UpdateSummaryOut:
     """Ask the registries now (each distinct image once) and return the new summary."""
     return _summary(await stacks.updates.check())
 
@@ -211,43 +226,49 @@ def list_stacks(stacks: StacksDep) -> list[StackOut]:
 def create_stack(body: StackCreate, admin: AdminDep, db: DbDep, stacks: StacksDep) -> StackDetail:
     with audited(db, admin.username, "stack.create", body.name):
         stack_id = stacks.create(body.name, body.compose, body.env)
-    return _detail(stacks, stack_id)
+    return _detail(stacks, stack_id, admin)
 
 
-def _detail(stacks, stack_id: str) -> StackDetail:
+def _detail(stacks, stack_id: str, principal: Principal) -> StackDetail:
     view, files = stacks.get(stack_id)
     return StackDetail.model_validate(
         {
             **_stack(view),
             "compose_file": files.compose_name,
             "compose": files.compose,
-            "env": files.env,
+            "env": files.env if principal.is_admin else None,
             "has_secrets": files.has_secrets,
         }
     )
 
 
 @router.get("/{stack_id}", operation_id="getStack")
-def get_stack(stack_id: str, stacks: StacksDep) -> StackDetail:
-    return _detail(stacks, stack_id)
+def get_stack(stack_id: str, principal: PrincipalDep, stacks: StacksDep) -> StackDetail:
+    return _detail(stacks, stack_id, principal)
 
 
 @router.put("/{stack_id}/compose", operation_id="saveCompose")
-def save_compose(stack_id: str, body: FileContent, stacks: StacksDep) -> StackDetail:
+def save_compose(
+    stack_id: str, body: FileContent, admin: AdminDep, db: DbDep, stacks: StacksDep
+) -> StackDetail:
     """Validated with `docker compose config` first; refused (old file kept) when invalid."""
-    stacks.save(stack_id, "compose", body.content)
-    return _detail(stacks, stack_id)
+    with audited(db, admin.username, "stack.compose", stack_id):
+        stacks.save(stack_id, "compose", body.content)
+    return _detail(stacks, stack_id, admin)
 
 
 @router.put("/{stack_id}/env", operation_id="saveEnv")
-def save_env(stack_id: str, body: FileContent, stacks: StacksDep) -> StackDetail:
-    stacks.save(stack_id, "env", body.content)
-    return _detail(stacks, stack_id)
+def save_env(
+    stack_id: str, body: FileContent, admin: AdminDep, db: DbDep, stacks: StacksDep
+) -> StackDetail:
+    with audited(db, admin.username, "stack.env", stack_id):
+        stacks.save(stack_id, "env", body.content)
+    return _detail(stacks, stack_id, admin)
 
 
 @router.get("/{stack_id}/secrets", operation_id="getSecrets")
-def get_secrets(stack_id: str, admin: AdminDep, stacks: StacksDep) -> FileContent:
-    return FileContent(content=stacks.secrets(stack_id))
+def get_secrets(stack_id: str, admin: AdminDep, stacks: StacksDep) -> SecretsOut:
+    return SecretsOut(content=stacks.secrets(stack_id))
 
 
 @router.put(
@@ -277,7 +298,9 @@ async def delete_stack(
 @router.post(
     "/{stack_id}/actions/{action}", operation_id="stackAction", status_code=status.HTTP_202_ACCEPTED
 )
-async def stack_action(stack_id: str, action: Action, stacks: StacksDep) -> RunOut:
+async def stack_action(
+    stack_id: str, action: Action, _operator: OperatorDep, stacks: StacksDep
+) -> RunOut:
     """Start an action; 409 while another runs. Follow it at `/run/events`."""
     return RunOut.model_validate(stacks.start(stack_id, action).state())
 
@@ -292,11 +315,15 @@ def stack_run(stack_id: str, stacks: StacksDep) -> RunOut:
     "/{stack_id}/run/events", operation_id="stackRunEvents", response_class=EventSourceResponse
 )
 async def stack_run_events(
-    stack_id: Annotated[str, Depends(existing_stack)], stacks: StacksDep
+    stack_id: Annotated[str, Depends(existing_stack)],
+    request: Request,
+    principal: PrincipalDep,
+    stacks: StacksDep,
 ) -> AsyncIterator[ServerSentEvent]:
     """Server-Sent Events: `state` with the run's state now and after each change, then
-    `end` when it is over. A page opened mid-run catches up with the first event."""
-    async for state in stacks.follow(stack_id):
+    `end` when it is over. A page opened mid-run catches up with the first event. The
+    stream ends early when the credential that opened it is revoked."""
+    async for state in signed_in_stream(request, principal, stacks.follow(stack_id)):
         yield ServerSentEvent(event="state", data=state)
     yield ServerSentEvent(event="end", data={})  # browsers drop events without data
 
@@ -304,5 +331,7 @@ async def stack_run_events(
 @router.put(
     "/{stack_id}/auto-update", operation_id="setAutoUpdate", status_code=status.HTTP_204_NO_CONTENT
 )
-def set_auto_update(stack_id: str, body: AutoUpdateIn, stacks: StacksDep) -> None:
+def set_auto_update(
+    stack_id: str, body: AutoUpdateIn, _operator: OperatorDep, stacks: StacksDep
+) -> None:
     stacks.set_auto_update(stack_id, body.enabled)

@@ -7,20 +7,35 @@ from datetime import datetime
 from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, Field
 
+from stackyard.api.auth import TokenOut
 from stackyard.api.deps import AdminDep, DbDep, require_admin
-from stackyard.auth import users
+from stackyard.api.models import Body, DbId
+from stackyard.auth import api_tokens, users
 from stackyard.auth.principal import Role
 
 router = APIRouter(prefix="/users", tags=["users"], dependencies=[Depends(require_admin)])
 
+_ROLE_HELP = (
+    "admin: everything, including editing compose files and `.env` (which can mount any "
+    "host path); operator: start, stop, restart, pull and update stacks, read status; "
+    "viewer: read only"
+)
 
-class UserIn(BaseModel):
+
+class UserIn(Body):
     username: str = Field(max_length=64)
     password: str = Field(max_length=1024)
-    role: Role = Role.user
+    role: Role = Field(Role.viewer, strict=False, description=_ROLE_HELP)
 
 
-class PasswordIn(BaseModel):
+class UserChange(Body):
+    role: Role | None = Field(None, strict=False, description=_ROLE_HELP)
+    disabled: bool | None = Field(
+        None, description="A disabled account cannot sign in; its sessions and tokens end"
+    )
+
+
+class PasswordIn(Body):
     password: str = Field(max_length=1024)
 
 
@@ -28,6 +43,7 @@ class UserRow(BaseModel):
     id: int
     username: str
     role: Role
+    disabled: bool
     created_at: datetime
 
 
@@ -42,13 +58,37 @@ def create_user(body: UserIn, admin: AdminDep, db: DbDep) -> UserRow:
     return UserRow.model_validate(user, from_attributes=True)
 
 
+@router.patch("/{username}", operation_id="updateUser")
+def update_user(username: str, body: UserChange, admin: AdminDep, db: DbDep) -> UserRow:
+    """Change the role or disable the account; either ends the user's sessions and
+    revokes their API tokens."""
+    user = users.update_user(db, admin.username, username, body.role, body.disabled)
+    return UserRow.model_validate(user, from_attributes=True)
+
+
 @router.put(
     "/{username}/password", operation_id="setUserPassword", status_code=status.HTTP_204_NO_CONTENT
 )
 def set_password(username: str, body: PasswordIn, admin: AdminDep, db: DbDep) -> None:
+    """Their sessions end and their API tokens are revoked."""
     users.set_password(db, admin.username, username, body.password)
 
 
 @router.delete("/{username}", operation_id="deleteUser", status_code=status.HTTP_204_NO_CONTENT)
 def delete_user(username: str, admin: AdminDep, db: DbDep) -> None:
     users.delete_user(db, admin.username, username)
+
+
+@router.get("/{username}/tokens", operation_id="listUserTokens")
+def list_user_tokens(username: str, db: DbDep) -> list[TokenOut]:
+    rows = api_tokens.tokens_of(db, username)
+    return [TokenOut.model_validate(r, from_attributes=True) for r in rows]
+
+
+@router.delete(
+    "/{username}/tokens/{token_id}",
+    operation_id="revokeUserToken",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def revoke_user_token(username: str, token_id: DbId, admin: AdminDep, db: DbDep) -> None:
+    api_tokens.revoke_token_of(db, admin.username, username, token_id)

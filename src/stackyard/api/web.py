@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
+from stackyard.api.errors import CATCH_ALL, method_not_allowed
 from stackyard.errors import NotFound, Unavailable
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
@@ -20,10 +21,10 @@ def mount_ui(app: FastAPI, web_dir: Path = WEB_DIR) -> None:
     if assets.is_dir():
         app.mount("/assets", StaticFiles(directory=assets), name="assets")
 
-    @app.get("/{path:path}", include_in_schema=False)
-    def ui(path: str) -> FileResponse:
+    @app.get(CATCH_ALL, include_in_schema=False)
+    def ui(path: str, request: Request) -> FileResponse:
         if path.startswith(_NOT_UI) or path in ("api", "agent"):
-            raise NotFound(f"No route {'/' + path}")
+            raise method_not_allowed(request.app, request.url.path) or NotFound(f"No route /{path}")
         candidate = (web_dir / path).resolve()
         if path and candidate.is_file() and candidate.is_relative_to(web_dir):
             return FileResponse(candidate)

@@ -1,10 +1,12 @@
-"""API tokens for scripts: a user's own bearer secrets, stored hashed, shown once."""
+"""API tokens for scripts: bearer secrets of a user, stored hashed, shown once."""
 
 from __future__ import annotations
 
 from sqlalchemy import select
 
+from stackyard.auth.audit import audited
 from stackyard.auth.tokens import hash_secret, new_secret
+from stackyard.auth.users import get_user
 from stackyard.db import Database
 from stackyard.db.models import ApiToken
 from stackyard.errors import Invalid, NotFound
@@ -37,3 +39,18 @@ def revoke_token(db: Database, user_id: int, token_id: int) -> None:
         if token is None or token.user_id != user_id:
             raise NotFound(f"API token {token_id} does not exist")
         session.delete(token)
+
+
+def tokens_of(db: Database, username: str) -> list[ApiToken]:
+    """Any user's tokens (for admins)."""
+    with db.session() as session:
+        user_id = get_user(session, username).id
+    return list_tokens(db, user_id)
+
+
+def revoke_token_of(db: Database, actor: str, username: str, token_id: int) -> None:
+    """An admin revokes someone's token (audited)."""
+    with audited(db, actor, "token.revoke", f"{username}/{token_id}"):
+        with db.session() as session:
+            user_id = get_user(session, username).id
+        revoke_token(db, user_id, token_id)

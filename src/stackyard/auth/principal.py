@@ -1,4 +1,4 @@
-"""Who is making a request, and how they proved it."""
+"""Who is making a request, how they proved it, and what their role lets them do."""
 
 from __future__ import annotations
 
@@ -7,8 +7,18 @@ from enum import StrEnum
 
 
 class Role(StrEnum):
+    """From most to least powerful. Editing compose files can mount any host path, so
+    only admins edit them; operators run actions; viewers read."""
+
     admin = "admin"
-    user = "user"
+    operator = "operator"
+    viewer = "viewer"
+
+
+#: What each role may do includes what the roles after it may do.
+_RANK = {Role.viewer: 0, Role.operator: 1, Role.admin: 2}
+#: Accounts made before the roles were split had the role `user` (actions and edits).
+LEGACY_ROLES = {"user": Role.operator}
 
 
 @dataclass(frozen=True)
@@ -17,8 +27,13 @@ class Principal:
     username: str
     role: Role
     via: str  # "session" or "token"
+    credential_hash: str  # of the session secret or API token that proved it
     session_secret: str | None = None
 
     @property
     def is_admin(self) -> bool:
         return self.role is Role.admin
+
+    def has(self, role: Role) -> bool:
+        """At least `role`."""
+        return _RANK[self.role] >= _RANK[role]

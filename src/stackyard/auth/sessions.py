@@ -39,31 +39,53 @@ def close_session(session: Session, secret: str) -> None:
     session.execute(delete(LoginSession).where(LoginSession.token_hash == hash_secret(secret)))
 
 
+def revoke_all(session: Session, user_id: int, keep_session: str | None = None) -> None:
+    """End every sign-in session and API token of a user (but `keep_session`)."""
+    sessions = delete(LoginSession).where(LoginSession.user_id == user_id)
+    if keep_session is not None:
+        sessions = sessions.where(LoginSession.token_hash != hash_secret(keep_session))
+    session.execute(sessions)
+    session.execute(delete(ApiToken).where(ApiToken.user_id == user_id))
+
+
 def principal_from_session(session: Session, secret: str) -> Principal:
+    digest = hash_secret(secret)
     row = session.execute(
         select(LoginSession, User)
         .join(User, User.id == LoginSession.user_id)
-        .where(LoginSession.token_hash == hash_secret(secret))
+        .where(LoginSession.token_hash == digest)
     ).first()
     now = utcnow()
-    if row is None or row.LoginSession.expires_at <= now:
+    if row is None or row.LoginSession.expires_at <= now or row.User.disabled:
         raise Unauthorized("Not signed in or the session has expired")
     login, user = row
     if now - login.last_seen_at > _TOUCH_EVERY:
         login.last_seen_at = now
-    return Principal(user.id, user.username, Role(user.role), "session", session_secret=secret)
+    return Principal(user.id, user.username, Role(user.role), "session", digest, secret)
 
 
 def principal_from_token(session: Session, token: str) -> Principal:
+    digest = hash_secret(token)
     row = session.execute(
         select(ApiToken, User)
         .join(User, User.id == ApiToken.user_id)
-        .where(ApiToken.token_hash == hash_secret(token))
+        .where(ApiToken.token_hash == digest)
     ).first()
-    if row is None:
+    if row is None or row.User.disabled:
         raise Unauthorized("Invalid API token")
     api_token, user = row
     now = utcnow()
     if api_token.last_used_at is None or now - api_token.last_used_at > _TOUCH_EVERY:
         api_token.last_used_at = now
-    return Principal(user.id, user.username, Role(user.role), "token")
+    return Principal(user.id, user.username, Role(user.role), "token", digest)
+
+
+def still_valid(session: Session, principal: Principal) -> bool:
+    """Whether the credential that proved `principal` still works (for long streams)."""
+    model = LoginSession if principal.via == "session" else ApiToken
+    row = session.execute(
+        select(User.disabled, User.role)
+        .join(model, model.user_id == User.id)
+        .where(model.token_hash == principal.credential_hash)
+    ).first()
+    return row is not None and not row.disabled and row.role == principal.role

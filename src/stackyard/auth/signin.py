@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -9,7 +10,7 @@ from stackyard.auth import sessions, users
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.db import Database
 from stackyard.db.models import User
-from stackyard.errors import Unauthorized
+from stackyard.errors import Forbidden, Unauthorized
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,7 @@ class SignedIn:
     session_secret: str
 
 
-def sign_in(
+async def sign_in(
     db: Database,
     throttle: LoginThrottle,
     username: str,
@@ -27,7 +28,27 @@ def sign_in(
     client_ip: str | None,
     user_agent: str | None,
 ) -> SignedIn:
-    throttle.check(username, client_ip)
+    delay = throttle.check(username, client_ip)
+    if not delay:
+        return await asyncio.to_thread(
+            _attempt, db, throttle, username, password, ttl, client_ip, user_agent
+        )
+    async with throttle.serial(username):
+        await asyncio.sleep(delay)
+        return await asyncio.to_thread(
+            _attempt, db, throttle, username, password, ttl, client_ip, user_agent
+        )
+
+
+def _attempt(
+    db: Database,
+    throttle: LoginThrottle,
+    username: str,
+    password: str,
+    ttl: timedelta,
+    client_ip: str | None,
+    user_agent: str | None,
+) -> SignedIn:
     try:
         with db.session() as session:
             user = users.authenticate(session, username, password)
@@ -35,10 +56,28 @@ def sign_in(
     except Unauthorized:
         throttle.failed(username, client_ip)
         raise
-    throttle.succeeded(username)
+    throttle.succeeded(username, client_ip)
     return SignedIn(user, secret)
 
 
 def sign_out(db: Database, session_secret: str) -> None:
     with db.session() as session:
         sessions.close_session(session, session_secret)
+
+
+def reauthenticate(
+    db: Database,
+    throttle: LoginThrottle,
+    user_id: int,
+    username: str,
+    password: str,
+    client_ip: str | None,
+) -> None:
+    """The signed-in user proves again that they know the password (before minting an
+    API token); wrong guesses count towards the sign-in throttle."""
+    throttle.check(username, client_ip)
+    try:
+        users.check_password(db, user_id, password)
+    except Forbidden:
+        throttle.failed(username, client_ip)
+        raise

@@ -1,14 +1,28 @@
-"""Slows down repeated failed sign-ins, per account and per client address."""
+"""Slows down guessing of passwords without letting an attacker lock anyone out.
+
+Three counters of failed sign-ins, each with free attempts and then waits that double
+(from `base_delay` up to `max_delay`):
+
+- per account *and* address: the guesser is refused (429) from where they guess;
+- per address, across accounts (more free attempts): spraying many accounts is refused;
+- per account, across addresses: never refused. Once over, each attempt on the account
+  waits `account_delay` seconds first and attempts run one at a time, so a distributed
+  guesser gets about one guess per delay, while the owner's right password still gets in.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import math
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from stackyard.errors import TooManyRequests
+
+Key = tuple[str, ...]
 
 
 @dataclass
@@ -18,73 +32,93 @@ class _Failures:
 
 
 class LoginThrottle:
-    """After `free_attempts` failures, each further attempt must wait twice as long as
-    the one before (from `base_delay` up to `max_delay`). A success clears the account.
-
-    Keys are ("user", name) and ("ip", address); an address gets `ip_factor` times more
-    free attempts than an account, so one user's typos do not lock out a whole office.
-    """
-
     def __init__(
         self,
         free_attempts: int = 5,
         base_delay: float = 1.0,
         max_delay: float = 900.0,
-        ip_factor: int = 4,
+        address_factor: int = 10,
+        account_factor: int = 2,
+        account_delay: float = 2.0,
         clock: Callable[[], float] = time.monotonic,
         max_entries: int = 100_000,
     ) -> None:
         self.free_attempts = free_attempts
         self.base_delay = base_delay
         self.max_delay = max_delay
-        self.ip_factor = ip_factor
+        self.address_factor = address_factor
+        self.account_factor = account_factor
+        self.account_delay = account_delay
         self.clock = clock
         self.max_entries = max_entries
-        self._failures: dict[tuple[str, str], _Failures] = {}
+        self._failures: dict[Key, _Failures] = {}
         self._lock = threading.Lock()
+        self._serial: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
-    def _keys(self, username: str, client_ip: str | None) -> list[tuple[str, str]]:
-        keys = [("user", username.lower())]
-        if client_ip:
-            keys.append(("ip", client_ip))
+    @staticmethod
+    def _keys(username: str, address: str | None) -> list[Key]:
+        name = username.lower()
+        keys: list[Key] = [("account", name)]
+        if address:
+            keys += [("pair", name, address), ("address", address)]
         return keys
 
-    def _wait(self, key: tuple[str, str], now: float) -> float:
+    def _free(self, key: Key) -> int:
+        factor = {"pair": 1, "address": self.address_factor, "account": self.account_factor}
+        return self.free_attempts * factor[key[0]]
+
+    def _wait(self, key: Key, now: float) -> float:
         entry = self._failures.get(key)
-        if entry is None:
+        if entry is None or now - entry.last > self.max_delay:
             return 0.0
-        free = self.free_attempts * (self.ip_factor if key[0] == "ip" else 1)
-        over = entry.count - free
+        over = entry.count - self._free(key)
         if over < 0:
             return 0.0
         delay = min(self.base_delay * 2**over, self.max_delay)
         return max(0.0, entry.last + delay - now)
 
-    def check(self, username: str, client_ip: str | None) -> None:
+    def check(self, username: str, address: str | None) -> float:
+        """Refuse (TooManyRequests) a guesser's pair or address; otherwise the seconds
+        this attempt must wait first (0.0, or `account_delay` for an account under attack)."""
         now = self.clock()
         with self._lock:
-            wait = max(self._wait(k, now) for k in self._keys(username, client_ip))
-        if wait > 0:
-            seconds = math.ceil(wait)
+            keys = self._keys(username, address)
+            refused = max(self._wait(k, now) for k in keys if k[0] != "account")
+            attacked = self._wait(keys[0], now) > 0
+        if refused > 0:
+            seconds = math.ceil(refused)
             raise TooManyRequests(
                 f"Too many failed sign-ins. Try again in {seconds} "
                 f"second{'s' if seconds != 1 else ''}.",
                 seconds,
             )
+        return self.account_delay if attacked else 0.0
 
-    def failed(self, username: str, client_ip: str | None) -> None:
+    def serial(self, username: str) -> asyncio.Lock:
+        """One attempt at a time on an account under attack."""
+        name = username.lower()
+        lock = self._serial.get(name)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._serial[name] = lock
+        return lock
+
+    def failed(self, username: str, address: str | None) -> None:
         now = self.clock()
         with self._lock:
             if len(self._failures) >= self.max_entries:
                 self._forget_idle(now)
-            for key in self._keys(username, client_ip):
+            for key in self._keys(username, address):
                 entry = self._failures.setdefault(key, _Failures(0, now))
                 entry.count += 1
                 entry.last = now
 
-    def succeeded(self, username: str) -> None:
+    def succeeded(self, username: str, address: str | None) -> None:
+        name = username.lower()
         with self._lock:
-            self._failures.pop(("user", username.lower()), None)
+            self._failures.pop(("account", name), None)
+            if address:
+                self._failures.pop(("pair", name, address), None)
 
     def _forget_idle(self, now: float) -> None:
         idle = [k for k, v in self._failures.items() if now - v.last > self.max_delay]

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import sys
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from stackyard.auth import passwords
+from stackyard.auth import passwords, sessions
 from stackyard.auth.audit import audited
-from stackyard.auth.principal import Role
+from stackyard.auth.principal import LEGACY_ROLES, Role
 from stackyard.db import Database
-from stackyard.db.models import LoginSession, User
+from stackyard.db.models import User
 from stackyard.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
 
+log = logging.getLogger(__name__)
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 BOOTSTRAP_ADMIN = "admin"
 
@@ -57,32 +59,77 @@ def create_user(db: Database, actor: str, username: str, password: str, role: Ro
 
 
 def delete_user(db: Database, actor: str, username: str) -> None:
+    """Remove an account; its sessions and API tokens go with it."""
     with audited(db, actor, "user.delete", username), db.session() as session:
         if username == actor:
             raise Forbidden("You cannot delete your own account")
         user = get_user(session, username)
-        if user.role == Role.admin and _admin_count(session) <= 1:
-            raise Conflict("Cannot delete the last admin")
+        _keep_an_admin(session, user)
+        sessions.revoke_all(session, user.id)
         session.delete(user)
 
 
+def update_user(
+    db: Database, actor: str, username: str, role: Role | None, disabled: bool | None
+) -> User:
+    """Change a user's role or disable/enable the account. Disabling ends every session
+    and revokes every API token the user holds; so does a change of role."""
+    with audited(db, actor, "user.update", username) as note, db.session() as session:
+        user = get_user(session, username)
+        changes = []
+        if role is not None and role != user.role:
+            if username == actor:
+                raise Forbidden("You cannot change your own role")
+            _keep_an_admin(session, user)
+            user.role = role
+            changes.append(f"role={role}")
+        if disabled is not None and disabled != user.disabled:
+            if username == actor:
+                raise Forbidden("You cannot disable your own account")
+            if disabled:
+                _keep_an_admin(session, user)
+            user.disabled = disabled
+            changes.append("disabled" if disabled else "enabled")
+        if changes:
+            sessions.revoke_all(session, user.id)
+        note.detail = ", ".join(changes) or "no change"
+        return user
+
+
+def _keep_an_admin(session: Session, user: User) -> None:
+    """Refuse to take away the last enabled admin."""
+    if user.role == Role.admin and not user.disabled and _admin_count(session) <= 1:
+        raise Conflict("This is the last admin: make another admin first")
+
+
 def set_password(db: Database, actor: str, username: str, password: str) -> None:
-    """An admin (or the CLI) sets someone's password; their sessions end."""
+    """An admin (or the CLI) sets someone's password: their sessions end and their API
+    tokens are revoked."""
     with audited(db, actor, "user.set_password", username), db.session() as session:
-        _store_password(session, get_user(session, username), password)
+        user = get_user(session, username)
+        user.password_hash = passwords.hash_password(password)
+        sessions.revoke_all(session, user.id)
 
 
-def change_own_password(db: Database, user_id: int, current: str, new: str) -> None:
+def change_own_password(
+    db: Database, user_id: int, current: str, new: str, keep_session: str | None
+) -> None:
+    """Every other session ends and every API token is revoked: a password change is
+    what someone does who fears a credential leaked."""
     with db.session() as session:
         user = session.get(User, user_id)
         if user is None or not passwords.verify_password(user.password_hash, current):
             raise Invalid("The current password is not correct")
-        _store_password(session, user, new)
+        user.password_hash = passwords.hash_password(new)
+        sessions.revoke_all(session, user.id, keep_session=keep_session)
 
 
-def _store_password(session: Session, user: User, password: str) -> None:
-    user.password_hash = passwords.hash_password(password)
-    session.query(LoginSession).filter(LoginSession.user_id == user.id).delete()
+def check_password(db: Database, user_id: int, password: str) -> None:
+    """Re-authentication for sensitive actions (creating an API token)."""
+    with db.session() as session:
+        user = session.get(User, user_id)
+        if user is None or not passwords.verify_password(user.password_hash, password):
+            raise Forbidden("The password is not correct")
 
 
 def authenticate(session: Session, username: str, password: str) -> User:
@@ -90,13 +137,29 @@ def authenticate(session: Session, username: str, password: str) -> User:
     if not passwords.verify_password(user.password_hash if user else None, password):
         raise Unauthorized("Invalid username or password")
     assert user is not None
+    if user.disabled:
+        raise Forbidden("This account is disabled; ask an admin")
     if passwords.needs_rehash(user.password_hash):
         user.password_hash = passwords.hash_password(password)
     return user
 
 
 def _admin_count(session: Session) -> int:
-    return session.scalar(select(func.count()).where(User.role == Role.admin)) or 0
+    query = select(func.count()).where(User.role == Role.admin, User.disabled.is_(False))
+    return session.scalar(query) or 0
+
+
+def migrate_legacy_roles(db: Database) -> int:
+    """Start-up reconcile: accounts with a role from before the split get its successor
+    (`user` becomes `operator`). Idempotent; returns how many accounts changed."""
+    changed = 0
+    with db.session() as session:
+        for old, new in LEGACY_ROLES.items():
+            result = session.execute(update(User).where(User.role == old).values(role=new))
+            changed += result.rowcount or 0
+    if changed:
+        log.info("users: %d account(s) moved from a legacy role to its successor", changed)
+    return changed
 
 
 def ensure_bootstrap_admin(db: Database, password: str | None) -> None:

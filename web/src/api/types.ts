@@ -30,7 +30,10 @@ export type AuditPage = ResponseBody<"/api/audit", "get">;
 export type AuditEntry = AuditPage["items"][number];
 export type UserRow = ResponseBody<"/api/users", "get">[number];
 export type NewUser = RequestBody<"/api/users", "post">;
+export type UserChange = RequestBody<"/api/users/{username}", "patch">;
 export type ApiToken = ResponseBody<"/api/auth/tokens", "get">[number];
+export type NewToken = RequestBody<"/api/auth/tokens", "post">;
+export type UserToken = ResponseBody<"/api/users/{username}/tokens", "get">[number];
 export type CreatedToken = ResponseBody<"/api/auth/tokens", "post">;
 
 export type Stack = ResponseBody<"/api/stacks", "get">[number];

@@ -3,7 +3,10 @@ import type { Routes } from "./fakeFetch";
 import { json } from "./fakeFetch";
 
 export const adminUser: User = { id: 1, username: "alice", role: "admin" };
-export const plainUser: User = { id: 2, username: "bob", role: "user" };
+export const operatorUser: User = { id: 2, username: "bob", role: "operator" };
+export const viewerUser: User = { id: 3, username: "carol", role: "viewer" };
+/** A user who is not an admin (the files tests use it). */
+export const plainUser: User = operatorUser;
 
 export const health: Health = { status: "ok", version: "0.1.0", mode: "central" };
 

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from "react";
 import { useLocation, useNavigate } from "react-router";
 import { ApiError, errorMessage } from "../../api/errors";
 import { Field } from "../../components/Field";
+import { PasswordInput } from "../../components/PasswordInput";
 import type { LoginLocationState } from "./RequireAuth";
 import { useLogin } from "./queries";
 
@@ -53,16 +54,13 @@ export function LoginPage() {
             onChange={(e) => setUsername(e.target.value)}
           />
         </Field>
-        <Field label="Password">
-          <input
-            name="password"
-            type="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </Field>
+        <PasswordInput
+          label="Password"
+          name="password"
+          autoComplete="current-password"
+          value={password}
+          onChange={setPassword}
+        />
         {login.isError && (
           <p className="error" role="alert">
             {loginErrorMessage(login.error)}

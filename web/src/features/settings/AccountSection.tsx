@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { ErrorText } from "../../components/ErrorText";
-import { Field } from "../../components/Field";
+import { PasswordInput } from "../../components/PasswordInput";
 import { useCurrentUser } from "../auth/queries";
 import { useChangePassword } from "./queries";
 
@@ -42,33 +42,10 @@ export function AccountSection() {
       <form className="form" onSubmit={onSubmit} aria-label="Change password">
         {/* Lets password managers tie the new password to this account. */}
         <input type="text" name="username" autoComplete="username" value={user?.username ?? ""} readOnly hidden />
-        <Field label="Current password">
-          <input
-            type="password"
-            autoComplete="current-password"
-            required
-            value={current}
-            onChange={(e) => setCurrent(e.target.value)}
-          />
-        </Field>
-        <Field label="New password">
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            value={next}
-            onChange={(e) => setNext(e.target.value)}
-          />
-        </Field>
-        <Field label="Confirm new password">
-          <input
-            type="password"
-            autoComplete="new-password"
-            required
-            value={confirm}
-            onChange={(e) => setConfirm(e.target.value)}
-          />
-        </Field>
+        <PasswordInput label="Current password" autoComplete="current-password" value={current} onChange={setCurrent} />
+        <PasswordInput label="New password" autoComplete="new-password" value={next} onChange={setNext} />
+        <PasswordInput label="Confirm new password" autoComplete="new-password" value={confirm} onChange={setConfirm} />
+        <p className="muted small">Changing it ends your other sign-ins and revokes all your API tokens.</p>
         {mismatch && (
           <p className="error" role="alert">
             The new passwords do not match.
@@ -77,7 +54,8 @@ export function AccountSection() {
         {change.isError && <ErrorText error={change.error} />}
         {change.isSuccess && (
           <p className="success" role="status">
-            Password changed.
+            Password changed. Your other sign-ins have ended and all your API tokens were revoked; this sign-in
+            stays.
           </p>
         )}
         <div className="actions">

@@ -5,6 +5,7 @@ import { ErrorBanner } from "../../components/ErrorBanner";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { Loading } from "../../components/Loading";
+import { PasswordInput } from "../../components/PasswordInput";
 import { RowActions, Table } from "../../components/Table";
 import { registriesQueryOptions, useDeleteRegistry, useSetRegistry } from "./queries";
 
@@ -86,16 +87,13 @@ export function RegistriesSection() {
             onChange={(e) => setUsername(e.target.value)}
           />
         </Field>
-        <Field label="Registry password or token">
-          <input
-            type="password"
-            required
-            maxLength={4096}
-            autoComplete="new-password"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </Field>
+        <PasswordInput
+          label="Registry password or token"
+          maxLength={4096}
+          autoComplete="new-password"
+          value={password}
+          onChange={setPassword}
+        />
         <button type="submit" className="primary" disabled={save.isPending}>
           Save credentials
         </button>

@@ -1,8 +1,8 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { ApiToken, AuditEntry, UserRow } from "../../api/types";
-import { installFakeFetch, json, noContent } from "../../test/fakeFetch";
-import { adminUser, plainUser, signedInAs } from "../../test/fixtures";
+import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
+import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 
 const tokens: ApiToken[] = [
@@ -11,8 +11,9 @@ const tokens: ApiToken[] = [
 ];
 
 const users: UserRow[] = [
-  { id: 1, username: "alice", role: "admin", created_at: "2025-01-01T00:00:00Z" },
-  { id: 2, username: "bob", role: "user", created_at: "2025-01-02T00:00:00Z" },
+  { id: 1, username: "alice", role: "admin", disabled: false, created_at: "2025-01-01T00:00:00Z" },
+  { id: 2, username: "bob", role: "operator", disabled: false, created_at: "2025-01-02T00:00:00Z" },
+  { id: 3, username: "carol", role: "viewer", disabled: true, created_at: "2025-01-03T00:00:00Z" },
 ];
 
 function auditEntries(count: number, start = 0): AuditEntry[] {
@@ -27,9 +28,12 @@ function auditEntries(count: number, start = 0): AuditEntry[] {
   }));
 }
 
-describe("settings for a plain user", () => {
-  it("shows account and tokens but hides the admin-only sections", async () => {
-    const fake = installFakeFetch({ ...signedInAs(plainUser), "GET /api/auth/tokens": tokens });
+describe("settings below admin", () => {
+  it.each([
+    ["an operator", operatorUser],
+    ["a viewer", viewerUser],
+  ])("shows %s account and tokens but hides the admin-only sections", async (_who, signedIn) => {
+    const fake = installFakeFetch({ ...signedInAs(signedIn), "GET /api/auth/tokens": tokens });
     renderApp("/settings");
 
     expect(await screen.findByRole("heading", { level: 1, name: "Settings" })).toBeInTheDocument();
@@ -107,7 +111,10 @@ describe("settings for an admin", () => {
     const fake = installFakeFetch(
       adminRoutes({
         "POST /api/users": () =>
-          json({ id: 5, username: "carol", role: "admin", created_at: "2025-03-01T00:00:00Z" }, { status: 201 }),
+          json(
+            { id: 5, username: "dave", role: "admin", disabled: false, created_at: "2025-03-01T00:00:00Z" },
+            { status: 201 },
+          ),
       }),
     );
     const { user } = renderApp("/settings");
@@ -115,14 +122,21 @@ describe("settings for an admin", () => {
     const region = await screen.findByRole("region", { name: "Users" });
     await within(region).findByRole("cell", { name: "bob" });
     const form = within(region).getByRole("form", { name: "Create user" });
-    await user.type(within(form).getByLabelText("Username"), "carol");
+    const roleSelect = within(form).getByLabelText("Role");
+    expect(within(roleSelect).getAllByRole("option").map((o) => o.textContent)).toEqual(["admin", "operator", "viewer"]);
+    expect(roleSelect).toHaveValue("viewer");
+    expect(roleSelect).toHaveAccessibleDescription(/Reads only/);
+    await user.type(within(form).getByLabelText("Username"), "dave");
     await user.type(within(form).getByLabelText("Password"), "pw-123456");
-    await user.selectOptions(within(form).getByLabelText("Role"), "admin");
+    await user.selectOptions(roleSelect, "operator");
+    expect(roleSelect).toHaveAccessibleDescription(/Runs stack actions/);
+    await user.selectOptions(roleSelect, "admin");
+    expect(roleSelect).toHaveAccessibleDescription(/Everything/);
     await user.click(within(form).getByRole("button", { name: "Create user" }));
 
-    expect(await within(region).findByRole("status")).toHaveTextContent("User carol created.");
+    expect(await within(region).findByRole("status")).toHaveTextContent("User dave created.");
     const [post] = fake.calls("POST", "/api/users");
-    expect(await post?.json()).toEqual({ username: "carol", password: "pw-123456", role: "admin" });
+    expect(await post?.json()).toEqual({ username: "dave", password: "pw-123456", role: "admin" });
     await waitFor(() => expect(fake.calls("GET", "/api/users").length).toBeGreaterThanOrEqual(2));
   });
 
@@ -157,7 +171,7 @@ describe("settings for an admin", () => {
 describe("API tokens", () => {
   it("creates a token and shows it once with a copy button", async () => {
     const fake = installFakeFetch({
-      ...signedInAs(plainUser),
+      ...signedInAs(operatorUser),
       "GET /api/auth/tokens": tokens,
       "POST /api/auth/tokens": () => json({ id: 9, name: "deploy", token: "sy_secret_value" }, { status: 201 }),
     });
@@ -165,11 +179,16 @@ describe("API tokens", () => {
 
     const region = await screen.findByRole("region", { name: "API tokens" });
     await user.type(within(region).getByLabelText("Token name"), "deploy");
+    const password = within(region).getByLabelText("Your current password");
+    expect(password).toHaveAttribute("type", "password");
+    expect(password).toHaveAttribute("autocomplete", "current-password");
+    await user.type(password, "my-pw");
     await user.click(within(region).getByRole("button", { name: "Create token" }));
 
     const notice = await within(region).findByRole("region", { name: "New API token" });
     expect(within(notice).getByText("sy_secret_value")).toBeInTheDocument();
-    expect(await fake.calls("POST", "/api/auth/tokens")[0]?.json()).toEqual({ name: "deploy" });
+    expect(await fake.calls("POST", "/api/auth/tokens")[0]?.json()).toEqual({ name: "deploy", password: "my-pw" });
+    expect(password).toHaveValue("");
 
     await user.click(within(notice).getByRole("button", { name: "Copy" }));
     // user-event provides the clipboard in tests.
@@ -181,9 +200,28 @@ describe("API tokens", () => {
     await waitFor(() => expect(fake.calls("GET", "/api/auth/tokens").length).toBeGreaterThanOrEqual(2));
   });
 
+  it("shows the server's detail when the password is wrong, and keeps the form", async () => {
+    const fake = installFakeFetch({
+      ...signedInAs(viewerUser),
+      "GET /api/auth/tokens": tokens,
+      "POST /api/auth/tokens": () => json({ detail: "The password is not correct" }, { status: 403 }),
+    });
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "API tokens" });
+    await user.type(within(region).getByLabelText("Token name"), "deploy");
+    await user.type(within(region).getByLabelText("Your current password"), "wrong");
+    await user.click(within(region).getByRole("button", { name: "Create token" }));
+
+    expect(await within(region).findByRole("alert")).toHaveTextContent("The password is not correct");
+    expect(await fake.calls("POST", "/api/auth/tokens")[0]?.json()).toEqual({ name: "deploy", password: "wrong" });
+    expect(within(region).queryByRole("region", { name: "New API token" })).not.toBeInTheDocument();
+    expect(within(region).getByLabelText("Token name")).toHaveValue("deploy");
+  });
+
   it("deletes a token after confirmation", async () => {
     const fake = installFakeFetch({
-      ...signedInAs(plainUser),
+      ...signedInAs(operatorUser),
       "GET /api/auth/tokens": tokens,
       "DELETE /api/auth/tokens/:id": () => noContent(),
     });
@@ -198,29 +236,39 @@ describe("API tokens", () => {
 });
 
 describe("change password", () => {
-  it("sends the current and new password", async () => {
+  it("sends the current and new password, says what else ended and refreshes the tokens", async () => {
+    let changed = false;
     const fake = installFakeFetch({
-      ...signedInAs(plainUser),
-      "GET /api/auth/tokens": [],
-      "PUT /api/auth/password": () => noContent(),
+      ...signedInAs(operatorUser),
+      "GET /api/auth/tokens": () => json(changed ? [] : tokens),
+      "PUT /api/auth/password": () => {
+        changed = true;
+        return noContent();
+      },
     });
     const { user } = renderApp("/settings");
 
     const region = await screen.findByRole("region", { name: "Account" });
+    const tokensRegion = screen.getByRole("region", { name: "API tokens" });
+    expect(await within(tokensRegion).findByText("backup-script")).toBeInTheDocument();
     await user.type(within(region).getByLabelText("Current password"), "old-pw");
     await user.type(within(region).getByLabelText("New password"), "new-pw-123");
     await user.type(within(region).getByLabelText("Confirm new password"), "new-pw-123");
     await user.click(within(region).getByRole("button", { name: "Change password" }));
 
-    expect(await within(region).findByRole("status")).toHaveTextContent("Password changed.");
+    const status = await within(region).findByRole("status");
+    expect(status).toHaveTextContent("Password changed.");
+    expect(status).toHaveTextContent("Your other sign-ins have ended and all your API tokens were revoked");
     expect(await fake.calls("PUT", "/api/auth/password")[0]?.json()).toEqual({
       current_password: "old-pw",
       new_password: "new-pw-123",
     });
+    expect(await within(tokensRegion).findByText("No API tokens yet.")).toBeInTheDocument();
+    expect(fake.calls("GET", "/api/auth/tokens")).toHaveLength(2);
   });
 
   it("refuses mismatched new passwords without calling the server", async () => {
-    const fake = installFakeFetch({ ...signedInAs(plainUser), "GET /api/auth/tokens": [] });
+    const fake = installFakeFetch({ ...signedInAs(operatorUser), "GET /api/auth/tokens": [] });
     const { user } = renderApp("/settings");
 
     const region = await screen.findByRole("region", { name: "Account" });
@@ -235,7 +283,7 @@ describe("change password", () => {
 
   it("shows the server's detail when the current password is wrong", async () => {
     installFakeFetch({
-      ...signedInAs(plainUser),
+      ...signedInAs(operatorUser),
       "GET /api/auth/tokens": [],
       "PUT /api/auth/password": () => json({ detail: "Current password is wrong" }, { status: 400 }),
     });
@@ -268,8 +316,175 @@ describe("admin sets another user's password", () => {
     await user.type(within(region).getByLabelText("New password for bob"), "fresh-pw-1");
     await user.click(within(region).getByRole("button", { name: "Set password" }));
 
-    expect(await within(region).findByRole("status")).toHaveTextContent("Password of bob changed.");
+    expect(await within(region).findByRole("status")).toHaveTextContent(
+      "Password of bob changed; their sessions ended and their API tokens were revoked.",
+    );
     expect(await fake.calls("PUT", "/api/users/bob/password")[0]?.json()).toEqual({ password: "fresh-pw-1" });
+  });
+});
+
+describe("user management", () => {
+  function routes(extra: Routes = {}): Routes {
+    return {
+      ...signedInAs(adminUser),
+      "GET /api/auth/tokens": [],
+      "GET /api/users": users,
+      "GET /api/registries": [],
+      "GET /api/audit": { items: [], total: 0 },
+      ...extra,
+    };
+  }
+
+  function rowOf(region: HTMLElement, username: string): HTMLElement {
+    const row = within(region).getByRole("cell", { name: username }).closest("tr");
+    if (!row) throw new Error(`no row for ${username}`);
+    return row;
+  }
+
+  it("marks disabled users and offers no changes to yourself", async () => {
+    installFakeFetch(routes());
+    renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await within(region).findByRole("cell", { name: "carol" });
+    expect(rowOf(region, "carol")).toHaveTextContent("Disabled");
+    expect(rowOf(region, "bob")).not.toHaveTextContent("Disabled");
+    expect(within(rowOf(region, "carol")).getByRole("button", { name: "Enable user carol" })).toBeInTheDocument();
+    expect(within(rowOf(region, "bob")).getByRole("button", { name: "Disable user bob" })).toBeInTheDocument();
+    const mine = rowOf(region, "alice");
+    expect(within(mine).queryAllByRole("button")).toHaveLength(0);
+    expect(mine).toHaveTextContent("you");
+  });
+
+  it("disables a user after confirmation and refreshes the list", async () => {
+    let current = users;
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/users": () => json(current),
+        "PATCH /api/users/:username": async (request, params) => {
+          const change = (await request.json()) as Partial<UserRow>;
+          current = current.map((u) => (u.username === params.username ? { ...u, ...change } : u));
+          return json(current.find((u) => u.username === params.username));
+        },
+      }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await within(region).findByRole("cell", { name: "bob" });
+    await user.click(within(rowOf(region, "bob")).getByRole("button", { name: "Disable user bob" }));
+    expect(fake.calls("PATCH", "/api/users/bob")).toHaveLength(0);
+    await user.click(within(rowOf(region, "bob")).getByRole("button", { name: "Confirm" }));
+
+    expect(await within(region).findByRole("status")).toHaveTextContent(
+      "bob is disabled; their sessions ended and their API tokens were revoked.",
+    );
+    const [patch] = fake.calls("PATCH", "/api/users/bob");
+    expect(await patch?.json()).toEqual({ disabled: true });
+    expect(await within(rowOf(region, "bob")).findByRole("button", { name: "Enable user bob" })).toBeInTheDocument();
+    expect(rowOf(region, "bob")).toHaveTextContent("Disabled");
+    expect(fake.calls("GET", "/api/users").length).toBeGreaterThanOrEqual(2);
+  });
+
+  it("enables a disabled user", async () => {
+    const fake = installFakeFetch(
+      routes({ "PATCH /api/users/:username": () => json({ ...users[2], disabled: false }) }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await user.click(await within(region).findByRole("button", { name: "Enable user carol" }));
+
+    expect(await within(region).findByRole("status")).toHaveTextContent("carol can sign in again.");
+    expect(await fake.calls("PATCH", "/api/users/carol")[0]?.json()).toEqual({ disabled: false });
+  });
+
+  it("changes a user's role", async () => {
+    const fake = installFakeFetch(
+      routes({ "PATCH /api/users/:username": () => json({ ...users[1], role: "viewer" }) }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await user.click(await within(region).findByRole("button", { name: "Change role of bob" }));
+    const form = within(region).getByRole("form", { name: "Change role of bob" });
+    const select = within(form).getByLabelText("New role for bob");
+    expect(select).toHaveValue("operator");
+    expect(within(form).getByRole("button", { name: "Save role" })).toBeDisabled();
+    await user.selectOptions(select, "viewer");
+    expect(select).toHaveAccessibleDescription(/Reads only/);
+    await user.click(within(form).getByRole("button", { name: "Save role" }));
+
+    expect(await within(region).findByRole("status")).toHaveTextContent("bob is now viewer; their sessions ended.");
+    expect(await fake.calls("PATCH", "/api/users/bob")[0]?.json()).toEqual({ role: "viewer" });
+    expect(within(region).queryByRole("form", { name: "Change role of bob" })).not.toBeInTheDocument();
+  });
+
+  it("shows the server's detail when a role change is refused", async () => {
+    installFakeFetch(
+      routes({
+        "PATCH /api/users/:username": () =>
+          json({ detail: "The last admin cannot be demoted or disabled" }, { status: 409 }),
+      }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await user.click(await within(region).findByRole("button", { name: "Change role of bob" }));
+    const form = within(region).getByRole("form", { name: "Change role of bob" });
+    await user.selectOptions(within(form).getByLabelText("New role for bob"), "admin");
+    await user.click(within(form).getByRole("button", { name: "Save role" }));
+
+    expect(await within(form).findByRole("alert")).toHaveTextContent("The last admin cannot be demoted or disabled");
+  });
+
+  it("shows the server's detail when disabling is refused", async () => {
+    installFakeFetch(
+      routes({
+        "PATCH /api/users/:username": () => json({ detail: "You cannot disable yourself" }, { status: 403 }),
+      }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    await user.click(await within(region).findByRole("button", { name: "Disable user bob" }));
+    await user.click(within(region).getByRole("button", { name: "Confirm" }));
+
+    expect(await within(region).findByRole("alert")).toHaveTextContent("You cannot disable yourself");
+  });
+
+  it("lists a user's API tokens and revokes one after confirmation", async () => {
+    let bobTokens = tokens;
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/users/:username/tokens": () => json(bobTokens),
+        "DELETE /api/users/:username/tokens/:id": (_request, params) => {
+          bobTokens = bobTokens.filter((t) => String(t.id) !== params.id);
+          return noContent();
+        },
+      }),
+    );
+    const { user } = renderApp("/settings");
+
+    const region = await screen.findByRole("region", { name: "Users" });
+    expect(fake.calls("GET", "/api/users/bob/tokens")).toHaveLength(0);
+    await user.click(await within(region).findByRole("button", { name: "API tokens of bob" }));
+    const panel = within(region).getByRole("region", { name: "API tokens of bob" });
+    const table = await within(panel).findByRole("table", { name: "API tokens of bob" });
+    expect(within(table).getByText("ci")).toBeInTheDocument();
+    expect(within(table).getByText("backup-script")).toBeInTheDocument();
+
+    await user.click(within(panel).getByRole("button", { name: "Revoke token ci of bob" }));
+    expect(fake.calls("DELETE", "/api/users/bob/tokens/3")).toHaveLength(0);
+    await user.click(within(panel).getByRole("button", { name: "Confirm" }));
+
+    await waitFor(() => expect(fake.calls("DELETE", "/api/users/bob/tokens/3")).toHaveLength(1));
+    await waitFor(() => expect(within(panel).queryByText("ci")).not.toBeInTheDocument());
+    expect(within(panel).getByText("backup-script")).toBeInTheDocument();
+    expect(fake.calls("GET", "/api/users/bob/tokens").length).toBeGreaterThanOrEqual(2);
+
+    await user.click(within(panel).getByRole("button", { name: "Close API tokens of bob" }));
+    expect(within(region).queryByRole("region", { name: "API tokens of bob" })).not.toBeInTheDocument();
   });
 });
 

@@ -1,4 +1,4 @@
-import { useCurrentUser } from "../auth/queries";
+import { useCan } from "../auth/permissions";
 import { AccountSection } from "./AccountSection";
 import { AuditSection } from "./AuditSection";
 import { RegistriesSection } from "./RegistriesSection";
@@ -6,20 +6,17 @@ import { TokensSection } from "./TokensSection";
 import { UsersSection } from "./UsersSection";
 
 export function SettingsPage() {
-  const user = useCurrentUser();
-  const isAdmin = user?.role === "admin";
+  const mayManageUsers = useCan("admin.users");
+  const mayManageRegistries = useCan("admin.registries");
+  const mayReadAudit = useCan("admin.audit");
   return (
     <main className="page">
       <h1>Settings</h1>
       <AccountSection />
       <TokensSection />
-      {isAdmin && (
-        <>
-          <UsersSection />
-          <RegistriesSection />
-          <AuditSection />
-        </>
-      )}
+      {mayManageUsers && <UsersSection />}
+      {mayManageRegistries && <RegistriesSection />}
+      {mayReadAudit && <AuditSection />}
     </main>
   );
 }

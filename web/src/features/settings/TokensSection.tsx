@@ -7,7 +7,9 @@ import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
+import { PasswordInput } from "../../components/PasswordInput";
 import { RowActions, Table } from "../../components/Table";
+import { useCurrentUser } from "../auth/queries";
 import { tokensQueryOptions, useCreateToken, useDeleteToken } from "./queries";
 
 function NewTokenNotice({ created, onDone }: { created: CreatedToken; onDone: () => void }) {
@@ -53,33 +55,45 @@ function NewTokenNotice({ created, onDone }: { created: CreatedToken; onDone: ()
 }
 
 export function TokensSection() {
+  const me = useCurrentUser();
   const tokens = useQuery(tokensQueryOptions());
   const create = useCreateToken();
   const remove = useDeleteToken();
   const [name, setName] = useState("");
+  const [password, setPassword] = useState("");
   const [created, setCreated] = useState<CreatedToken | null>(null);
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     const trimmed = name.trim();
     if (!trimmed) return;
-    create.mutate(trimmed, {
-      onSuccess: (token) => {
-        setCreated(token);
-        setName("");
+    create.mutate(
+      { name: trimmed, password },
+      {
+        onSuccess: (token) => {
+          setCreated(token);
+          setName("");
+          setPassword("");
+        },
       },
-    });
+    );
   }
 
   return (
     <section className="card" aria-labelledby="tokens-title">
       <h2 id="tokens-title">API tokens</h2>
-      <p className="muted">Tokens let scripts and agents call the API as you.</p>
+      <p className="muted">
+        Tokens let scripts and agents call the API as you. Creating one asks for your password again; changing your
+        password revokes them all.
+      </p>
       {created && <NewTokenNotice created={created} onDone={() => setCreated(null)} />}
       <form className="form inline" onSubmit={onSubmit} aria-label="Create API token">
+        {/* Lets password managers offer this account's password. */}
+        <input type="text" name="username" autoComplete="username" value={me?.username ?? ""} readOnly hidden />
         <Field label="Token name">
-          <input required value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
+          <input required autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} maxLength={100} />
         </Field>
+        <PasswordInput label="Your current password" autoComplete="current-password" value={password} onChange={setPassword} />
         <button type="submit" className="primary" disabled={create.isPending}>
           Create token
         </button>

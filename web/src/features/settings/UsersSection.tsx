@@ -1,17 +1,46 @@
 import { useQuery } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
-import type { Role } from "../../api/types";
+import { useId, useState, type FormEvent } from "react";
+import type { Role, UserRow } from "../../api/types";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
+import { PasswordInput } from "../../components/PasswordInput";
 import { RowActions, Table } from "../../components/Table";
+import { ROLE_DESCRIPTIONS, ROLES } from "../auth/permissions";
 import { useCurrentUser } from "../auth/queries";
-import { useCreateUser, useDeleteUser, useSetUserPassword, usersQueryOptions } from "./queries";
+import {
+  useCreateUser,
+  useDeleteUser,
+  useRevokeUserToken,
+  useSetUserPassword,
+  useUpdateUser,
+  usersQueryOptions,
+  userTokensQueryOptions,
+} from "./queries";
 
-const ROLES: readonly Role[] = ["user", "admin"];
+/** A role select with the chosen role's one-line description under it. */
+function RoleField({ label, value, onChange }: { label: string; value: Role; onChange: (role: Role) => void }) {
+  const hintId = useId();
+  return (
+    <div className="role-field">
+      <Field label={label}>
+        <select value={value} aria-describedby={hintId} onChange={(e) => onChange(e.target.value as Role)}>
+          {ROLES.map((r) => (
+            <option key={r} value={r} title={ROLE_DESCRIPTIONS[r]}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <p className="muted small role-hint" id={hintId}>
+        {ROLE_DESCRIPTIONS[value]}
+      </p>
+    </div>
+  );
+}
 
 /** Inline form to set another user's password. */
 function SetPasswordForm({ username, onDone }: { username: string; onDone: (message: string) => void }) {
@@ -20,15 +49,19 @@ function SetPasswordForm({ username, onDone }: { username: string; onDone: (mess
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    setPassword.mutate({ username, password }, { onSuccess: () => onDone(`Password of ${username} changed.`) });
+    setPassword.mutate(
+      { username, password },
+      {
+        onSuccess: () =>
+          onDone(`Password of ${username} changed; their sessions ended and their API tokens were revoked.`),
+      },
+    );
   }
 
   return (
     <form className="form inline" onSubmit={onSubmit} aria-label={`Set password of ${username}`}>
       <input type="text" name="username" autoComplete="username" value={username} readOnly hidden />
-      <Field label={`New password for ${username}`}>
-        <input type="password" required autoComplete="new-password" value={password} onChange={(e) => setValue(e.target.value)} />
-      </Field>
+      <PasswordInput label={`New password for ${username}`} autoComplete="new-password" value={password} onChange={setValue} />
       <button type="submit" className="primary" disabled={setPassword.isPending}>
         Set password
       </button>
@@ -40,18 +73,124 @@ function SetPasswordForm({ username, onDone }: { username: string; onDone: (mess
   );
 }
 
+/** Inline form to give another user a new role. */
+function RoleForm({ user, onDone }: { user: UserRow; onDone: (message: string) => void }) {
+  const update = useUpdateUser();
+  const [role, setRole] = useState<Role>(user.role);
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    update.mutate(
+      { username: user.username, change: { role } },
+      { onSuccess: (changed) => onDone(`${changed.username} is now ${changed.role}; their sessions ended.`) },
+    );
+  }
+
+  return (
+    <form className="form inline" onSubmit={onSubmit} aria-label={`Change role of ${user.username}`}>
+      <RoleField label={`New role for ${user.username}`} value={role} onChange={setRole} />
+      <button type="submit" className="primary" disabled={update.isPending || role === user.role}>
+        Save role
+      </button>
+      <button type="button" onClick={() => onDone("")}>
+        Cancel
+      </button>
+      <p className="muted small">
+        A new role ends {user.username}&apos;s sessions and revokes their API tokens.
+      </p>
+      {update.isError && <ErrorText error={update.error} />}
+    </form>
+  );
+}
+
+/** Another user's API tokens, each revocable (after confirmation). */
+function UserTokens({ username, onClose }: { username: string; onClose: () => void }) {
+  const tokens = useQuery(userTokensQueryOptions(username));
+  const revoke = useRevokeUserToken();
+  const label = `API tokens of ${username}`;
+
+  return (
+    <section className="user-tokens" aria-label={label}>
+      <div className="console-head">
+        <h3>{label}</h3>
+        <button type="button" className="link-button" aria-label={`Close API tokens of ${username}`} onClick={onClose}>
+          Close
+        </button>
+      </div>
+      {tokens.isError ? (
+        <ErrorBanner error={tokens.error} onRetry={() => void tokens.refetch()} />
+      ) : !tokens.data ? (
+        <Loading />
+      ) : tokens.data.length === 0 ? (
+        <p className="muted">{username} has no API tokens.</p>
+      ) : (
+        <Table label={label} columns={["Name", "Created", "Last used"]} actions>
+          {tokens.data.map((token) => (
+            <tr key={token.id}>
+              <td>{token.name}</td>
+              <td>{formatDateTime(token.created_at)}</td>
+              <td>{token.last_used_at ? formatDateTime(token.last_used_at) : "Never"}</td>
+              <RowActions>
+                <ConfirmButton
+                  label={`Revoke token ${token.name} of ${username}`}
+                  disabled={revoke.isPending}
+                  onConfirm={() => revoke.mutate({ username, tokenId: token.id })}
+                >
+                  Revoke
+                </ConfirmButton>
+              </RowActions>
+            </tr>
+          ))}
+        </Table>
+      )}
+      {revoke.isError && <ErrorText error={revoke.error} />}
+    </section>
+  );
+}
+
+type Panel = { kind: "password" | "role" | "tokens"; username: string };
+
 /** Admin only: the accounts that can sign in. */
 export function UsersSection() {
   const me = useCurrentUser();
   const users = useQuery(usersQueryOptions());
   const create = useCreateUser();
   const remove = useDeleteUser();
+  const update = useUpdateUser();
   const [username, setUsername] = useState("");
   const [password, setPassword] = useState("");
-  const [role, setRole] = useState<Role>("user");
+  const [role, setRole] = useState<Role>("viewer");
   const [createdName, setCreatedName] = useState<string | null>(null);
-  const [resetting, setResetting] = useState<string | null>(null);
-  const [resetMessage, setResetMessage] = useState("");
+  const [panel, setPanel] = useState<Panel | null>(null);
+  const [message, setMessage] = useState("");
+
+  const panelUser = panel ? users.data?.find((u) => u.username === panel.username) : undefined;
+
+  function open(kind: Panel["kind"], name: string) {
+    setMessage("");
+    update.reset();
+    setPanel(panel?.kind === kind && panel.username === name ? null : { kind, username: name });
+  }
+
+  function closePanel(done: string) {
+    setPanel(null);
+    setMessage(done);
+  }
+
+  function setDisabled(user: UserRow, disabled: boolean) {
+    setMessage("");
+    update.mutate(
+      { username: user.username, change: { disabled } },
+      {
+        onSuccess: (changed) =>
+          setMessage(
+            changed.disabled
+              ? `${changed.username} is disabled; their sessions ended and their API tokens were revoked.`
+              : `${changed.username} can sign in again.`,
+          ),
+      },
+    );
+  }
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -63,7 +202,7 @@ export function UsersSection() {
           setCreatedName(name);
           setUsername("");
           setPassword("");
-          setRole("user");
+          setRole("viewer");
         },
       },
     );
@@ -77,11 +216,18 @@ export function UsersSection() {
       ) : !users.data ? (
         <Loading />
       ) : (
-        <Table label="Users" columns={["Username", "Role", "Created"]} actions>
+        <Table label="Users" columns={["Username", "Role", "Status", "Created"]} actions>
           {users.data.map((user) => (
             <tr key={user.id}>
               <td>{user.username}</td>
               <td>{user.role}</td>
+              <td>
+                {user.disabled ? (
+                  <span className="status status-bad">Disabled</span>
+                ) : (
+                  <span className="muted">Active</span>
+                )}
+              </td>
               <td>{formatDateTime(user.created_at)}</td>
               <RowActions>
                 {user.username === me?.username ? (
@@ -90,11 +236,42 @@ export function UsersSection() {
                   <>
                     <button
                       type="button"
+                      aria-label={`Change role of ${user.username}`}
+                      aria-expanded={panel?.kind === "role" && panel.username === user.username}
+                      onClick={() => open("role", user.username)}
+                    >
+                      Change role
+                    </button>{" "}
+                    {user.disabled ? (
+                      <button
+                        type="button"
+                        aria-label={`Enable user ${user.username}`}
+                        disabled={update.isPending}
+                        onClick={() => setDisabled(user, false)}
+                      >
+                        Enable
+                      </button>
+                    ) : (
+                      <ConfirmButton
+                        label={`Disable user ${user.username}`}
+                        disabled={update.isPending}
+                        onConfirm={() => setDisabled(user, true)}
+                      >
+                        Disable
+                      </ConfirmButton>
+                    )}{" "}
+                    <button
+                      type="button"
+                      aria-label={`API tokens of ${user.username}`}
+                      aria-expanded={panel?.kind === "tokens" && panel.username === user.username}
+                      onClick={() => open("tokens", user.username)}
+                    >
+                      Tokens
+                    </button>{" "}
+                    <button
+                      type="button"
                       aria-label={`Set password of ${user.username}`}
-                      onClick={() => {
-                        setResetMessage("");
-                        setResetting(user.username);
-                      }}
+                      onClick={() => open("password", user.username)}
                     >
                       Set password
                     </button>{" "}
@@ -108,45 +285,27 @@ export function UsersSection() {
           ))}
         </Table>
       )}
-      {resetting && (
-        <SetPasswordForm
-          key={resetting}
-          username={resetting}
-          onDone={(message) => {
-            setResetting(null);
-            setResetMessage(message);
-          }}
-        />
+      {panel?.kind === "password" && (
+        <SetPasswordForm key={panel.username} username={panel.username} onDone={closePanel} />
       )}
-      {resetMessage && (
+      {panel?.kind === "role" && panelUser && <RoleForm key={panel.username} user={panelUser} onDone={closePanel} />}
+      {panel?.kind === "tokens" && (
+        <UserTokens key={panel.username} username={panel.username} onClose={() => setPanel(null)} />
+      )}
+      {message && (
         <p className="success" role="status">
-          {resetMessage}
+          {message}
         </p>
       )}
+      {update.isError && <ErrorText error={update.error} />}
       {remove.isError && <ErrorText error={remove.error} />}
       <h3>Add a user</h3>
       <form className="form inline" onSubmit={onSubmit} aria-label="Create user">
         <Field label="Username">
           <input required autoComplete="off" value={username} onChange={(e) => setUsername(e.target.value)} />
         </Field>
-        <Field label="Password">
-          <input
-            type="password"
-            required
-            autoComplete="new-password"
-            value={password}
-            onChange={(e) => setPassword(e.target.value)}
-          />
-        </Field>
-        <Field label="Role">
-          <select value={role} onChange={(e) => setRole(e.target.value as Role)}>
-            {ROLES.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <PasswordInput label="Password" autoComplete="new-password" value={password} onChange={setPassword} />
+        <RoleField label="Role" value={role} onChange={setRole} />
         <button type="submit" className="primary" disabled={create.isPending}>
           Create user
         </button>

@@ -1,11 +1,13 @@
 import { keepPreviousData, queryOptions, useMutation, useQueryClient, type QueryKey } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
-import type { NewRegistry, NewUser } from "../../api/types";
+import type { NewRegistry, NewToken, NewUser, UserChange } from "../../api/types";
 
 export const settingsKeys = {
   tokens: ["auth", "tokens"] as const,
+  /** Prefix of the user list and of every user's tokens. */
   users: ["users"] as const,
+  userTokens: (username: string) => ["users", username, "tokens"] as const,
   audit: ["audit"] as const,
   registries: ["registries"] as const,
   auditPage: (limit: number, offset: number) => ["audit", { limit, offset }] as const,
@@ -24,6 +26,14 @@ export function usersQueryOptions() {
   return queryOptions({
     queryKey: settingsKeys.users,
     queryFn: () => unwrap(api.GET("/api/users")),
+  });
+}
+
+/** Admin: another user's API tokens. */
+export function userTokensQueryOptions(username: string) {
+  return queryOptions({
+    queryKey: settingsKeys.userTokens(username),
+    queryFn: () => unwrap(api.GET("/api/users/{username}/tokens", { params: { path: { username } } })),
   });
 }
 
@@ -51,8 +61,9 @@ function useInvalidate(...keys: QueryKey[]) {
   return () => Promise.all(keys.map((queryKey) => queryClient.invalidateQueries({ queryKey })));
 }
 
+/** Ends your other sign-ins and revokes all your API tokens (this sign-in stays). */
 export function useChangePassword() {
-  const invalidate = useInvalidate(settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.tokens, settingsKeys.users, settingsKeys.audit);
   return useMutation({
     mutationFn: (body: { current_password: string; new_password: string }) =>
       unwrap(api.PUT("/api/auth/password", { body })),
@@ -60,10 +71,11 @@ export function useChangePassword() {
   });
 }
 
+/** Needs the user's current password again; a wrong one is a 403 with the server's detail. */
 export function useCreateToken() {
   const invalidate = useInvalidate(settingsKeys.tokens, settingsKeys.audit);
   return useMutation({
-    mutationFn: (name: string) => unwrap(api.POST("/api/auth/tokens", { body: { name } })),
+    mutationFn: (body: NewToken) => unwrap(api.POST("/api/auth/tokens", { body })),
     onSuccess: invalidate,
   });
 }
@@ -92,9 +104,31 @@ export function useDeleteUser() {
   });
 }
 
-/** Admin: set another user's password. */
+/** Admin: a new role or (dis)abling; either ends the user's sessions and revokes their tokens. */
+export function useUpdateUser() {
+  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  return useMutation({
+    mutationFn: ({ username, change }: { username: string; change: UserChange }) =>
+      unwrap(api.PATCH("/api/users/{username}", { params: { path: { username } }, body: change })),
+    onSettled: invalidate,
+  });
+}
+
+/** Admin: revoke one of another user's API tokens. */
+export function useRevokeUserToken() {
+  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  return useMutation({
+    mutationFn: ({ username, tokenId }: { username: string; tokenId: number }) =>
+      unwrap(
+        api.DELETE("/api/users/{username}/tokens/{token_id}", { params: { path: { username, token_id: tokenId } } }),
+      ),
+    onSettled: invalidate,
+  });
+}
+
+/** Admin: set another user's password; their sessions end and their API tokens are revoked. */
 export function useSetUserPassword() {
-  const invalidate = useInvalidate(settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
   return useMutation({
     mutationFn: ({ username, password }: { username: string; password: string }) =>
       unwrap(api.PUT("/api/users/{username}/password", { params: { path: { username } }, body: { password } })),

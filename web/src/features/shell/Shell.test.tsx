@@ -1,7 +1,7 @@
 import { screen, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { installFakeFetch, noContent } from "../../test/fakeFetch";
-import { adminUser, signedInAs } from "../../test/fixtures";
+import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 
 describe("shell", () => {
@@ -29,6 +29,23 @@ describe("shell", () => {
       ["Agents", "/agents"],
       ["Settings", "/settings"],
     ]);
+  });
+
+  it.each([
+    ["an operator", operatorUser],
+    ["a viewer", viewerUser],
+  ])("shows %s no Files link, and the role next to the name", async (_who, signedIn) => {
+    installFakeFetch(signedInAs(signedIn));
+    renderApp("/");
+
+    const nav = await screen.findByRole("navigation", { name: "Main" });
+    const labels = within(nav)
+      .getAllByRole("link")
+      .map((a) => a.textContent);
+    expect(labels).not.toContain("Files");
+    expect(labels).toContain("Stacks");
+    expect(labels).toContain("Settings");
+    expect(await screen.findByText(signedIn.username)).toHaveTextContent(`${signedIn.username}${signedIn.role}`);
   });
 
   it("navigates to the placeholder pages", async () => {

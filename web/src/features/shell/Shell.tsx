@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { NavLink, Outlet, useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { useCurrentUser, useLogout } from "../auth/queries";
-import { NAV_ITEMS } from "./navigation";
+import { navItemsFor } from "./navigation";
 import { healthQueryOptions } from "./queries";
 
 function AppVersion() {
@@ -33,7 +33,7 @@ function UserMenu() {
       {user && (
         <span className="user-name" title={`Signed in as ${user.username} (${user.role})`}>
           {user.username}
-          {user.role === "admin" && <span className="badge">admin</span>}
+          <span className="badge">{user.role}</span>
         </span>
       )}
       <button
@@ -49,6 +49,7 @@ function UserMenu() {
 
 /** The signed-in layout: brand and version, main navigation, user menu, and the page. */
 export function Shell() {
+  const user = useCurrentUser();
   return (
     <div className="shell">
       <aside className="sidebar">
@@ -57,7 +58,7 @@ export function Shell() {
         </div>
         <nav aria-label="Main">
           <ul>
-            {NAV_ITEMS.map((item) => (
+            {navItemsFor(user?.role).map((item) => (
               <li key={item.to}>
                 <NavLink to={item.to} end={item.to === "/"}>
                   {item.label}

@@ -3,6 +3,7 @@ import type { Run, Stack, StackAction, StackState } from "../../api/types";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorText } from "../../components/ErrorText";
 import { formatDateTime } from "../../components/format";
+import { useCan } from "../auth/permissions";
 import { useCheckUpdates, useStackAction } from "./queries";
 
 const STATE_LABEL: Record<StackState, string> = {
@@ -53,9 +54,17 @@ const BUTTONS: readonly { action: StackAction; label: string }[] = [
 
 /**
  * Start / Stop / Restart / Update, and Down (asks first). `onStarted` receives the new run,
- * e.g. to open its deploy console.
+ * e.g. to open its deploy console. Nothing for roles that cannot run actions.
  */
-export function StackActions({
+export function StackActions(props: {
+  stack: Pick<Stack, "id" | "state" | "busy">;
+  hasUpdate?: boolean;
+  onStarted?: (run: Run) => void;
+}) {
+  return useCan("stacks.run") ? <StackActionButtons {...props} /> : null;
+}
+
+function StackActionButtons({
   stack,
   hasUpdate = false,
   onStarted,
@@ -97,14 +106,17 @@ export function StackActions({
   );
 }
 
-/** "Check now" (asks the registries) and when the last check was. */
+/** "Check now" (asks the registries; for roles that may) and when the last check was. */
 export function CheckUpdates({ lastCheck }: { lastCheck: string | null | undefined }) {
   const check = useCheckUpdates();
+  const mayCheck = useCan("stacks.checkUpdates");
   return (
     <div className="check-updates">
-      <button type="button" disabled={check.isPending} onClick={() => check.mutate()}>
-        {check.isPending ? "Checking…" : "Check now"}
-      </button>
+      {mayCheck && (
+        <button type="button" disabled={check.isPending} onClick={() => check.mutate()}>
+          {check.isPending ? "Checking…" : "Check now"}
+        </button>
+      )}
       <span className="muted" data-testid="last-check">
         {lastCheck ? (
           <>

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { StackDetail } from "../../api/types";
 import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
-import { adminUser, plainUser, signedInAs } from "../../test/fixtures";
+import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeDetail, makeRun, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
 
@@ -244,17 +244,56 @@ describe("stack detail", () => {
   });
 });
 
-describe("stack detail for a plain user", () => {
-  it("hides the secrets and Delete, keeps the editors and actions", async () => {
-    const fake = installFakeFetch(detailRoutes({}, plainUser));
+/** What the server sends roles below admin: no .env. */
+const detailBelowAdmin = makeDetail({ env: null });
+
+describe("stack detail for an operator", () => {
+  it("has the actions, Check now and auto-update, shows compose read-only, and no .env, secrets or Delete", async () => {
+    installFakeEventSource();
+    const fake = installFakeFetch(detailRoutes({ "GET /api/stacks/web": detailBelowAdmin }, operatorUser));
     renderApp("/stacks/web");
 
-    expect(await screen.findByRole("form", { name: "compose.yaml" })).toBeInTheDocument();
-    expect(screen.getByRole("form", { name: ".env" })).toBeInTheDocument();
-    expect(screen.getByRole("group", { name: "Actions for web" })).toBeInTheDocument();
+    const compose = await screen.findByLabelText("compose.yaml");
+    expect(compose).toHaveAttribute("readonly");
+    expect(compose).toHaveValue(detail.compose);
+    expect(compose).toHaveAccessibleDescription(/only admins edit them/);
+    expect(screen.queryByRole("form", { name: "compose.yaml" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: /^Save/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole("form", { name: ".env" })).not.toBeInTheDocument();
+    expect(screen.queryByLabelText(".env")).not.toBeInTheDocument();
+    expect(screen.getByText("The .env file is shown to admins only.")).toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Show secrets" })).not.toBeInTheDocument();
     expect(screen.queryByRole("region", { name: "Delete stack" })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: /Delete/ })).not.toBeInTheDocument();
+
+    const actions = screen.getByRole("group", { name: "Actions for web" });
+    expect(within(actions).getByRole("button", { name: "Restart" })).toBeEnabled();
+    expect(screen.getByRole("button", { name: "Check now" })).toBeInTheDocument();
+    expect(await screen.findByRole("checkbox", { name: "Auto-update" })).toBeEnabled();
     expect(fake.calls("GET", "/api/stacks/web/secrets")).toHaveLength(0);
+  });
+});
+
+describe("stack detail for a viewer", () => {
+  it("shows status, updates and the last run, with no control that changes anything", async () => {
+    installFakeEventSource();
+    installFakeFetch(detailRoutes({ "GET /api/stacks/web": detailBelowAdmin }, viewerUser));
+    renderApp("/stacks/web");
+
+    expect(await screen.findByRole("table", { name: "Services" })).toBeInTheDocument();
+    expect(await screen.findByRole("table", { name: "Image updates" })).toBeInTheDocument();
+    const deploy = screen.getByRole("region", { name: "Deploy web" });
+    await waitFor(() => expect(within(deploy).getByRole("status")).toHaveTextContent("start succeeded"));
+    expect(screen.getByTestId("auto-update-state")).toHaveTextContent("Auto-update is on.");
+    expect(screen.getByLabelText("compose.yaml")).toHaveAttribute("readonly");
+
+    expect(screen.queryByRole("group", { name: "Actions for web" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Check now" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("checkbox", { name: "Auto-update" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("form")).not.toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Delete stack" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Show secrets" })).not.toBeInTheDocument();
+    // Nothing on the page can change anything.
+    expect(screen.getAllByRole("button").map((b) => b.textContent)).toEqual(["Sign out"]);
   });
 });

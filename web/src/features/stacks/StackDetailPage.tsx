@@ -9,11 +9,11 @@ import { ErrorText } from "../../components/ErrorText";
 import { formatDateTime, shortDigest } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { Table } from "../../components/Table";
-import { useCurrentUser } from "../auth/queries";
+import { useCan } from "../auth/permissions";
 import { DeployConsole } from "./DeployConsole";
 import { stackQueryOptions, stackUpdatesQueryOptions, useDeleteStack, useSetAutoUpdate } from "./queries";
 import { BusyIndicator, CheckUpdates, StackActions, StateBadge, UpdatePill } from "./StackBits";
-import { SecretsEditor, StackFileEditor } from "./StackFiles";
+import { ReadOnlyStackFile, SecretsEditor, StackFileEditor } from "./StackFiles";
 
 function ServiceRows({ service }: { service: StackService }) {
   if (service.containers.length === 0) {
@@ -116,6 +116,17 @@ function LastAutoUpdate({ last }: { last: StackUpdate["last_auto_update"] }) {
   );
 }
 
+/** The toggle for roles that may set auto-update; a plain statement for the others. */
+function AutoUpdate({ stackId, enabled }: { stackId: string; enabled: boolean }) {
+  const mayToggle = useCan("stacks.autoUpdate");
+  if (mayToggle) return <AutoUpdateToggle stackId={stackId} enabled={enabled} />;
+  return (
+    <div className="auto-update">
+      <span data-testid="auto-update-state">Auto-update is {enabled ? "on" : "off"}.</span>
+    </div>
+  );
+}
+
 function AutoUpdateToggle({ stackId, enabled }: { stackId: string; enabled: boolean }) {
   const set = useSetAutoUpdate(stackId);
   // What the user asked for, shown at once and until the summary agrees (or the save fails).
@@ -157,7 +168,7 @@ function ImageUpdatesCard({
     <section className="card" aria-labelledby="images-title">
       <h2 id="images-title">Image updates</h2>
       <div className="card-tools">
-        <AutoUpdateToggle stackId={stackId} enabled={update?.auto_update ?? false} />
+        <AutoUpdate stackId={stackId} enabled={update?.auto_update ?? false} />
         <CheckUpdates lastCheck={lastCheck} />
       </div>
       <LastAutoUpdate last={update?.last_auto_update ?? null} />
@@ -226,8 +237,8 @@ function DeleteStackCard({ stackId }: { stackId: string }) {
 
 export function StackDetailPage() {
   const { id = "" } = useParams();
-  const user = useCurrentUser();
-  const isAdmin = user?.role === "admin";
+  const mayEditFiles = useCan("stacks.editFiles");
+  const mayDelete = useCan("stacks.delete");
   const stack = useQuery(stackQueryOptions(id));
   const updates = useQuery(stackUpdatesQueryOptions());
   const update = updates.data?.stacks.find((u) => u.stack === id);
@@ -275,17 +286,29 @@ export function StackDetailPage() {
       <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />
       <section className="card" aria-labelledby="files-title">
         <h2 id="files-title">Files</h2>
-        <StackFileEditor stackId={data.id} kind="compose" label={data.compose_file} content={data.compose} />
+        {mayEditFiles ? (
+          <StackFileEditor stackId={data.id} kind="compose" label={data.compose_file} content={data.compose} />
+        ) : (
+          <ReadOnlyStackFile
+            label={data.compose_file}
+            content={data.compose}
+            note="Read only: compose files can mount any host path, so only admins edit them."
+          />
+        )}
         <h3>Environment</h3>
-        <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
-        {isAdmin && (
+        {mayEditFiles && data.env !== null ? (
+          <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
+        ) : (
+          <p className="muted">The .env file is shown to admins only.</p>
+        )}
+        {mayEditFiles && (
           <>
             <h3>Secrets</h3>
             <SecretsEditor stackId={data.id} hasSecrets={data.has_secrets} />
           </>
         )}
       </section>
-      {isAdmin && <DeleteStackCard stackId={data.id} />}
+      {mayDelete && <DeleteStackCard stackId={data.id} />}
     </main>
   );
 }

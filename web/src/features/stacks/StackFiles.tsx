@@ -93,6 +93,28 @@ function TextFileForm({
   );
 }
 
+/** A stack file shown to a role that may not edit it: selectable, not editable. */
+export function ReadOnlyStackFile({ label, content, note }: { label: string; content: string; note: string }) {
+  const noteId = useId();
+  return (
+    <div className="form wide">
+      <Field label={label}>
+        <textarea
+          className="code-editor"
+          readOnly
+          rows={18}
+          spellCheck={false}
+          value={content}
+          aria-describedby={noteId}
+        />
+      </Field>
+      <p className="muted small" id={noteId}>
+        {note}
+      </p>
+    </div>
+  );
+}
+
 /** compose.yaml (validated by compose on save) or .env. */
 export function StackFileEditor({
   stackId,

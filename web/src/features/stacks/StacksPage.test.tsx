@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Stack } from "../../api/types";
 import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
-import { adminUser, plainUser, signedInAs } from "../../test/fixtures";
+import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeDetail, makeRun, makeStack, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
 import { stackUpdatesQueryOptions, stacksQueryOptions } from "./queries";
@@ -246,13 +246,43 @@ describe("new stack", () => {
   });
 });
 
-describe("stacks for a plain user", () => {
-  it("has no New stack button but can run actions", async () => {
-    installFakeFetch({ ...stackRoutes(), ...signedInAs(plainUser) });
+describe("stacks for an operator", () => {
+  it("has actions and Check now, but no New stack", async () => {
+    installFakeFetch({ ...stackRoutes(), ...signedInAs(operatorUser) });
     renderApp("/stacks");
 
     await screen.findByRole("table", { name: "Stacks" });
     expect(screen.queryByRole("button", { name: "New stack" })).not.toBeInTheDocument();
+    expect(within(rowOf("web")).getByRole("group", { name: "Actions for web" })).toBeInTheDocument();
     expect(within(rowOf("web")).getByRole("button", { name: "Start" })).toBeEnabled();
+    expect(within(rowOf("web")).getByRole("button", { name: "Down" })).toBeEnabled();
+    expect(screen.getByRole("button", { name: "Check now" })).toBeEnabled();
+  });
+});
+
+describe("stacks for a viewer", () => {
+  it("lists the stacks with their state and updates but offers no action, Check now or New stack", async () => {
+    installFakeFetch({ ...stackRoutes(), ...signedInAs(viewerUser) });
+    renderApp("/stacks");
+
+    const table = await screen.findByRole("table", { name: "Stacks" });
+    expect(within(rowOf("web")).getByText("Running")).toBeInTheDocument();
+    expect(await within(rowOf("web")).findByText("Update", { selector: ".pill" })).toBeInTheDocument();
+    expect(screen.getByTestId("last-check")).toHaveTextContent("Last checked");
+    expect(within(rowOf("idle")).getByRole("status")).toHaveTextContent("update in progress…");
+
+    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)).toEqual(["Name", "State", "Services"]);
+    expect(screen.queryByRole("group", { name: /^Actions for/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Check now" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "New stack" })).not.toBeInTheDocument();
+    // Nothing on the page can change anything.
+    expect(screen.getAllByRole("button").map((b) => b.textContent)).toEqual(["Sign out"]);
+  });
+
+  it("says how stacks appear without pointing at New stack", async () => {
+    installFakeFetch({ ...stackRoutes({ "GET /api/stacks": [] }), ...signedInAs(viewerUser) });
+    renderApp("/stacks");
+
+    expect(await screen.findByText(/No stacks yet/)).toHaveTextContent("No stacks yet. Put a folder with a compose file");
   });
 });

@@ -5,7 +5,7 @@ import type { Stack, StackUpdate } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
-import { useCurrentUser } from "../auth/queries";
+import { useCan } from "../auth/permissions";
 import { DeployConsole } from "./DeployConsole";
 import { NewStackForm } from "./NewStackForm";
 import { stacksQueryOptions, stackUpdatesQueryOptions } from "./queries";
@@ -18,10 +18,12 @@ function runningCount(stack: Stack): number {
 function StackRow({
   stack,
   update,
+  withActions,
   onStarted,
 }: {
   stack: Stack;
   update: StackUpdate | undefined;
+  withActions: boolean;
   onStarted: (id: string) => void;
 }) {
   const services = stack.services.length;
@@ -47,16 +49,18 @@ function StackRow({
           </>
         )}
       </td>
-      <RowActions>
-        <StackActions stack={stack} hasUpdate={update?.has_update} onStarted={() => onStarted(stack.id)} />
-      </RowActions>
+      {withActions && (
+        <RowActions>
+          <StackActions stack={stack} hasUpdate={update?.has_update} onStarted={() => onStarted(stack.id)} />
+        </RowActions>
+      )}
     </tr>
   );
 }
 
 export function StacksPage() {
-  const user = useCurrentUser();
-  const isAdmin = user?.role === "admin";
+  const mayCreate = useCan("stacks.create");
+  const mayRun = useCan("stacks.run");
   const stacks = useQuery(stacksQueryOptions());
   const updates = useQuery(stackUpdatesQueryOptions());
   const [creating, setCreating] = useState(false);
@@ -72,7 +76,7 @@ export function StacksPage() {
         <h1>Stacks</h1>
         <div className="page-tools">
           <CheckUpdates lastCheck={updates.data?.last_check} />
-          {isAdmin && !creating && (
+          {mayCreate && !creating && (
             <button type="button" className="primary" onClick={() => setCreating(true)}>
               New stack
             </button>
@@ -80,7 +84,7 @@ export function StacksPage() {
         </div>
       </div>
       {updates.isError && <ErrorBanner error={updates.error} onRetry={() => void updates.refetch()} />}
-      {isAdmin && creating && <NewStackForm onCancel={() => setCreating(false)} />}
+      {mayCreate && creating && <NewStackForm onCancel={() => setCreating(false)} />}
       {watching.map((id) => (
         <DeployConsole
           key={id}
@@ -104,16 +108,17 @@ export function StacksPage() {
           <Loading />
         ) : stacks.data.length === 0 ? (
           <p className="muted">
-            No stacks yet. {isAdmin ? "Create one with “New stack”, or put" : "Put"} a folder with a compose file in
+            No stacks yet. {mayCreate ? "Create one with “New stack”, or put" : "Put"} a folder with a compose file in
             the stacks folder.
           </p>
         ) : (
-          <Table label="Stacks" columns={["Name", "State", "Services"]} actions>
+          <Table label="Stacks" columns={["Name", "State", "Services"]} actions={mayRun}>
             {stacks.data.map((stack) => (
               <StackRow
                 key={stack.id}
                 stack={stack}
                 update={updateOf.get(stack.id)}
+                withActions={mayRun}
                 onStarted={(id) => setWatching((ids) => [id, ...ids.filter((other) => other !== id)])}
               />
             ))}

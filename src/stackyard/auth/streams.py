@@ -1,0 +1,57 @@
+"""Long-lived responses (event streams) end when the credential that opened them is
+revoked: sign-out, password change, token revocation, a disabled or removed user."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import TypeVar
+
+from stackyard.auth.principal import Principal
+from stackyard.auth.sessions import still_valid
+from stackyard.db import Database
+
+T = TypeVar("T")
+#: How often an open stream checks its credential, at the longest.
+RECHECK_SECONDS = 2.0
+
+
+def _valid(db: Database, principal: Principal) -> bool:
+    with db.session() as session:
+        return still_valid(session, principal)
+
+
+async def while_valid(
+    db: Database, principal: Principal, events: AsyncIterator[T], every: float = RECHECK_SECONDS
+) -> AsyncIterator[T]:
+    """The items of `events` until it ends or the credential stops working."""
+    iterator = aiter(events)
+    pending: asyncio.Future[T] | None = None
+    loop = asyncio.get_running_loop()
+    checked = loop.time()
+    try:
+        while True:
+            if pending is None:
+                pending = asyncio.ensure_future(anext(iterator))
+            done, _ = await asyncio.wait({pending}, timeout=every)
+            if loop.time() - checked >= every:
+                if not await asyncio.to_thread(_valid, db, principal):
+                    return
+                checked = loop.time()
+            if not done:
+                continue
+            try:
+                item = pending.result()
+            except StopAsyncIteration:
+                return
+            pending = None
+            yield item
+    finally:
+        if pending is not None:
+            pending.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                await pending
+        closer = getattr(iterator, "aclose", None)
+        if closer is not None:
+            await closer()

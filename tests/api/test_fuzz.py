@@ -1,0 +1,185 @@
+"""Schemathesis over the whole OpenAPI schema, against a real `stackyard serve`: signed in
+as an admin, as an operator, as a viewer and not at all, with every check on.
+
+It fails on any 5xx, on any response that does not match the documented schema, and on
+any operation that answers a role the policy below does not allow. The server works in
+the test's temporary folders; the fuzzer's own users keep their tokens (it never
+changes, revokes or removes them, see `_spares_the_fuzzers_own_credentials`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, assume, settings
+from schemathesis.config import SchemathesisConfig
+
+from stackyard.app import openapi_text
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    USER_PASSWORD,
+    ServerProcess,
+    service_env,
+    sign_in,
+    start_server,
+)
+
+#: The least role each operation needs (None: no sign-in). New operations must be added.
+POLICY: dict[str, str | None] = {
+    "health": None,
+    "login": None,
+    "me": "viewer",
+    "logout": "viewer",
+    "changePassword": "viewer",
+    "listTokens": "viewer",
+    "createToken": "viewer",
+    "deleteToken": "viewer",
+    "systemInfo": "viewer",
+    "listStacks": "viewer",
+    "getStack": "viewer",
+    "stackUpdates": "viewer",
+    "stackRun": "viewer",
+    "stackRunEvents": "viewer",
+    "stackAction": "operator",
+    "checkStackUpdates": "operator",
+    "setAutoUpdate": "operator",
+    "createStack": "admin",
+    "deleteStack": "admin",
+    "saveCompose": "admin",
+    "saveEnv": "admin",
+    "getSecrets": "admin",
+    "saveSecrets": "admin",
+    "listAudit": "admin",
+    "listUsers": "admin",
+    "createUser": "admin",
+    "updateUser": "admin",
+    "deleteUser": "admin",
+    "setUserPassword": "admin",
+    "listUserTokens": "admin",
+    "revokeUserToken": "admin",
+    "listRegistries": "admin",
+    "setRegistry": "admin",
+    "deleteRegistry": "admin",
+    "listFolder": "admin",
+    "readFile": "admin",
+    "saveFile": "admin",
+    "download": "admin",
+    "makeFolder": "admin",
+    "moveEntry": "admin",
+    "uploadFile": "admin",
+    "deleteEntry": "admin",
+}
+RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
+ROLES = ["admin", "operator", "viewer", None]
+FUZZ_USERS = {"admin", "fuzz-operator", "fuzz-viewer"}
+#: Not fuzzed, each for a reason (each has tests of its own in test_auth, test_users and
+#: tests/stacks): stack actions and the update check pull images and ask registries for
+#: whatever image names the fuzzer invents, which would send traffic off this machine;
+#: token ids are small integers, so revoking tokens would revoke the fuzzer's own; a
+#: right guess of the password would revoke them too.
+NOT_FUZZED = {
+    "stackAction",
+    "checkStackUpdates",
+    "deleteToken",
+    "revokeUserToken",
+    "changePassword",
+}
+
+CONFIG = SchemathesisConfig.from_dict(
+    {
+        "checks": {
+            # Valid by the schema, refused by a rule the schema cannot say: a compose file
+            # that compose itself refuses, a name taken, a path that is not there.
+            "positive_data_acceptance": {
+                "expected-statuses": ["2xx", "400", "401", "403", "404", "409", "429"]
+            }
+        }
+    }
+)
+SCHEMA = schemathesis.openapi.from_dict(json.loads(openapi_text()), config=CONFIG)
+EXAMPLES = int(os.environ.get("STACKYARD_FUZZ_EXAMPLES", "20"))
+
+
+def test_policy_covers_every_operation():
+    operations = {
+        op["operationId"]
+        for ops in json.loads(openapi_text())["paths"].values()
+        for op in ops.values()
+    }
+    assert operations == set(POLICY)
+
+
+@pytest.fixture(scope="module")
+def fuzz_server(tmp_path_factory) -> Iterator[tuple[ServerProcess, dict]]:
+    tmp_path = tmp_path_factory.mktemp("fuzz")
+    stacks = tmp_path / "stacks"
+    (stacks / "demo").mkdir(parents=True)
+    (stacks / "demo" / "compose.yaml").write_text(
+        "services:\n  web:\n    image: stackyard-test/busybox:1\n"
+    )
+    (stacks / "notes.txt").write_text("hello\n")
+    server = start_server(tmp_path, env=service_env(tmp_path))
+    headers: dict[str | None, dict[str, str]] = {None: {}}
+    with httpx.Client(base_url=server.url) as admin:
+        sign_in(admin, "admin", ADMIN_PASSWORD)
+        for role in ("operator", "viewer"):
+            made = admin.post(
+                "/api/users",
+                json={"username": f"fuzz-{role}", "password": USER_PASSWORD, "role": role},
+            )
+            assert made.status_code == 201, made.text
+        for role, (name, password) in {
+            "admin": ("admin", ADMIN_PASSWORD),
+            "operator": ("fuzz-operator", USER_PASSWORD),
+            "viewer": ("fuzz-viewer", USER_PASSWORD),
+        }.items():
+            with httpx.Client(base_url=server.url) as client:
+                sign_in(client, name, password)
+                token = client.post("/api/auth/tokens", json={"name": "fuzz", "password": password})
+                assert token.status_code == 201, token.text
+                headers[role] = {"Authorization": f"Bearer {token.json()['token']}"}
+    yield server, headers
+    server.stop()
+
+
+def _spares_the_fuzzers_own_credentials(case) -> bool:
+    """The fuzzer must not lock itself out: no change to its own accounts."""
+    username = case.path_parameters.get("username") if case.path_parameters else None
+    return username not in FUZZ_USERS or case.method == "GET"
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("role", ROLES, ids=lambda r: r or "anonymous")
+@SCHEMA.exclude(operation_id=sorted(NOT_FUZZED)).parametrize()
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    derandomize=True,
+)
+def test_api_holds_under_fuzzing(case, role, fuzz_server):
+    server, headers = fuzz_server
+    operation_id = case.operation.definition.raw["operationId"]
+    assume(_spares_the_fuzzers_own_credentials(case))
+    allowed = RANK[role] >= RANK[POLICY[operation_id]]
+    response = case.call(base_url=server.url, headers=headers[role], timeout=30)
+    probing_methods = case.method.upper() != case.operation.method.upper()  # expects a 405
+    if not allowed and not probing_methods:
+        # Refused before the route ran: a body too large, not JSON, not valid Unicode.
+        refused_early = response.status_code in (413, 422) or (
+            response.status_code == 400
+            and ("surrogate" in response.text or "error parsing the body" in response.text)
+        )
+        assert response.status_code in (401, 403) or refused_early, (
+            role,
+            operation_id,
+            response.status_code,
+            response.text[:300],
+        )
+        return
+    case.validate_response(response, headers=headers[role])

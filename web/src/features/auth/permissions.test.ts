@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import type { Role } from "../../api/types";
+import { navItemsFor } from "../shell/navigation";
+import { can, ROLE_DESCRIPTIONS, ROLES, type Capability } from "./permissions";
+
+const CAPABILITIES: Record<Capability, Role[]> = {
+  "stacks.run": ["admin", "operator"],
+  "stacks.checkUpdates": ["admin", "operator"],
+  "stacks.autoUpdate": ["admin", "operator"],
+  "stacks.editFiles": ["admin"],
+  "stacks.create": ["admin"],
+  "stacks.delete": ["admin"],
+  files: ["admin"],
+  "admin.users": ["admin"],
+  "admin.registries": ["admin"],
+  "admin.audit": ["admin"],
+};
+
+describe("can", () => {
+  it.each(Object.entries(CAPABILITIES) as [Capability, Role[]][])("gives %s to %j only", (capability, roles) => {
+    expect(ROLES.filter((role) => can(role, capability))).toEqual(roles);
+  });
+
+  it("gives nothing to nobody, or to a role it does not know", () => {
+    expect(can(undefined, "stacks.run")).toBe(false);
+    expect(can(null, "stacks.run")).toBe(false);
+    expect(can("user" as Role, "stacks.run")).toBe(false);
+  });
+
+  it("describes every role", () => {
+    expect(Object.keys(ROLE_DESCRIPTIONS).sort()).toEqual([...ROLES].sort());
+  });
+
+  it("shows the Files page to admins only", () => {
+    expect(navItemsFor("admin").map((item) => item.label)).toContain("Files");
+    expect(navItemsFor("operator").map((item) => item.label)).not.toContain("Files");
+    expect(navItemsFor("viewer").map((item) => item.label)).not.toContain("Files");
+  });
+});

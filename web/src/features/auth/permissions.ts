@@ -1,0 +1,62 @@
+import type { Role } from "../../api/types";
+import { useCurrentUser } from "./queries";
+
+/**
+ * What the UI may offer. The server enforces the same rules; the UI only hides what
+ * would be refused (a 403), so each capability names the least role that has it.
+ */
+export type Capability =
+  /** Start / stop / restart / update / down a stack (POST /api/stacks/{id}/actions/{action}). */
+  | "stacks.run"
+  /** "Check now" (POST /api/stacks/updates/check). */
+  | "stacks.checkUpdates"
+  /** The per-stack auto-update toggle (PUT /api/stacks/{id}/auto-update). */
+  | "stacks.autoUpdate"
+  /** Edit compose and .env, read and edit .secrets. */
+  | "stacks.editFiles"
+  /** Create a stack. */
+  | "stacks.create"
+  /** Delete a stack (and its folder). */
+  | "stacks.delete"
+  /** The Files page: the whole stacks folder. */
+  | "files"
+  /** Settings: users, registry credentials and the audit log. */
+  | "admin.users"
+  | "admin.registries"
+  | "admin.audit";
+
+/** Roles from most to least powerful. */
+export const ROLES: readonly Role[] = ["admin", "operator", "viewer"];
+
+/** One line per role, for choosing one. */
+export const ROLE_DESCRIPTIONS: Record<Role, string> = {
+  admin: "Everything: creates and deletes stacks, edits compose files, .env and secrets, files, users.",
+  operator: "Runs stack actions, checks for updates and sets auto-update; cannot edit or create stacks.",
+  viewer: "Reads only: stacks, their status, updates and run output.",
+};
+
+const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
+
+const LEAST_ROLE: Record<Capability, Role> = {
+  "stacks.run": "operator",
+  "stacks.checkUpdates": "operator",
+  "stacks.autoUpdate": "operator",
+  "stacks.editFiles": "admin",
+  "stacks.create": "admin",
+  "stacks.delete": "admin",
+  files: "admin",
+  "admin.users": "admin",
+  "admin.registries": "admin",
+  "admin.audit": "admin",
+};
+
+/** Whether `role` has `capability`; nobody (no role yet, or one this UI does not know) has any. */
+export function can(role: Role | null | undefined, capability: Capability): boolean {
+  if (!role || !(role in RANK)) return false;
+  return RANK[role] >= RANK[LEAST_ROLE[capability]];
+}
+
+/** Whether the signed-in user has `capability` (false while who that is is not known). */
+export function useCan(capability: Capability): boolean {
+  return can(useCurrentUser()?.role, capability);
+}
