@@ -63,7 +63,8 @@ pkg_installed() {
 step_apt() {
     local pkgs=(docker.io zip)
     if [ "$WITH_TEST" -eq 1 ]; then
-        pkgs+=(docker-registry busybox-static chromium postgresql docker-compose openssh-server openssl)
+        pkgs+=(docker-registry busybox-static chromium postgresql docker-compose openssh-server openssl
+               debootstrap)
     fi
     local missing=() p
     for p in "${pkgs[@]}"; do
@@ -291,6 +292,13 @@ step_web() {
     say "web build: built into src/stackyard/web/"
 }
 
+# ------------------------------------------------------------- stackyard image
+# The real image from deploy/Dockerfile, built from local base images (nothing can be
+# pulled here), for the deployment tests (tests/deploy). Needs the built UI.
+step_stackyard_image() {
+    "$SCRIPTS/stackyard-image.sh"
+}
+
 # -------------------------------------------------------------------- chromium
 step_chromium() {
     [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after apt step"
@@ -306,6 +314,7 @@ fi
 step_python
 step_web
 if [ "$WITH_TEST" -eq 1 ]; then
+    step_stackyard_image
     step_chromium
 fi
 say "setup: done in $(( $(date +%s) - START_TS ))s"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Every test: lint, the UI's unit tests (Vitest), then pytest (unit, integration with the
+# Every test: lint, the type checker (mypy, strict on src/stackyard: pyproject.toml), the
+# UI's unit tests (Vitest), then pytest (unit, integration with the
 # real Docker engine, registry and PostgreSQL, and browser tests in Chromium).
 # Expects `scripts/setup.sh --test` to have run (`make test` does both).
 set -euo pipefail
@@ -8,6 +9,9 @@ cd "$ROOT"
 
 echo "== ruff"
 .venv/bin/ruff check src tests bench
+
+echo "== mypy"
+.venv/bin/mypy
 
 echo "== vitest"
 (cd web && npm test --silent 2>&1 | grep -v 'config "nodedir"')

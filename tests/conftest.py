@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.support.service",
     "tests.support.browser",
     "tests.support.stacks",
+    "tests.support.engines",
 ]
