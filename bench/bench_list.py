@@ -1,0 +1,185 @@
+"""The stack list with 300 stack folders never seen before (3 services each, a few started
+for real): the first `GET /api/stacks` on a fresh data dir, and the warm list.
+
+Baseline in the same run: `docker compose ls --all --format json` (median of a few runs),
+which only asks the engine (it reads no compose file). Goals: first list at most 1.0x of
+it, warm list at most 0.5x. The warm list is measured twice: while the background
+resolutions (`docker compose config` per stack, off the request path) are running, and
+after they have settled.
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+from bench.common import VENV_BIN, admin_token, free_port, stackyard_env, start, workdir
+
+STACKS = 300
+STARTED = 6  # stacks started for real (3 containers each); two of them stopped again
+WARM_CALLS = 20
+LS_RUNS = 5
+BUSYBOX = "stackyard-test/busybox:1"
+BIG = "stackyard-test/big:1"
+
+
+def _compose_text(n: int, label: str) -> str:
+    services = []
+    for i, image in enumerate((BUSYBOX, BIG, BUSYBOX)):
+        services.append(
+            f"  s{i}:\n"
+            f"    image: {image}\n"
+            f'    command: ["sleep", "3600"]\n'
+            f"    labels: [{label}]\n"
+            f"    environment:\n      STACK: stack{n:03d}\n"
+            f"    restart: unless-stopped\n"
+        )
+    return "services:\n" + "".join(services)
+
+
+def _compose(folder: Path, *args: str) -> None:
+    subprocess.run(["docker", "compose", *args], cwd=folder, capture_output=True, check=True)
+
+
+def _compose_ls() -> float:
+    began = time.perf_counter()
+    subprocess.run(
+        ["docker", "compose", "ls", "--all", "--format", "json"], capture_output=True, check=True
+    )
+    return time.perf_counter() - began
+
+
+def _children(pid: int) -> int:
+    """Processes whose parent is `pid` (the server's compose runs)."""
+    count = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[-1].split()
+        except OSError:
+            continue
+        if fields and fields[1] == str(pid):
+            count += 1
+    return count
+
+
+def _settle(pid: int, timeout: float = 600) -> float:
+    """Seconds until the server has had no child for 2 s in a row."""
+    began = time.perf_counter()
+    quiet_since = None
+    while time.perf_counter() - began < timeout:
+        if _children(pid):
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.perf_counter()
+        elif time.perf_counter() - quiet_since >= 2:
+            return quiet_since - began
+        time.sleep(0.1)
+    raise RuntimeError("background resolutions did not settle")
+
+
+def _warm(http: httpx.Client) -> float:
+    times = []
+    for _ in range(WARM_CALLS):
+        began = time.perf_counter()
+        http.get("/api/stacks").raise_for_status()
+        times.append(time.perf_counter() - began)
+    return statistics.median(times)
+
+
+def run() -> None:
+    folder = workdir()
+    stacks = folder / "stacks"
+    label = f"stackyard.bench={uuid.uuid4().hex[:8]}"
+    started = [f"stack{n:03d}" for n in range(0, STACKS, STACKS // STARTED)][:STARTED]
+    server = None
+    try:
+        for n in range(STACKS):
+            stack = stacks / f"stack{n:03d}"
+            stack.mkdir(parents=True)
+            (stack / "compose.yaml").write_text(_compose_text(n, label))
+            (stack / ".env").write_text(f"STACK_NUMBER={n}\n")
+        began = time.perf_counter()
+        with ThreadPoolExecutor(STARTED) as pool:
+            list(pool.map(lambda s: _compose(stacks / s, "up", "-d"), started))
+        for stack_id in started[-2:]:
+            _compose(stacks / stack_id, "stop", "-t", "0")
+        print(
+            f"setup: {STACKS} stack folders, {len(started)} started for real "
+            f"({len(started) * 3} containers, 2 stacks stopped again) "
+            f"in {time.perf_counter() - began:.1f} s",
+            flush=True,
+        )
+
+        env = stackyard_env(folder)
+        port = free_port()
+        server = start(
+            [str(VENV_BIN / "stackyard"), "serve", "--port", str(port)], env, "/api/health", port
+        )
+        token = admin_token(folder, env)
+        http = httpx.Client(
+            base_url=server.url, timeout=600, headers={"Authorization": f"Bearer {token}"}
+        )
+        http.get("/api/auth/me").raise_for_status()  # connection and sign-in path ready
+
+        ls_times = [_compose_ls() for _ in range(LS_RUNS)]
+
+        began = time.perf_counter()
+        response = http.get("/api/stacks").raise_for_status()
+        first = time.perf_counter() - began
+        listed = {s["id"]: s for s in response.json()}
+        assert len(listed) == STACKS, len(listed)
+        states = [listed[s]["state"] for s in started]
+        assert states == ["running"] * (STARTED - 2) + ["stopped"] * 2, states
+        assert all(len(s["services"]) == 3 for s in listed.values())
+
+        during = _warm(http)
+        settled_in = _settle(server.process.pid)
+        ls_times += [_compose_ls() for _ in range(LS_RUNS)]
+        after = _warm(http)
+        ls = statistics.median(ls_times)
+
+        print(
+            f"first GET /api/stacks ({STACKS} stacks never seen, fresh data dir): "
+            f"{first * 1000:.1f} ms | docker compose ls --all: {ls * 1000:.1f} ms "
+            f"(median of {len(ls_times)}) | ratio {first / ls:.2f} (goal <= 1.0)",
+            flush=True,
+        )
+        print(
+            f"warm GET /api/stacks, median of {WARM_CALLS}: {after * 1000:.1f} ms "
+            f"| ratio {after / ls:.2f} (goal <= 0.5)",
+            flush=True,
+        )
+        print(
+            f"warm GET /api/stacks while the background resolutions ran (2 compose at a "
+            f"time): {during * 1000:.1f} ms | ratio {during / ls:.2f}; the background "
+            f"resolutions settled {settled_in:.1f} s after that",
+            flush=True,
+        )
+    finally:
+        if server is not None:
+            server.stop()
+        with ThreadPoolExecutor(STARTED) as pool:
+            list(
+                pool.map(
+                    lambda s: subprocess.run(
+                        ["docker", "compose", "down", "-t", "0"],
+                        cwd=stacks / s,
+                        capture_output=True,
+                    ),
+                    started,
+                )
+            )
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    run()
