@@ -1,4 +1,5 @@
 import { Route, Routes } from "react-router";
+import { UnsavedChangesGuard } from "./components/useUnsavedChanges";
 import { LoginPage } from "./features/auth/LoginPage";
 import { RequireAuth } from "./features/auth/RequireAuth";
 import { AgentsPage } from "./features/agents/AgentsPage";
@@ -13,29 +14,35 @@ import { Shell } from "./features/shell/Shell";
 import { StackDetailPage } from "./features/stacks/StackDetailPage";
 import { StacksPage } from "./features/stacks/StacksPage";
 
-/** All routes; the router itself (browser or memory) is provided by the caller. */
+/**
+ * All routes; the router itself (a data router, browser or memory) is provided by the
+ * caller. The guard asks before leaving a page with unsaved edits.
+ */
 export function AppRoutes() {
   return (
-    <Routes>
-      <Route path="/login" element={<LoginPage />} />
-      <Route
-        element={
-          <RequireAuth>
-            <Shell />
-          </RequireAuth>
-        }
-      >
-        <Route index element={<DashboardPage />} />
-        <Route path="stacks" element={<StacksPage />} />
-        <Route path="stacks/:id" element={<StackDetailPage />} />
-        <Route path="files" element={<FilesPage />} />
-        <Route path="backups" element={<BackupsPage />} />
-        <Route path="destinations" element={<DestinationsPage />} />
-        <Route path="schedules" element={<SchedulesPage />} />
-        <Route path="agents" element={<AgentsPage />} />
-        <Route path="settings" element={<SettingsPage />} />
-        <Route path="*" element={<NotFoundPage />} />
-      </Route>
-    </Routes>
+    <>
+      <UnsavedChangesGuard />
+      <Routes>
+        <Route path="/login" element={<LoginPage />} />
+        <Route
+          element={
+            <RequireAuth>
+              <Shell />
+            </RequireAuth>
+          }
+        >
+          <Route index element={<DashboardPage />} />
+          <Route path="stacks" element={<StacksPage />} />
+          <Route path="stacks/:id" element={<StackDetailPage />} />
+          <Route path="files" element={<FilesPage />} />
+          <Route path="backups" element={<BackupsPage />} />
+          <Route path="destinations" element={<DestinationsPage />} />
+          <Route path="schedules" element={<SchedulesPage />} />
+          <Route path="agents" element={<AgentsPage />} />
+          <Route path="settings" element={<SettingsPage />} />
+          <Route path="*" element={<NotFoundPage />} />
+        </Route>
+      </Routes>
+    </>
   );
 }

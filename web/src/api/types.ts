@@ -49,6 +49,8 @@ export type RunLine = RunProgress["lines"][number];
 export type UpdateSummary = ResponseBody<"/api/stacks/updates", "get">;
 export type StackUpdate = UpdateSummary["stacks"][number];
 export type ImageUpdate = StackUpdate["images"][number];
+export type DeletePlan = ResponseBody<"/api/stacks/{stack_id}/delete-plan", "get">;
+export type DeleteResult = ResponseBody<"/api/stacks/{stack_id}", "delete">;
 export type NewRegistry = RequestBody<"/api/registries", "put">;
 
 export type Folder = ResponseBody<"/api/files", "get">;

@@ -1,7 +1,8 @@
-import { useState, type ReactNode } from "react";
+import { useEffect, useRef, useState, type ReactNode } from "react";
 
 /**
- * A destructive action in two steps: the first click asks, "Confirm" does it.
+ * A destructive action in two steps: the first click asks, "Confirm" does it. While it
+ * asks, Cancel has the focus and Escape cancels; the focus then returns to the button.
  * `label` is the accessible name of the first button (e.g. "Delete token ci").
  */
 export function ConfirmButton({
@@ -16,15 +17,51 @@ export function ConfirmButton({
   disabled?: boolean;
 }) {
   const [asking, setAsking] = useState(false);
+  // Where the focus goes after the next render: the first button, or Cancel.
+  const [focus, setFocus] = useState<"trigger" | "cancel" | null>(null);
+  const triggerRef = useRef<HTMLButtonElement>(null);
+  const cancelRef = useRef<HTMLButtonElement>(null);
+
+  useEffect(() => {
+    if (focus === "trigger") triggerRef.current?.focus();
+    if (focus === "cancel") cancelRef.current?.focus();
+    if (focus) setFocus(null);
+  }, [focus]);
+
+  function cancel() {
+    setAsking(false);
+    setFocus("trigger");
+  }
+
   if (!asking) {
     return (
-      <button type="button" className="danger" aria-label={label} disabled={disabled} onClick={() => setAsking(true)}>
+      <button
+        type="button"
+        ref={triggerRef}
+        className="danger"
+        aria-label={label}
+        disabled={disabled}
+        onClick={() => {
+          setAsking(true);
+          setFocus("cancel");
+        }}
+      >
         {children}
       </button>
     );
   }
   return (
-    <span className="confirm" role="group" aria-label={label}>
+    <span
+      className="confirm"
+      role="group"
+      aria-label={label}
+      onKeyDown={(event) => {
+        if (event.key === "Escape") {
+          event.stopPropagation();
+          cancel();
+        }
+      }}
+    >
       <button
         type="button"
         className="danger"
@@ -35,7 +72,7 @@ export function ConfirmButton({
       >
         Confirm
       </button>
-      <button type="button" onClick={() => setAsking(false)}>
+      <button type="button" ref={cancelRef} onClick={cancel}>
         Cancel
       </button>
     </span>

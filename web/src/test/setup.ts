@@ -21,3 +21,7 @@ if (typeof Range !== "undefined" && !("getClientRects" in Range.prototype)) {
     getBoundingClientRect: () => new DOMRect(0, 0, 0, 0),
   });
 }
+
+afterEach(() => {
+  sessionStorage.clear();
+});

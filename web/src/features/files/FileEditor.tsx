@@ -1,8 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useState } from "react";
-import { ApiError, errorMessage } from "../../api/errors";
+import { useEffect, useRef, useState } from "react";
+import { useLocation, useNavigate } from "react-router";
+import { ApiError, errorMessage, isUnauthorized } from "../../api/errors";
 import { ConfirmDialog } from "../../components/Dialog";
 import { Loading } from "../../components/Loading";
+import { saveDraft, takeDraft, useUnsavedChanges } from "../../components/useUnsavedChanges";
+import type { LoginLocationState } from "../auth/RequireAuth";
 import { CodeEditor } from "./CodeEditor";
 import { editorLanguage } from "./paths";
 import { fileContentQueryOptions, useSaveFile } from "./queries";
@@ -13,46 +16,130 @@ function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409;
 }
 
+/** Where the text of a file is kept while its editor signs in again. */
+export function draftKey(path: string): string {
+  return `files:${path}`;
+}
+
+interface Draft {
+  text: string;
+  /** The version the text was based on. */
+  version: string;
+}
+
+function readDraft(path: string): Draft | null {
+  const raw = takeDraft(draftKey(path));
+  if (raw === null) return null;
+  try {
+    const draft = JSON.parse(raw) as Partial<Draft>;
+    return typeof draft.text === "string" ? { text: draft.text, version: String(draft.version ?? "") } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What the status line says besides the language. */
+type Notice = { tone: "info" | "warning"; text: string } | null;
+
 /**
  * Edits one text file. Saves send back the version that was read; when the file changed on
  * the server meanwhile (409) the edits stay and "Reload" fetches the current file.
+ *
+ * Unsaved edits are not lost silently: leaving (another file, the sidebar, closing the tab)
+ * asks first; a save refused because the session expired keeps the text for this tab, sends
+ * the user to sign in, and puts the text back when the file is opened again. `replaced`
+ * changes when an upload replaced the file: it is reloaded, or marked "changed on disk"
+ * when there are edits.
  */
 export function FileEditor({
   path,
+  replaced = 0,
   onClose,
   onDownload,
 }: {
   path: string;
+  replaced?: number;
   onClose: () => void;
   onDownload: () => void;
 }) {
   const file = useQuery({ ...fileContentQueryOptions(path), retry: false });
   const save = useSaveFile();
+  const navigate = useNavigate();
+  const location = useLocation();
   // The user's text; null while it equals the file as read.
   const [draft, setDraft] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const [confirmClose, setConfirmClose] = useState(false);
+  const [notice, setNotice] = useState<Notice>(null);
+  const [changedOnDisk, setChangedOnDisk] = useState(false);
+  // Set once the user chose to leave (discard, sign in again): nothing more to ask.
+  const [leaving, setLeaving] = useState<null | (() => void)>(null);
   const language = editorLanguage(path);
 
   const text = draft ?? file.data?.content ?? "";
   const dirty = file.data !== undefined && draft !== null && draft !== file.data.content;
 
+  useUnsavedChanges(dirty && leaving === null, `Your changes to ${path} have not been saved. Leave and discard them?`);
+
   useEffect(() => {
-    if (!dirty) return;
-    const warn = (event: BeforeUnloadEvent) => event.preventDefault();
-    window.addEventListener("beforeunload", warn);
-    return () => window.removeEventListener("beforeunload", warn);
-  }, [dirty]);
+    leaving?.();
+  }, [leaving]);
+
+  // Text kept while the user signed in again: put it back once the file is read.
+  const restored = useRef(false);
+  useEffect(() => {
+    if (!file.data || restored.current) return;
+    restored.current = true;
+    const kept = readDraft(path);
+    if (!kept || kept.text === file.data.content) return;
+    setDraft(kept.text);
+    setNotice({
+      tone: "info",
+      text:
+        kept.version === file.data.version
+          ? "Your unsaved changes from before you signed in again are back. Review them and save."
+          : "Your unsaved changes from before you signed in again are back, but the file changed on the server since: saving replaces those changes.",
+    });
+  }, [file.data, path]);
+
+  // An upload replaced the file.
+  const seenReplaced = useRef(replaced);
+  useEffect(() => {
+    if (replaced === seenReplaced.current) return;
+    seenReplaced.current = replaced;
+    if (dirty) {
+      setChangedOnDisk(true);
+      setSaved(false);
+      return;
+    }
+    setSaved(false);
+    void file.refetch().then((result) => {
+      if (!result.data) return;
+      setDraft(null);
+      setChangedOnDisk(false);
+      setNotice({ tone: "info", text: "Reloaded: an upload replaced this file." });
+    });
+  }, [replaced, dirty, file]);
 
   function doSave() {
     if (!file.data || save.isPending) return;
     setSaved(false);
+    setNotice(null);
+    const version = file.data.version;
     save.mutate(
-      { path: file.data.path, content: text, version: file.data.version },
+      { path: file.data.path, content: text, version },
       {
         onSuccess: () => {
           setDraft(null);
           setSaved(true);
+          setChangedOnDisk(false);
+        },
+        onError: (err) => {
+          if (!isUnauthorized(err)) return;
+          // The session expired: keep the text, sign in again, come back to it.
+          saveDraft(draftKey(path), JSON.stringify({ text, version } satisfies Draft));
+          const state: LoginLocationState = { from: `${location.pathname}${location.search}${location.hash}` };
+          setLeaving(() => () => void navigate("/login", { state }));
         },
       },
     );
@@ -61,8 +148,12 @@ export function FileEditor({
   async function reload() {
     save.reset();
     setSaved(false);
+    setNotice(null);
     const result = await file.refetch();
-    if (result.data) setDraft(null);
+    if (result.data) {
+      setDraft(null);
+      setChangedOnDisk(false);
+    }
   }
 
   function close() {
@@ -119,20 +210,37 @@ export function FileEditor({
           <p className="muted small editor-status">
             {LANGUAGE_LABEL[language]}
             {dirty ? " · Unsaved changes" : ""}
+            {changedOnDisk ? " · Changed on disk" : ""}
           </p>
         </>
       )}
-      {save.isError && (
+      {changedOnDisk && (
+        <div className="error-banner" role="alert">
+          <span>
+            Changed on disk: an upload replaced <code>{path}</code> while you were editing it. Saving now is refused;
+            Reload reads the new file (your changes here are dropped).
+          </span>
+          <button type="button" onClick={() => void reload()}>
+            Reload
+          </button>
+        </div>
+      )}
+      {notice && (
+        <p className={notice.tone === "warning" ? "error" : "muted small"} role="status">
+          {notice.text}
+        </p>
+      )}
+      {save.isError && !isUnauthorized(save.error) && (
         <div className="error-banner" role="alert">
           <span>{errorMessage(save.error)}</span>
-          {isConflict(save.error) && (
+          {isConflict(save.error) && !changedOnDisk && (
             <button type="button" onClick={() => void reload()}>
               Reload
             </button>
           )}
         </div>
       )}
-      {isConflict(save.error) && (
+      {isConflict(save.error) && !changedOnDisk && (
         <p className="muted small">Reload reads the file as it is now; the changes made here are dropped.</p>
       )}
       {saved && !save.isError && (
@@ -148,7 +256,7 @@ export function FileEditor({
           danger
           onConfirm={() => {
             setConfirmClose(false);
-            onClose();
+            setLeaving(() => onClose);
           }}
           onCancel={() => setConfirmClose(false)}
         >

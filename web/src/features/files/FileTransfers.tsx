@@ -3,8 +3,8 @@ import { ConfirmDialog } from "../../components/Dialog";
 import { ProgressBar } from "../../components/ProgressBar";
 import { baseName } from "./paths";
 import type { UploadProgress } from "./upload";
-import type { DownloadEntry } from "./useDownloads";
-import type { Uploads } from "./useUploads";
+import { isRunning, type DownloadEntry } from "./useDownloads";
+import type { ReplaceQuestion, Uploads } from "./useUploads";
 
 function uploadPercent(progress: UploadProgress): number {
   if (progress.bytesTotal > 0) return (progress.bytesSent / progress.bytesTotal) * 100;
@@ -18,9 +18,50 @@ function uploadDetail(progress: UploadProgress): string {
   return `${progress.filesDone} of ${progress.filesTotal} files · ${bytes}`;
 }
 
-/** The upload (one byte-weighted bar and its detail line), the overwrite question and the result. */
+/** How many of the listed names a question shows. */
+const SHOWN_NAMES = 5;
+
+/** Before a folder upload: "N files exist and will be replaced", asked once. */
+function ReplaceDialog({
+  question,
+  folderLabel,
+  onAnswer,
+}: {
+  question: ReplaceQuestion;
+  folderLabel: (path: string) => string;
+  onAnswer: (replace: boolean) => void;
+}) {
+  const { existing, total } = question;
+  const count = existing.length === 1 ? "1 file exists" : `${existing.length} files exist`;
+  const more = existing.length - SHOWN_NAMES;
+  return (
+    <ConfirmDialog
+      title={`${count} and will be replaced`}
+      confirmLabel="Replace and upload"
+      danger
+      onConfirm={() => onAnswer(true)}
+      onCancel={() => onAnswer(false)}
+    >
+      <p>
+        Of the {total === 1 ? "file" : `${total} files`} you are uploading to {folderLabel(question.folder)},{" "}
+        {existing.length === 1 ? "this one already exists" : `${existing.length} already exist`}. Uploading replaces{" "}
+        {existing.length === 1 ? "it" : "them"}:
+      </p>
+      <ul className="replace-list">
+        {existing.slice(0, SHOWN_NAMES).map((path) => (
+          <li key={path}>
+            <code>{path}</code>
+          </li>
+        ))}
+        {more > 0 && <li className="muted">and {more} more</li>}
+      </ul>
+    </ConfirmDialog>
+  );
+}
+
+/** The upload (one byte-weighted bar and its detail line), the questions and the result. */
 export function UploadStatus({ uploads, folderLabel }: { uploads: Uploads; folderLabel: (path: string) => string }) {
-  const { progress, running, notice, question } = uploads;
+  const { progress, running, notice, question, replaceQuestion } = uploads;
   const failed = notice?.tone === "error";
   return (
     <>
@@ -61,6 +102,9 @@ export function UploadStatus({ uploads, folderLabel }: { uploads: Uploads; folde
           )}
         </section>
       )}
+      {replaceQuestion && (
+        <ReplaceDialog question={replaceQuestion} folderLabel={folderLabel} onAnswer={uploads.answerReplace} />
+      )}
       {question && (
         <ConfirmDialog
           title={`${baseName(question.item.relativePath)} already exists`}
@@ -86,7 +130,9 @@ function downloadText(entry: DownloadEntry): string {
     case "receiving":
       return `${entry.name}: ${formatBytes(entry.received)} downloaded`;
     case "done":
-      return `${entry.name}: ${formatBytes(entry.received)} downloaded`;
+      return `${entry.name}: ${formatBytes(entry.received)} downloaded · saved`;
+    case "browser":
+      return `${entry.name}: handed to the browser, which saves it to disk as it arrives (see its downloads for the progress)`;
     case "error":
       return `${entry.name}: ${entry.error ?? "download failed"}`;
   }
@@ -98,7 +144,10 @@ function downloadPercent(entry: DownloadEntry): number | null {
   return null; // a zip stream has no length: no percentage
 }
 
-/** Running and finished downloads: "Preparing <name>", then the bytes received so far. */
+/**
+ * Running and finished downloads: "Preparing <name>", then the bytes written so far; or, where
+ * the browser cannot write to a picked file, that the browser's own download took over.
+ */
 export function DownloadList({
   downloads,
   onCancel,
@@ -113,7 +162,7 @@ export function DownloadList({
     <section className="card transfer" aria-label="Downloads">
       <ul className="plain transfer-list">
         {downloads.map((entry) => {
-          const running = entry.status === "preparing" || entry.status === "receiving";
+          const running = isRunning(entry);
           return (
             <li key={entry.id} className="transfer-item">
               <div className="transfer-head">
@@ -122,7 +171,6 @@ export function DownloadList({
                   role={entry.status === "error" ? "alert" : "status"}
                 >
                   {downloadText(entry)}
-                  {entry.status === "done" ? " · saved" : ""}
                 </span>
                 {running ? (
                   <button type="button" onClick={() => onCancel(entry.id)}>
@@ -134,7 +182,7 @@ export function DownloadList({
                   </button>
                 )}
               </div>
-              {entry.status !== "error" && (
+              {(running || entry.status === "done") && (
                 <ProgressBar
                   label="Download progress"
                   percent={downloadPercent(entry)}

@@ -1,5 +1,5 @@
-import { CSRF_HEADER, csrfToken, pageOrigin } from "../../api/client";
-import { ApiError, messageFromErrorBody } from "../../api/errors";
+import { api, CSRF_HEADER, csrfToken, pageOrigin } from "../../api/client";
+import { ApiError, messageFromErrorBody, unwrap } from "../../api/errors";
 import type { UploadedFile } from "../../api/types";
 import { joinPath } from "./paths";
 
@@ -109,6 +109,8 @@ export interface UploadFailure {
 export interface UploadResult {
   total: number;
   uploaded: number;
+  /** Where the uploaded files are now, relative to the stacks folder. */
+  uploadedPaths: string[];
   /** Existing files the user chose not to overwrite. */
   skipped: number;
   failures: UploadFailure[];
@@ -134,7 +136,14 @@ export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
   const { items } = plan;
   const bytesTotal = items.reduce((sum, item) => sum + item.file.size, 0);
   const mode = items.length === 1 ? "single" : "batch";
-  const result: UploadResult = { total: items.length, uploaded: 0, skipped: 0, failures: [], cancelled: false };
+  const result: UploadResult = {
+    total: items.length,
+    uploaded: 0,
+    uploadedPaths: [],
+    skipped: 0,
+    failures: [],
+    cancelled: false,
+  };
   let bytesDone = 0;
   let filesDone = 0;
 
@@ -161,6 +170,7 @@ export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
       try {
         await sendFile(target, item.file, { overwrite, onProgress, signal: plan.signal });
         result.uploaded += 1;
+        result.uploadedPaths.push(target);
       } catch (err) {
         if (overwrite || !isAlreadyExists(err)) throw err;
         const detail = err instanceof Error ? err.message : String(err);
@@ -168,6 +178,7 @@ export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
           report(item.relativePath, 0);
           await sendFile(target, item.file, { overwrite: true, onProgress, signal: plan.signal });
           result.uploaded += 1;
+          result.uploadedPaths.push(target);
         } else {
           result.skipped += 1;
         }
@@ -182,6 +193,24 @@ export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
     report(item.relativePath, 0);
   }
   return result;
+}
+
+/** Paths one existence check sends (the server takes a few thousand). */
+const CHECK_BATCH = 1000;
+
+/**
+ * The items that `overwrite` would replace: those sent with overwrite whose target exists
+ * (asked of the server in batches before a folder upload starts).
+ */
+export async function existingTargets(folder: string, items: UploadItem[], overwrite: boolean): Promise<UploadItem[]> {
+  const replacing = items.filter((item) => item.overwrite ?? overwrite);
+  const found = new Set<string>();
+  for (let start = 0; start < replacing.length; start += CHECK_BATCH) {
+    const paths = replacing.slice(start, start + CHECK_BATCH).map((item) => joinPath(folder, item.relativePath));
+    const answer = await unwrap(api.POST("/api/files/exists", { body: { paths } }));
+    for (const path of answer.existing) found.add(path);
+  }
+  return replacing.filter((item) => found.has(joinPath(folder, item.relativePath)));
 }
 
 function files(n: number): string {

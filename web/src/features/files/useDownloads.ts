@@ -1,12 +1,23 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { errorMessage } from "../../api/errors";
-import { fetchDownload, saveBlob, type DownloadProgress } from "./download";
+import {
+  isPickerCancelled,
+  linkDownload,
+  saveFilePicker,
+  streamToFile,
+  type DownloadProgress,
+} from "./download";
 
 export interface DownloadEntry {
   id: number;
   /** What is shown: the file's name, or `<folder>.zip`; the server's filename once known. */
   name: string;
-  status: "preparing" | "receiving" | "done" | "error";
+  /**
+   * "preparing" until the first bytes, "receiving" while they stream into the picked file;
+   * "browser" once a plain link handed the download to the browser (which shows its own
+   * progress); "done" and "error" at the end.
+   */
+  status: "preparing" | "receiving" | "browser" | "done" | "error";
   received: number;
   /** Content-Length; null for a folder's zip stream. */
   total: number | null;
@@ -15,6 +26,10 @@ export interface DownloadEntry {
 
 /** How often a running download's byte count is redrawn. */
 const REDRAW_MS = 100;
+
+export function isRunning(entry: DownloadEntry): boolean {
+  return entry.status === "preparing" || entry.status === "receiving";
+}
 
 /** Downloads started on the Files page, with their byte counts. */
 export function useDownloads() {
@@ -33,14 +48,21 @@ export function useDownloads() {
     setDownloads((list) => list.map((entry) => (entry.id === id ? { ...entry, ...change } : entry)));
   }, []);
 
-  /** Fetches `path` (a file, or a folder as a zip) and hands it to the browser as a download. */
+  const remove = useCallback((id: number) => {
+    setDownloads((list) => list.filter((entry) => entry.id !== id));
+  }, []);
+
+  /**
+   * Downloads `path` (a file, or a folder as a zip). Must be called from the click that
+   * asked for it: the save picker needs the user's gesture.
+   */
   const start = useCallback(
     (path: string, name: string) => {
       const id = nextId.current++;
       const controller = new AbortController();
       controllers.current.set(id, controller);
       setDownloads((list) => [
-        ...list.filter((entry) => entry.status === "preparing" || entry.status === "receiving"),
+        ...list.filter(isRunning),
         { id, name, status: "preparing", received: 0, total: null, error: null },
       ]);
       let lastDraw = 0;
@@ -51,29 +73,44 @@ export function useDownloads() {
         if (received > 0) lastDraw = now;
         update(id, { status: received > 0 ? "receiving" : "preparing", received, total });
       };
-      fetchDownload(path, name, onProgress, controller.signal)
-        .then(({ blob, filename }) => {
-          saveBlob(blob, filename);
-          update(id, { status: "done", name: filename, received: blob.size });
-        })
+      const fail = (err: unknown) => {
+        if (controller.signal.aborted) return;
+        update(id, { status: "error", error: errorMessage(err) });
+      };
+      const finish = () => controllers.current.delete(id);
+
+      const picker = saveFilePicker();
+      if (!picker) {
+        linkDownload(path, name, controller.signal)
+          .then((filename) => update(id, { status: "browser", name: filename }))
+          .catch(fail)
+          .finally(finish);
+        return;
+      }
+      // Asked before anything else, while the click still counts as the user's gesture.
+      picker({ suggestedName: name })
+        .then((handle) =>
+          streamToFile(path, handle, onProgress, controller.signal).then(({ received, filename }) =>
+            update(id, { status: "done", name: filename ?? name, received }),
+          ),
+        )
         .catch((err: unknown) => {
-          if (controller.signal.aborted) return;
-          update(id, { status: "error", error: errorMessage(err) });
+          if (isPickerCancelled(err) && !controller.signal.aborted) remove(id);
+          else fail(err);
         })
-        .finally(() => controllers.current.delete(id));
+        .finally(finish);
     },
-    [update],
+    [update, remove],
   );
 
-  const cancel = useCallback((id: number) => {
-    controllers.current.get(id)?.abort();
-    controllers.current.delete(id);
-    setDownloads((list) => list.filter((entry) => entry.id !== id));
-  }, []);
+  const cancel = useCallback(
+    (id: number) => {
+      controllers.current.get(id)?.abort();
+      controllers.current.delete(id);
+      remove(id);
+    },
+    [remove],
+  );
 
-  const dismiss = useCallback((id: number) => {
-    setDownloads((list) => list.filter((entry) => entry.id !== id));
-  }, []);
-
-  return { downloads, start, cancel, dismiss };
+  return { downloads, start, cancel, dismiss: remove };
 }

@@ -73,3 +73,25 @@ describe("shell", () => {
     expect(logout?.headers.get("X-CSRF-Token")).toBe("c5rf");
   });
 });
+
+describe("narrow screens", () => {
+  it("has a Menu button that opens the navigation and closes it on navigation and on Escape", async () => {
+    installFakeFetch(signedInAs(adminUser));
+    const { user } = renderApp("/");
+    const menu = await screen.findByRole("button", { name: "Menu" });
+    expect(menu).toHaveAttribute("aria-expanded", "false");
+    const sidebar = document.getElementById(menu.getAttribute("aria-controls") ?? "");
+    expect(sidebar).toContainElement(screen.getByRole("navigation", { name: "Main" }));
+
+    await user.click(menu);
+    expect(menu).toHaveAttribute("aria-expanded", "true");
+    expect(menu.closest(".shell")).toHaveClass("menu-open");
+    await user.click(screen.getByRole("link", { name: "Stacks" }));
+    expect(menu).toHaveAttribute("aria-expanded", "false");
+
+    await user.click(menu);
+    await user.keyboard("{Escape}");
+    expect(menu).toHaveAttribute("aria-expanded", "false");
+    expect(menu).toHaveFocus();
+  });
+});

@@ -1,5 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
-import { NavLink, Outlet, useNavigate } from "react-router";
+import { useEffect, useId, useRef, useState } from "react";
+import { NavLink, Outlet, useLocation, useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { useCurrentUser, useLogout } from "../auth/queries";
 import { navItemsFor } from "./navigation";
@@ -47,12 +48,51 @@ function UserMenu() {
   );
 }
 
-/** The signed-in layout: brand and version, main navigation, user menu, and the page. */
+/**
+ * The signed-in layout: brand and version, main navigation, user menu, and the page.
+ * Under 900 px wide the sidebar folds into a "Menu" button in a top bar (styles.css);
+ * the menu closes on navigation and on Escape.
+ */
 export function Shell() {
   const user = useCurrentUser();
+  const location = useLocation();
+  const [menuOpen, setMenuOpen] = useState(false);
+  const [shownAt, setShownAt] = useState(location.key);
+  const menuId = useId();
+  const menuButton = useRef<HTMLButtonElement>(null);
+  if (shownAt !== location.key) {
+    setShownAt(location.key);
+    setMenuOpen(false);
+  }
+
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === "Escape") {
+        setMenuOpen(false);
+        menuButton.current?.focus();
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [menuOpen]);
+
   return (
-    <div className="shell">
-      <aside className="sidebar">
+    <div className={menuOpen ? "shell menu-open" : "shell"}>
+      <header className="topbar">
+        <span className="brand">Stackyard</span>
+        <button
+          type="button"
+          ref={menuButton}
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls={menuId}
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          <span aria-hidden="true">☰</span> Menu
+        </button>
+      </header>
+      <aside className="sidebar" id={menuId}>
         <div className="brand-block">
           <span className="brand">Stackyard</span> <AppVersion />
         </div>

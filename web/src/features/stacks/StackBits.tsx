@@ -4,6 +4,7 @@ import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorText } from "../../components/ErrorText";
 import { formatDateTime } from "../../components/format";
 import { useCan } from "../auth/permissions";
+import { portInfos } from "./ports";
 import { useCheckUpdates, useStackAction } from "./queries";
 
 const STATE_LABEL: Record<StackState, string> = {
@@ -132,5 +133,29 @@ export function CheckUpdates({ lastCheck }: { lastCheck: string | null | undefin
         </span>
       )}
     </div>
+  );
+}
+
+/**
+ * A container's ports; a published TCP port is a link to this page's host name at the
+ * host port (https for 443 and 8443), opening in a new tab.
+ */
+export function PortList({ ports }: { ports: string[] }) {
+  if (ports.length === 0) return <span className="muted">—</span>;
+  const hostname = typeof window !== "undefined" ? window.location.hostname : "";
+  return (
+    <ul className="plain ports">
+      {portInfos(ports, hostname).map((port) => (
+        <li key={port.text}>
+          {port.url ? (
+            <a href={port.url} target="_blank" rel="noopener noreferrer" title={`Open ${port.url} in a new tab`}>
+              <code>{port.text}</code>
+            </a>
+          ) : (
+            <code>{port.text}</code>
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }

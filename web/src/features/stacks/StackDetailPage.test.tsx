@@ -1,5 +1,5 @@
 import { screen, waitFor, within } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { StackDetail } from "../../api/types";
 import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
@@ -214,25 +214,113 @@ describe("stack detail", () => {
     expect(box).toBeChecked();
   });
 
-  it("deletes the stack with its volumes after confirmation", async () => {
+  const plan = {
+    stack: "web",
+    error: null,
+    containers: [{ name: "web-app-1", service: "app", state: "running" }],
+    networks: ["web_default"],
+    volumes: [{ key: "data", name: "web_data", exists: true }],
+    external_binds: [{ path: "/srv/media", services: ["app"] }],
+    folder: {
+      path: "/stacks/web",
+      trash: ".trash/web-20250301T100000Z",
+      files: 12,
+      bytes: 2_500_000,
+      complete: true,
+      binds: [{ path: "data", services: ["app"] }],
+    },
+  };
+
+  it("says what deleting removes, asks for the stack's name, then deletes with the volumes", async () => {
     const fake = installFakeFetch(
       detailRoutes({
-        "DELETE /api/stacks/web": () => noContent(),
+        "GET /api/stacks/web/delete-plan": plan,
+        "DELETE /api/stacks/web": () =>
+          json({
+            stack: "web",
+            trash: ".trash/web-20250301T100005Z",
+            containers: ["web-app-1"],
+            networks: ["web_default"],
+            volumes_removed: ["web_data"],
+            volumes_kept: [],
+          }),
         "GET /api/stacks": [],
       }),
     );
     const { user } = renderApp("/stacks/web");
 
     const zone = await screen.findByRole("region", { name: "Delete stack" });
-    await user.click(within(zone).getByRole("checkbox", { name: "Also remove named volumes" }));
-    await user.click(within(zone).getByRole("button", { name: "Delete stack web" }));
+    const open = within(zone).getByRole("button", { name: "Delete stack web" });
+    await user.click(open);
+    const dialog = await screen.findByRole("dialog", { name: "Delete stack web?" });
+    expect(await within(dialog).findByText(/stops and removes 1 container: web-app-1/)).toBeInTheDocument();
+    expect(dialog).toHaveTextContent("Networks removed: web_default.");
+    expect(within(dialog).getByTestId("delete-plan-volumes")).toHaveTextContent("Named volumes kept: web_data.");
+    const folder = within(dialog).getByTestId("delete-plan-folder");
+    expect(folder).toHaveTextContent(
+      "The folder /stacks/web (12 files, 2.5 MB) is moved to .trash/web-20250301T100000Z in the stacks folder, not erased.",
+    );
+    expect(folder).toHaveTextContent("Your data in ./data goes with the folder to .trash/web-20250301T100000Z.");
+    expect(dialog).toHaveTextContent("Left alone (outside the stack folder): /srv/media.");
+
+    const name = within(dialog).getByLabelText("Type the stack's name, web, to confirm");
+    expect(name).toHaveFocus();
+    const remove = within(dialog).getByRole("button", { name: "Delete stack" });
+    expect(remove).toBeDisabled();
+    await user.type(name, "We");
+    expect(remove).toBeDisabled();
+    await user.click(within(dialog).getByRole("checkbox", { name: /Also remove named volumes/ }));
+    expect(within(dialog).getByTestId("delete-plan-volumes")).toHaveTextContent(
+      "Named volumes removed, with their data: web_data.",
+    );
+    await user.clear(name);
+    await user.type(name, "web");
     expect(fake.calls("DELETE", "/api/stacks/web")).toHaveLength(0);
-    await user.click(within(zone).getByRole("button", { name: "Confirm" }));
+    await user.click(remove);
 
     await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent(/^\/stacks$/));
     const [request] = fake.calls("DELETE", "/api/stacks/web");
-    expect(new URL(request?.url ?? "").searchParams.get("remove_volumes")).toBe("true");
+    const params = new URL(request?.url ?? "").searchParams;
+    expect(params.get("confirm")).toBe("web");
+    expect(params.get("remove_volumes")).toBe("true");
+    expect(await screen.findByRole("status")).toHaveTextContent(
+      "Stack web deleted. Its folder is in .trash/web-20250301T100005Z in the stacks folder.",
+    );
     expect(await screen.findByText(/No stacks yet/)).toBeInTheDocument();
+  });
+
+  it("closes the delete dialog on Escape without deleting, and gives the focus back", async () => {
+    const fake = installFakeFetch(detailRoutes({ "GET /api/stacks/web/delete-plan": plan }));
+    const { user } = renderApp("/stacks/web");
+    const open = within(await screen.findByRole("region", { name: "Delete stack" })).getByRole("button", {
+      name: "Delete stack web",
+    });
+    await user.click(open);
+    await screen.findByRole("dialog", { name: "Delete stack web?" });
+    await user.keyboard("{Escape}");
+    expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
+    expect(open).toHaveFocus();
+    expect(fake.calls("DELETE", "/api/stacks/web")).toHaveLength(0);
+  });
+
+  it("shows the server's refusal in the delete dialog", async () => {
+    installFakeFetch(
+      detailRoutes({
+        "GET /api/stacks/web/delete-plan": plan,
+        "DELETE /api/stacks/web": () =>
+          json({ detail: "Stack 'web' was not deleted: compose down failed: boom" }, { status: 409 }),
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+    await user.click(
+      within(await screen.findByRole("region", { name: "Delete stack" })).getByRole("button", { name: "Delete stack web" }),
+    );
+    const dialog = await screen.findByRole("dialog", { name: "Delete stack web?" });
+    await within(dialog).findByTestId("delete-plan-folder");
+    await user.type(within(dialog).getByLabelText("Type the stack's name, web, to confirm"), "web");
+    await user.click(within(dialog).getByRole("button", { name: "Delete stack" }));
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent("compose down failed: boom");
+    expect(screen.getByTestId("location")).toHaveTextContent("/stacks/web");
   });
 
   it("shows the error for an unknown stack", async () => {
@@ -241,6 +329,83 @@ describe("stack detail", () => {
     );
     renderApp("/stacks/nope");
     expect(await screen.findByRole("alert")).toHaveTextContent("No stack 'nope'");
+  });
+});
+
+describe("stack file editors", () => {
+  it("labels a refused .env as an invalid .env file, not a compose file", async () => {
+    installFakeFetch(
+      detailRoutes({
+        "PUT /api/stacks/web/env": () =>
+          json({ detail: "Invalid compose file: line 1: unexpected character" }, { status: 400 }),
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+    const form = await screen.findByRole("form", { name: ".env" });
+    await user.type(within(form).getByLabelText(".env"), "=oops");
+    await user.click(within(form).getByRole("button", { name: "Save .env" }));
+    const alert = await within(form).findByRole("alert");
+    expect(alert).toHaveTextContent(/^Invalid \.env fileline 1: unexpected character$/);
+    expect(alert).not.toHaveTextContent("compose");
+  });
+
+  it("asks before leaving with unsaved edits", async () => {
+    const confirm = vi.spyOn(window, "confirm").mockReturnValue(false);
+    installFakeFetch(detailRoutes());
+    const { user } = renderApp("/stacks/web");
+    const form = await screen.findByRole("form", { name: "compose.yaml" });
+    await user.type(within(form).getByLabelText("compose.yaml"), "# note\n");
+    await user.click(screen.getByRole("link", { name: "Settings" }));
+    expect(confirm).toHaveBeenCalledWith("Your changes to compose.yaml are not saved. Leave and discard them?");
+    expect(screen.getByTestId("location")).toHaveTextContent("/stacks/web");
+    expect(within(form).getByLabelText("compose.yaml")).toHaveValue(`${detail.compose}# note\n`);
+
+    confirm.mockReturnValue(true);
+    await user.click(screen.getByRole("link", { name: "Settings" }));
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/settings"));
+  });
+
+  it("keeps the text across a sign-in when the session expired at Save, and restores it", async () => {
+    const confirm = vi.spyOn(window, "confirm");
+    let signedIn = true;
+    const saved: string[] = [];
+    installFakeFetch(
+      detailRoutes({
+        "GET /api/auth/me": () => (signedIn ? json(adminUser) : json({ detail: "Not authenticated" }, { status: 401 })),
+        "GET /api/stacks/web": () => (signedIn ? json(detail) : json({ detail: "Not authenticated" }, { status: 401 })),
+        "PUT /api/stacks/web/env": async (request) => {
+          if (!signedIn) return json({ detail: "Not authenticated" }, { status: 401 });
+          const { content } = (await request.json()) as { content: string };
+          saved.push(content);
+          return json({ ...detail, env: content });
+        },
+        "POST /api/auth/login": () => {
+          signedIn = true;
+          return json({ user: adminUser });
+        },
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+    const form = await screen.findByRole("form", { name: ".env" });
+    await user.type(within(form).getByLabelText(".env"), "DEBUG=1\n");
+    signedIn = false; // the session expires
+    await user.click(within(form).getByRole("button", { name: "Save .env" }));
+
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent(/^\/login$/));
+    expect(confirm).not.toHaveBeenCalled();
+    await user.type(screen.getByLabelText("Username"), "alice");
+    await user.type(screen.getByLabelText("Password"), "pw");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/stacks/web"));
+    const again = await screen.findByRole("form", { name: ".env" });
+    expect(within(again).getByLabelText(".env")).toHaveValue("PORT=8080\nDEBUG=1\n");
+    expect(within(again).getByRole("status")).toHaveTextContent(
+      "Your unsaved changes to .env were kept while you signed in again, and are restored here.",
+    );
+    await user.click(within(again).getByRole("button", { name: "Save .env" }));
+    await waitFor(() => expect(saved).toEqual(["PORT=8080\nDEBUG=1\n"]));
+    expect(sessionStorage.length).toBe(0);
   });
 });
 
@@ -293,7 +458,7 @@ describe("stack detail for a viewer", () => {
     expect(screen.queryByRole("form")).not.toBeInTheDocument();
     expect(screen.queryByRole("region", { name: "Delete stack" })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Show secrets" })).not.toBeInTheDocument();
-    // Nothing on the page can change anything.
-    expect(screen.getAllByRole("button").map((b) => b.textContent)).toEqual(["Sign out"]);
+    // Nothing on the page can change anything (the menu button only shows the navigation).
+    expect(screen.getAllByRole("button").map((b) => b.textContent)).toEqual(["☰ Menu", "Sign out"]);
   });
 });

@@ -1,9 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { Link, useNavigate, useParams } from "react-router";
+import { Link, useParams } from "react-router";
 import { ApiError } from "../../api/errors";
 import type { ImageUpdate, StackDetail, StackService, StackUpdate } from "../../api/types";
-import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { ErrorText } from "../../components/ErrorText";
 import { formatDateTime, shortDigest } from "../../components/format";
@@ -11,8 +10,9 @@ import { Loading } from "../../components/Loading";
 import { Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
 import { DeployConsole } from "./DeployConsole";
-import { stackQueryOptions, stackUpdatesQueryOptions, useDeleteStack, useSetAutoUpdate } from "./queries";
-import { BusyIndicator, CheckUpdates, StackActions, StateBadge, UpdatePill } from "./StackBits";
+import { DeleteStackCard } from "./DeleteStack";
+import { stackQueryOptions, stackUpdatesQueryOptions, useSetAutoUpdate } from "./queries";
+import { BusyIndicator, CheckUpdates, PortList, StackActions, StateBadge, UpdatePill } from "./StackBits";
 import { ReadOnlyStackFile, SecretsEditor, StackFileEditor } from "./StackFiles";
 
 function ServiceRows({ service }: { service: StackService }) {
@@ -53,17 +53,7 @@ function ServiceRows({ service }: { service: StackService }) {
             <code>{c.image}</code>
           </td>
           <td>
-            {c.ports.length ? (
-              <ul className="plain">
-                {c.ports.map((p) => (
-                  <li key={p}>
-                    <code>{p}</code>
-                  </li>
-                ))}
-              </ul>
-            ) : (
-              <span className="muted">—</span>
-            )}
+            <PortList ports={c.ports} />
           </td>
         </tr>
       ))}
@@ -200,37 +190,6 @@ function ImageUpdatesCard({
           })}
         </Table>
       )}
-    </section>
-  );
-}
-
-function DeleteStackCard({ stackId }: { stackId: string }) {
-  const remove = useDeleteStack();
-  const navigate = useNavigate();
-  const [removeVolumes, setRemoveVolumes] = useState(false);
-  return (
-    <section className="card danger-zone" aria-labelledby="delete-title">
-      <h2 id="delete-title">Delete stack</h2>
-      <p className="muted">
-        Runs <code>docker compose down</code>, then removes the stack&apos;s folder with its compose file, .env and
-        .secrets.
-      </p>
-      <div className="actions">
-        <label className="check">
-          <input type="checkbox" checked={removeVolumes} onChange={(e) => setRemoveVolumes(e.target.checked)} />
-          <span>Also remove named volumes</span>
-        </label>
-        <ConfirmButton
-          label={`Delete stack ${stackId}`}
-          disabled={remove.isPending}
-          onConfirm={() =>
-            remove.mutate({ id: stackId, removeVolumes }, { onSuccess: () => void navigate("/stacks", { replace: true }) })
-          }
-        >
-          {remove.isPending ? "Deleting…" : "Delete"}
-        </ConfirmButton>
-      </div>
-      {remove.isError && <ErrorText error={remove.error} />}
     </section>
   );
 }

@@ -1,35 +1,71 @@
 import { useQuery } from "@tanstack/react-query";
-import { useId, useState, type FormEvent } from "react";
-import { errorMessage } from "../../api/errors";
+import { useEffect, useId, useState, type FormEvent } from "react";
+import { useLocation, useNavigate } from "react-router";
+import { ApiError, errorMessage, isUnauthorized } from "../../api/errors";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { Loading } from "../../components/Loading";
+import {
+  leaveWithoutAsking,
+  peekDraft,
+  saveDraft,
+  takeDraft,
+  useUnsavedChanges,
+} from "../../components/useUnsavedChanges";
+import type { LoginLocationState } from "../auth/RequireAuth";
 import { stackSecretsQueryOptions, useSaveSecrets, useSaveStackFile, type StackFileKind } from "./queries";
+
+/** Prefixes the server puts before a validation error: the form's own label says it. */
+const ERROR_PREFIXES = [/^Invalid compose file:\s*/i, /^Invalid \.env file:\s*/i];
+
+/** A refused save's text under the form's label ("Invalid .env file"), without a server prefix. */
+function SaveError({ error, invalidLabel }: { error: unknown; invalidLabel?: string }) {
+  const refused = invalidLabel && error instanceof ApiError && error.status === 400;
+  let text = errorMessage(error);
+  if (refused) for (const prefix of ERROR_PREFIXES) text = text.replace(prefix, "");
+  return (
+    <div className="error" role="alert">
+      {refused && <strong>{invalidLabel}</strong>}
+      <pre className="error-detail">{text}</pre>
+    </div>
+  );
+}
 
 /**
  * A text editor over a file the server holds: edits are kept while the server's copy is
  * refreshed underneath (it replaces the text only while there are no edits), and a failed
- * save keeps the text and shows the server's detail.
+ * save keeps the text and shows the server's detail (under `invalidLabel` when the server
+ * refused the content). With unsaved edits, leaving the page asks first; when the session
+ * expired at Save, the text is kept (`draftKey`) while the user signs in again, and put
+ * back when the editor comes back.
  */
 function TextFileForm({
   label,
   content,
   rows,
   save,
+  draftKey,
+  invalidLabel,
 }: {
   label: string;
   content: string;
   rows: number;
+  draftKey?: string;
+  invalidLabel?: string;
   save: {
-    mutate: (content: string, options: { onSuccess: () => void }) => void;
+    mutate: (content: string, options: { onSuccess: () => void; onError: (error: unknown) => void }) => void;
     isPending: boolean;
     isError: boolean;
     error: unknown;
     reset: () => void;
   };
 }) {
+  const navigate = useNavigate();
+  const location = useLocation();
+  // Read without taking it (StrictMode runs initializers twice); taken once mounted.
+  const [restored] = useState(() => (draftKey ? peekDraft(draftKey) : null));
   const [base, setBase] = useState(content);
-  const [draft, setDraft] = useState(content);
+  const [draft, setDraft] = useState(restored ?? content);
   const [saved, setSaved] = useState(false);
   const hintId = useId();
   if (content !== base) {
@@ -38,11 +74,26 @@ function TextFileForm({
     if (draft === base) setDraft(content);
   }
   const dirty = draft !== base;
+  useUnsavedChanges(dirty, `Your changes to ${label} are not saved. Leave and discard them?`);
+
+  useEffect(() => {
+    if (draftKey && restored !== null) takeDraft(draftKey);
+  }, [draftKey, restored]);
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     setSaved(false);
-    save.mutate(draft, { onSuccess: () => setSaved(true) });
+    save.mutate(draft, {
+      onSuccess: () => setSaved(true),
+      onError: (error) => {
+        if (!isUnauthorized(error) || !draftKey) return;
+        // The session expired: keep the text, sign in again, and come back to it.
+        saveDraft(draftKey, draft);
+        leaveWithoutAsking();
+        const state: LoginLocationState = { from: `${location.pathname}${location.search}${location.hash}` };
+        void navigate("/login", { replace: true, state });
+      },
+    });
   }
 
   return (
@@ -79,11 +130,12 @@ function TextFileForm({
           {dirty ? "Unsaved changes" : ""}
         </span>
       </div>
-      {save.isError && (
-        <pre className="error error-detail" role="alert">
-          {errorMessage(save.error)}
-        </pre>
+      {restored !== null && !saved && dirty && (
+        <p className="notice restored-note" role="status">
+          Your unsaved changes to {label} were kept while you signed in again, and are restored here. Save to keep them.
+        </p>
       )}
+      {save.isError && <SaveError error={save.error} invalidLabel={invalidLabel} />}
       {saved && !save.isError && (
         <p className="success" role="status">
           {label} saved.
@@ -128,7 +180,16 @@ export function StackFileEditor({
   content: string;
 }) {
   const save = useSaveStackFile(stackId, kind);
-  return <TextFileForm label={label} content={content} rows={kind === "compose" ? 18 : 6} save={save} />;
+  return (
+    <TextFileForm
+      label={label}
+      content={content}
+      rows={kind === "compose" ? 18 : 6}
+      save={save}
+      draftKey={`stack:${stackId}:${kind}`}
+      invalidLabel={kind === "compose" ? "Invalid compose file" : "Invalid .env file"}
+    />
+  );
 }
 
 /** Admin: `.secrets`, read from the server only when asked. */
@@ -157,6 +218,7 @@ export function SecretsEditor({ stackId, hasSecrets }: { stackId: string; hasSec
       ) : !secrets.data ? (
         <Loading />
       ) : (
+        // No draft kept across a sign-in here: secret values never go to browser storage.
         <TextFileForm label=".secrets" content={secrets.data.content} rows={6} save={save} />
       )}
       <div className="actions">

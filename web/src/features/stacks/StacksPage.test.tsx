@@ -55,12 +55,15 @@ describe("stacks list", () => {
 
     expect(await screen.findByRole("heading", { level: 1, name: "Stacks" })).toBeInTheDocument();
     const table = await screen.findByRole("table", { name: "Stacks" });
+    // Sorted by name; a published port opens the service on this host, in a new tab.
     expect(within(table).getAllByRole("link").map((a) => [a.textContent, a.getAttribute("href")])).toEqual([
-      ["web", "/stacks/web"],
-      ["db", "/stacks/db"],
       ["broken", "/stacks/broken"],
+      ["db", "/stacks/db"],
       ["idle", "/stacks/idle"],
+      ["web", "/stacks/web"],
+      ["0.0.0.0:8080->80/tcp", "http://localhost:8080"],
     ]);
+    expect(within(rowOf("web")).getByRole("link", { name: "0.0.0.0:8080->80/tcp" })).toHaveAttribute("target", "_blank");
 
     expect(await within(rowOf("web")).findByText("Update", { selector: ".pill" })).toBeInTheDocument();
     for (const name of ["db", "broken", "idle"]) {
@@ -195,6 +198,52 @@ describe("stacks list", () => {
   });
 });
 
+describe("search and sort", () => {
+  function names(): string[] {
+    const table = screen.getByRole("table", { name: "Stacks" });
+    return within(table)
+      .getAllByRole("link")
+      .filter((a) => a.getAttribute("href")?.startsWith("/stacks/"))
+      .map((a) => a.textContent ?? "");
+  }
+
+  it("finds stacks by name, service and image", async () => {
+    installFakeFetch(stackRoutes());
+    const { user } = renderApp("/stacks");
+    await screen.findByRole("table", { name: "Stacks" });
+    const search = screen.getByRole("searchbox", { name: "Search" });
+
+    await user.type(search, "postgres");
+    expect(names()).toEqual(["db"]);
+    await user.clear(search);
+    await user.type(search, "BACKUP");
+    expect(names()).toEqual(["db"]);
+    await user.clear(search);
+    await user.type(search, "nginx");
+    expect(names()).toEqual(["web"]);
+    await user.clear(search);
+    await user.type(search, "we");
+    expect(names()).toEqual(["web"]);
+    expect(screen.getByTestId("location")).toHaveTextContent("/stacks");
+    await user.type(search, "zzz");
+    expect(screen.queryByRole("table", { name: "Stacks" })).not.toBeInTheDocument();
+    expect(screen.getByText("No stack matches “wezzz”.")).toBeInTheDocument();
+  });
+
+  it("sorts by name, state and update available", async () => {
+    installFakeFetch(stackRoutes({ "GET /api/stacks/updates": makeSummary([makeStackUpdate({ stack: "idle", has_update: true })]) }));
+    const { user } = renderApp("/stacks");
+    await screen.findByRole("table", { name: "Stacks" });
+    expect(names()).toEqual(["broken", "db", "idle", "web"]);
+
+    const sort = screen.getByRole("combobox", { name: "Sort by" });
+    await user.selectOptions(sort, "State");
+    expect(names()).toEqual(["web", "db", "idle", "broken"]);
+    await user.selectOptions(sort, "Update available");
+    await waitFor(() => expect(names()).toEqual(["idle", "broken", "db", "web"]));
+  });
+});
+
 describe("new stack", () => {
   it("shows compose's error detail when the server refuses the stack", async () => {
     const fake = installFakeFetch(
@@ -271,12 +320,17 @@ describe("stacks for a viewer", () => {
     expect(screen.getByTestId("last-check")).toHaveTextContent("Last checked");
     expect(within(rowOf("idle")).getByRole("status")).toHaveTextContent("update in progress…");
 
-    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)).toEqual(["Name", "State", "Services"]);
+    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)).toEqual([
+      "Name",
+      "State",
+      "Services",
+      "Ports",
+    ]);
     expect(screen.queryByRole("group", { name: /^Actions for/ })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "Check now" })).not.toBeInTheDocument();
     expect(screen.queryByRole("button", { name: "New stack" })).not.toBeInTheDocument();
-    // Nothing on the page can change anything.
-    expect(screen.getAllByRole("button").map((b) => b.textContent)).toEqual(["Sign out"]);
+    // Nothing on the page can change anything (the menu button only shows the navigation).
+    expect(screen.getAllByRole("button").map((b) => b.textContent)).toEqual(["☰ Menu", "Sign out"]);
   });
 
   it("says how stacks appear without pointing at New stack", async () => {

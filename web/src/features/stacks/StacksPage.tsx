@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { Link } from "react-router";
+import { Link, useLocation, useSearchParams } from "react-router";
 import type { Stack, StackUpdate } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { Loading } from "../../components/Loading";
@@ -9,10 +9,37 @@ import { useCan } from "../auth/permissions";
 import { DeployConsole } from "./DeployConsole";
 import { NewStackForm } from "./NewStackForm";
 import { stacksQueryOptions, stackUpdatesQueryOptions } from "./queries";
-import { BusyIndicator, CheckUpdates, StackActions, StateBadge, UpdatePill } from "./StackBits";
+import type { DeletedState } from "./DeleteStack";
+import { BusyIndicator, CheckUpdates, PortList, StackActions, StateBadge, UpdatePill } from "./StackBits";
 
 function runningCount(stack: Stack): number {
   return stack.services.filter((s) => s.running).length;
+}
+
+/** The published ports of a stack's containers (those with a host port). */
+function publishedPorts(stack: Stack): string[] {
+  return stack.services.flatMap((s) => s.containers.flatMap((c) => c.ports.filter((p) => p.includes("->"))));
+}
+
+export type StackSort = "name" | "state" | "update";
+const SORTS: Record<StackSort, string> = { name: "Name", state: "State", update: "Update available" };
+const STATE_ORDER: Record<Stack["state"], number> = { running: 0, partial: 1, stopped: 2, invalid: 3 };
+
+/** Whether the stack's name, one of its services or one of its images contains `query`. */
+export function matchesStack(stack: Stack, query: string): boolean {
+  const q = query.trim().toLowerCase();
+  if (!q) return true;
+  const words = [
+    stack.id,
+    ...stack.services.flatMap((s) => [s.name, s.image ?? "", ...s.containers.map((c) => c.image)]),
+  ];
+  return words.some((w) => w.toLowerCase().includes(q));
+}
+
+export function sortStacks(stacks: Stack[], sort: StackSort, hasUpdate: (id: string) => boolean): Stack[] {
+  const byName = (a: Stack, b: Stack) => a.id.localeCompare(b.id);
+  const rank = (s: Stack) => (sort === "state" ? STATE_ORDER[s.state] : sort === "update" ? (hasUpdate(s.id) ? 0 : 1) : 0);
+  return [...stacks].sort((a, b) => rank(a) - rank(b) || byName(a, b));
 }
 
 function StackRow({
@@ -49,6 +76,9 @@ function StackRow({
           </>
         )}
       </td>
+      <td>
+        <PortList ports={publishedPorts(stack)} />
+      </td>
       {withActions && (
         <RowActions>
           <StackActions stack={stack} hasUpdate={update?.has_update} onStarted={() => onStarted(stack.id)} />
@@ -64,11 +94,33 @@ export function StacksPage() {
   const stacks = useQuery(stacksQueryOptions());
   const updates = useQuery(stackUpdatesQueryOptions());
   const [creating, setCreating] = useState(false);
+  const [params, setParams] = useSearchParams();
+  const query = params.get("q") ?? "";
+  const sortParam = params.get("sort");
+  const sort: StackSort = sortParam === "state" || sortParam === "update" ? sortParam : "name";
+  const deleted = (useLocation().state as DeletedState | null)?.deleted;
+
+  function setParam(key: string, value: string, fallback: string) {
+    setParams(
+      (current) => {
+        const next = new URLSearchParams(current);
+        if (value === fallback) next.delete(key);
+        else next.set(key, value);
+        return next;
+      },
+      { replace: true, state: null },
+    );
+  }
   // Consoles of the actions started on this page, newest first.
   const [watching, setWatching] = useState<string[]>([]);
 
   const updateOf = new Map((updates.data?.stacks ?? []).map((u) => [u.stack, u]));
   const busyOf = new Map((stacks.data ?? []).map((s) => [s.id, s.busy]));
+  const shown = sortStacks(
+    (stacks.data ?? []).filter((s) => matchesStack(s, query)),
+    sort,
+    (id) => Boolean(updateOf.get(id)?.has_update),
+  );
 
   return (
     <main className="page">
@@ -83,6 +135,11 @@ export function StacksPage() {
           )}
         </div>
       </div>
+      {deleted && (
+        <p className="success" role="status">
+          Stack {deleted.stack} deleted. Its folder is in <code>{deleted.trash}</code> in the stacks folder.
+        </p>
+      )}
       {updates.isError && <ErrorBanner error={updates.error} onRetry={() => void updates.refetch()} />}
       {mayCreate && creating && <NewStackForm onCancel={() => setCreating(false)} />}
       {watching.map((id) => (
@@ -112,17 +169,44 @@ export function StacksPage() {
             the stacks folder.
           </p>
         ) : (
-          <Table label="Stacks" columns={["Name", "State", "Services"]} actions={mayRun}>
-            {stacks.data.map((stack) => (
-              <StackRow
-                key={stack.id}
-                stack={stack}
-                update={updateOf.get(stack.id)}
-                withActions={mayRun}
-                onStarted={(id) => setWatching((ids) => [id, ...ids.filter((other) => other !== id)])}
-              />
-            ))}
-          </Table>
+          <>
+            <div className="list-tools" role="search">
+              <label className="field inline">
+                <span>Search</span>
+                <input
+                  type="search"
+                  value={query}
+                  placeholder="Name, service or image"
+                  onChange={(e) => setParam("q", e.target.value, "")}
+                />
+              </label>
+              <label className="field inline">
+                <span>Sort by</span>
+                <select value={sort} onChange={(e) => setParam("sort", e.target.value, "name")}>
+                  {Object.entries(SORTS).map(([value, label]) => (
+                    <option key={value} value={value}>
+                      {label}
+                    </option>
+                  ))}
+                </select>
+              </label>
+            </div>
+            {shown.length === 0 ? (
+              <p className="muted">No stack matches “{query.trim()}”.</p>
+            ) : (
+              <Table label="Stacks" columns={["Name", "State", "Services", "Ports"]} actions={mayRun}>
+                {shown.map((stack) => (
+                  <StackRow
+                    key={stack.id}
+                    stack={stack}
+                    update={updateOf.get(stack.id)}
+                    withActions={mayRun}
+                    onStarted={(id) => setWatching((ids) => [id, ...ids.filter((other) => other !== id)])}
+                  />
+                ))}
+              </Table>
+            )}
+          </>
         )}
       </section>
     </main>

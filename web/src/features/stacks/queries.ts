@@ -12,6 +12,7 @@ export const stackKeys = {
   /** The current or last run; kept apart so refreshing stacks never re-reads a run. */
   run: (id: string) => ["stack-run", id] as const,
   secrets: (id: string) => ["stack-secrets", id] as const,
+  deletePlan: (id: string) => ["stack-delete-plan", id] as const,
   updates: ["stack-updates"] as const,
 };
 
@@ -167,20 +168,36 @@ export function useSetAutoUpdate(id: string) {
   });
 }
 
-/** Admin: `compose down` (named volumes only when asked), then the folder is removed. */
+/** Admin: what deleting the stack does (containers, networks, volumes, the folder). */
+export function stackDeletePlanQueryOptions(id: string) {
+  return queryOptions({
+    queryKey: stackKeys.deletePlan(id),
+    queryFn: () =>
+      unwrap(api.GET("/api/stacks/{stack_id}/delete-plan", { params: { path: { stack_id: id } } })),
+    staleTime: 0,
+    gcTime: 0,
+  });
+}
+
+/**
+ * Admin: `compose down` (named volumes only when asked), then the folder is moved aside to
+ * `.trash` in the stacks folder. `confirm` is the stack's name as the user typed it: the
+ * server refuses anything but the exact id.
+ */
 export function useDeleteStack() {
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: ({ id, removeVolumes }: { id: string; removeVolumes: boolean }) =>
+    mutationFn: ({ id, confirm, removeVolumes }: { id: string; confirm: string; removeVolumes: boolean }) =>
       unwrap(
         api.DELETE("/api/stacks/{stack_id}", {
-          params: { path: { stack_id: id }, query: { remove_volumes: removeVolumes } },
+          params: { path: { stack_id: id }, query: { confirm, remove_volumes: removeVolumes } },
         }),
       ),
     onSuccess: (_data, { id }) => {
       queryClient.removeQueries({ queryKey: stackKeys.detail(id) });
       queryClient.removeQueries({ queryKey: stackKeys.run(id) });
       queryClient.removeQueries({ queryKey: stackKeys.secrets(id) });
+      queryClient.removeQueries({ queryKey: stackKeys.deletePlan(id) });
     },
     onSettled: () => invalidateStacksAndAudit(queryClient),
   });
