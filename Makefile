@@ -21,3 +21,4 @@ openapi: setup
 
 lint: setup
 	.venv/bin/ruff check src tests bench
+	.venv/bin/mypy

@@ -130,3 +130,25 @@ def test_secrets_stay_out_of_the_server_log(tmp_path):
         session.cookies["stackyard_session"],
     ):
         assert secret not in log
+
+
+def test_one_error_handler_reports_every_command_s_errors(tmp_path, monkeypatch):
+    """In process: a StackyardError from any command (nested groups too) becomes
+    `error: <detail>` on stderr and exit status 1, with no traceback."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    import stackyard.cli
+    from stackyard.cli import app
+
+    for key, value in service_env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    done = CliRunner().invoke(app, ["token", "create", "ghost"])
+    assert done.exit_code == 1
+    assert done.stderr.strip() == "error: User 'ghost' does not exist"
+    assert "Traceback" not in done.output
+    # ... and it is the only one: no command catches StackyardError itself.
+    package = Path(stackyard.cli.__file__).parent
+    catching = [p.name for p in package.glob("*.py") if "except StackyardError" in p.read_text()]
+    assert catching == ["__init__.py"]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Literal
 
 from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.staticfiles import StaticFiles
 
-from stackyard import __version__
+from stackyard import __version__, process
 from stackyard.api import agent, audit, auth, docs, files, health, registries, stacks, system, users
 from stackyard.api import errors as api_errors
 from stackyard.api.bodyguard import BodyGuard
@@ -74,6 +74,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         finally:
             if watcher is not None:
                 watcher.cancel()
+            process.kill_all()  # no compose run outlives the service
             host.close()
             if mode == "central":
                 app.state.db.dispose()
@@ -92,7 +93,9 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     api_errors.install(app)
 
     @app.middleware("http")
-    async def security_headers(request: Request, call_next) -> Response:
+    async def security_headers(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
         response = await call_next(request)
         for name, value in _SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)

@@ -53,3 +53,24 @@ class Unavailable(StackyardError):
 
 class DestinationError(StackyardError):
     """A backup destination failed (mount, connect, list, read or write)."""
+
+
+# -- registries: classified where httpx's errors and statuses enter (registry/client.py) ---
+
+
+class RegistryError(StackyardError):
+    """A registry (or its token service) answered something unusable: an unexpected
+    status, or a body that is not what the protocol says."""
+
+
+class RegistryUnreachable(RegistryError):
+    """Retry later: the registry could not be reached (connect error, timeout, TLS) or
+    said it is overloaded or failing (429, 5xx)."""
+
+
+class RegistryDenied(RegistryError):
+    """Fix the credentials: the registry or its token service refused them (401, 403)."""
+
+
+class NotInRegistry(RegistryError):
+    """The registry does not know this repository or tag."""

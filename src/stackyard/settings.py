@@ -13,7 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stackyard import __version__
 from stackyard.errors import ConfigError
-from stackyard.files_atomic import write_atomic
+from stackyard.fs.atomic import write_atomic
 
 #: Values people paste from examples; refused as secrets outside development.
 _KNOWN_WEAK = {

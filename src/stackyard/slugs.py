@@ -10,7 +10,8 @@ from stackyard.errors import Invalid
 
 MAX_LENGTH = 63
 #: Also a valid compose project name, so a stack's folder name is its project name.
-SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+#: `\Z`, not `$`: "$" also matches before a trailing newline ("web\n" is no slug).
+SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
 
 
 def slugify(name: str) -> str:

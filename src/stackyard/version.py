@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 _SEMVER = re.compile(
     r"^v?(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -18,7 +18,7 @@ class SemVer(NamedTuple):
     patch: int
     prerelease: tuple[str, ...] = ()
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[Any, ...]:
         # A release sorts after its pre-releases; numeric identifiers sort numerically.
         pre = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.prerelease)
         return (self.major, self.minor, self.patch, not self.prerelease, pre)

@@ -1,5 +1,6 @@
 """Request bodies: authenticated before they are read, capped, valid Unicode."""
 
+import contextlib
 import json
 import socket
 import time
@@ -23,10 +24,8 @@ def _raw_request(url: str, head: str, body_bytes: int) -> tuple[str, int]:
         deadline = time.monotonic() + 10
         reply = b""
         while sent < body_bytes and time.monotonic() < deadline:
-            try:
+            with contextlib.suppress(BlockingIOError, TimeoutError, OSError):
                 sent += sock.send(chunk)
-            except (BlockingIOError, TimeoutError, BrokenPipeError, ConnectionResetError):
-                pass
             try:
                 reply += sock.recv(65536)
             except (TimeoutError, BlockingIOError):

@@ -50,6 +50,7 @@ POLICY: dict[str, str | None] = {
     "setAutoUpdate": "operator",
     "createStack": "admin",
     "deleteStack": "admin",
+    "stackDeletePlan": "admin",
     "saveCompose": "admin",
     "saveEnv": "admin",
     "getSecrets": "admin",
@@ -73,6 +74,7 @@ POLICY: dict[str, str | None] = {
     "moveEntry": "admin",
     "uploadFile": "admin",
     "deleteEntry": "admin",
+    "pathsExist": "admin",
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
 ROLES = ["admin", "operator", "viewer", None]
@@ -123,6 +125,10 @@ def fuzz_server(tmp_path_factory) -> Iterator[tuple[ServerProcess, dict]]:
         "services:\n  web:\n    image: stackyard-test/busybox:1\n"
     )
     (stacks / "notes.txt").write_text("hello\n")
+    # What made routes fail before: a symlink loop, a link out of the root, odd names.
+    (stacks / "loop").symlink_to("loop")
+    (stacks / "out").symlink_to(tmp_path)
+    os.close(os.open(os.fsencode(stacks) + b"/caf\xe9.txt", os.O_CREAT | os.O_WRONLY))  # not UTF-8
     server = start_server(tmp_path, env=service_env(tmp_path))
     headers: dict[str | None, dict[str, str]] = {None: {}}
     with httpx.Client(base_url=server.url) as admin:

@@ -56,6 +56,14 @@ def test_operator_runs_actions_but_edits_nothing(user_client, stack, stacks_dir)
 
 
 @pytest.mark.docker
+def test_booleans_must_be_booleans(user_client, stack):
+    """`{"enabled": 0}` is not a boolean: refused, and nothing changes."""
+    refused = user_client.put("/api/stacks/demo/auto-update", json={"enabled": 0})
+    assert refused.status_code == 422 and "enabled" in refused.json()["detail"]
+    assert user_client.get("/api/stacks/demo").json()["auto_update"] is False
+
+
+@pytest.mark.docker
 def test_viewer_reads_only(viewer_client, stack):
     assert viewer_client.get("/api/stacks").status_code == 200
     assert viewer_client.get("/api/stacks/updates").status_code == 200

@@ -2,6 +2,7 @@
 test_progress_real.py."""
 
 import json
+from dataclasses import asdict
 
 from stackyard.compose.progress import ProgressFold, parse_json_line
 
@@ -37,7 +38,7 @@ def test_errors_and_warnings_are_not_progress():
     ):
         fold.feed_line(line)
     fold.finish(1)
-    state = fold.snapshot()
+    state = asdict(fold.snapshot())
     assert [ln["level"] for ln in state["lines"]] == ["warning", "error", "error"]
     assert "pull access denied for x" in state["errors"]
     assert state["percent"] != 100.0
@@ -52,7 +53,7 @@ def test_weighted_bar_bytes_first_then_containers():
         {"id": "l1", "parent_id": "web", "text": "Downloading", "current": 500, "total": 1000},
     ):
         fold.feed_line(line)
-    half = fold.snapshot()
+    half = asdict(fold.snapshot())
     # l1: 500 of 1000; l2 was already there: no download work, no weight.
     assert half["percent"] == round(100 * 0.7 * 500 / 1000, 1)
     assert (half["layers_done"], half["layers_total"]) == (1, 2)
@@ -65,7 +66,7 @@ def test_weighted_bar_bytes_first_then_containers():
         {"id": "Container p-web-1", "status": "Creating"},
     ):
         fold.feed_line(line)
-    pulled = fold.snapshot()
+    pulled = asdict(fold.snapshot())
     assert pulled["percent"] == round(100 * (0.7 + 0.3 * 0.25), 1)
     assert pulled["images"] == [
         {
@@ -80,7 +81,7 @@ def test_weighted_bar_bytes_first_then_containers():
     ]
     fold.feed_line(json.dumps({"id": "Container p-web-1", "status": "Started"}))
     fold.finish(0)
-    assert fold.snapshot()["percent"] == 100.0
+    assert asdict(fold.snapshot())["percent"] == 100.0
 
 
 def test_one_line_per_layer_updated_in_place():
@@ -99,7 +100,7 @@ def test_one_line_per_layer_updated_in_place():
             )
         )
     fold.feed_line(json.dumps({"id": "Container p-web-1", "status": "Started"}))
-    texts = [ln["text"] for ln in fold.snapshot()["lines"]]
+    texts = [ln["text"] for ln in asdict(fold.snapshot())["lines"]]
     assert texts == ["l1 Downloading 3MB/3MB", "Container p-web-1 Started"]
 
 
@@ -107,13 +108,13 @@ def test_text_mode_is_indeterminate_until_the_end():
     fold = ProgressFold(mode="text")
     fold.feed_line("Creating network p_default")
     fold.feed_line("ERROR: something broke")
-    state = fold.snapshot()
+    state = asdict(fold.snapshot())
     assert state["percent"] is None
     assert [ln["level"] for ln in state["lines"]] == ["info", "error"]
     fold = ProgressFold(mode="text")
     fold.feed_line("Creating p_web_1 ... done")
     fold.finish(0)
-    assert fold.snapshot()["percent"] == 100.0
+    assert asdict(fold.snapshot())["percent"] == 100.0
 
 
 def test_layers_of_unknown_size_weigh_the_average_known_size():
@@ -123,7 +124,7 @@ def test_layers_of_unknown_size_weigh_the_average_known_size():
         {"id": "l2", "parent_id": "web", "text": "Pulling fs layer"},
     ):
         fold.feed_line(line)
-    assert fold.snapshot()["percent"] == 50.0
+    assert asdict(fold.snapshot())["percent"] == 50.0
 
 
 def test_pull_only_bar_is_all_download():
@@ -133,12 +134,12 @@ def test_pull_only_bar_is_all_download():
             {"id": "l1", "parent_id": "web", "text": "Downloading", "current": 50, "total": 100}
         )
     )
-    assert fold.snapshot()["percent"] == 50.0
+    assert asdict(fold.snapshot())["percent"] == 50.0
 
 
 def test_output_is_bounded():
     fold = ProgressFold(mode="text", max_lines=10)
     for i in range(100):
         fold.feed_line(f"line {i}")
-    texts = [ln["text"] for ln in fold.snapshot()["lines"]]
+    texts = [ln["text"] for ln in asdict(fold.snapshot())["lines"]]
     assert texts == [f"line {i}" for i in range(90, 100)]

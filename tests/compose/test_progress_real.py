@@ -4,6 +4,7 @@ layers) with `--progress json`, and the plain-text fallback of older compose too
 import asyncio
 import io
 import uuid
+from dataclasses import asdict
 
 import docker.errors
 import pytest
@@ -41,11 +42,11 @@ def record(tool, folder, args, fold) -> tuple[int, list[str], list[dict]]:
     def on_line(line):
         lines.append(line)
         fold.feed_line(line)
-        states.append(fold.snapshot())
+        states.append(asdict(fold.snapshot()))
 
     code = asyncio.run(run_compose(tool, folder, args, on_line))
     fold.finish(code)
-    states.append(fold.snapshot())
+    states.append(asdict(fold.snapshot()))
     return code, lines, states
 
 
@@ -119,10 +120,10 @@ def test_text_fallback_of_older_tools(tool, settings, make_stack, docker_client)
 
     run, seen = asyncio.run(go())
     assert run.status == "succeeded", run.fold.errors
-    assert {s["progress"]["mode"] for s in seen} == {"text"}
-    assert all(s["progress"]["percent"] is None for s in seen[:-1])  # indeterminate
-    assert seen[-1]["progress"]["percent"] == 100.0
-    text = "\n".join(ln["text"] for ln in seen[-1]["progress"]["lines"])
+    assert {s.progress.mode for s in seen} == {"text"}
+    assert all(s.progress.percent is None for s in seen[:-1])  # indeterminate
+    assert seen[-1].progress.percent == 100.0
+    text = "\n".join(ln.text for ln in seen[-1].progress.lines)
     assert not text.lstrip().startswith("{") and stack_id in text
     containers = docker_client.containers.list(
         filters={"label": f"com.docker.compose.project={stack_id}"}

@@ -16,9 +16,12 @@ def test_database_and_data_folder_are_private(tmp_path):
         update_check_interval=0,
     )
     with TestClient(create_app(settings)) as client:
-        assert client.post(
-            "/api/auth/login", json={"username": "admin", "password": "admin-password-1"}
-        ).status_code == 200
+        assert (
+            client.post(
+                "/api/auth/login", json={"username": "admin", "password": "admin-password-1"}
+            ).status_code
+            == 200
+        )
     data = tmp_path / "data"
     assert stat.S_IMODE(data.stat().st_mode) == 0o700
     files = [p for p in data.rglob("*") if p.is_file()]

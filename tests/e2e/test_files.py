@@ -3,6 +3,7 @@ overwriting, folder uploads report files done, folder downloads are valid zips."
 
 from __future__ import annotations
 
+import base64
 import shutil
 import uuid
 import zipfile
@@ -115,12 +116,66 @@ def test_folder_upload_reports_files_done_out_of_total(page, live_server, test_f
     expect(table.get_by_role("link", name="site", exact=True)).to_be_visible()
 
 
-def test_folder_download_is_a_valid_zip(page, live_server, test_folder, tmp_path):
-    name, folder = test_folder
+#: A save picker that writes into the page's origin-private file system, so the test can
+#: read back what the streamed download wrote (headless Chromium has no picker dialog).
+OPFS_PICKER = """
+window.showSaveFilePicker = async ({ suggestedName }) => {
+  const root = await navigator.storage.getDirectory();
+  window.__picked = suggestedName;
+  return root.getFileHandle(suggestedName, { create: true });
+};
+"""
+
+READ_OPFS = """async (name) => {
+  const root = await navigator.storage.getDirectory();
+  const file = await (await root.getFileHandle(name)).getFile();
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let text = "";
+  for (const b of bytes) text += String.fromCharCode(b);
+  return btoa(text);
+}"""
+
+
+def make_download_folder(folder: Path) -> None:
     (folder / "compose.yaml").write_text("services: {}\n")
     (folder / "conf").mkdir()
     (folder / "conf" / "app.ini").write_bytes(b"[app]\nname = demo\n" * 1000)
     (folder / "empty").mkdir()
+
+
+def check_zip(saved: Path, name: str) -> None:
+    with zipfile.ZipFile(saved) as archive:
+        assert archive.testzip() is None
+        names = set(archive.namelist())
+        assert {f"{name}/compose.yaml", f"{name}/conf/app.ini", f"{name}/empty/"} <= names
+        assert all(n.startswith(f"{name}/") for n in names)
+        assert archive.read(f"{name}/conf/app.ini") == b"[app]\nname = demo\n" * 1000
+
+
+def test_folder_download_streams_into_the_picked_file(page, live_server, test_folder, tmp_path):
+    name, folder = test_folder
+    make_download_folder(folder)
+    page.add_init_script(OPFS_PICKER)
+
+    sign_in(page, live_server.url)
+    open_folder(page, live_server.url, name)
+    page.get_by_role("button", name="Download folder").click()
+
+    status = page.get_by_role("region", name="Downloads").get_by_role("status")
+    expect(status).to_contain_text(f"{name}.zip: ", timeout=30_000)
+    expect(status).to_contain_text("saved")
+    assert page.evaluate("() => window.__picked") == f"{name}.zip"
+    saved = tmp_path / "download.zip"
+    saved.write_bytes(base64.b64decode(page.evaluate(READ_OPFS, f"{name}.zip")))
+    check_zip(saved, name)
+
+
+def test_folder_download_without_a_picker_is_a_browser_download(
+    page, live_server, test_folder, tmp_path
+):
+    name, folder = test_folder
+    make_download_folder(folder)
+    page.add_init_script("window.showSaveFilePicker = undefined;")
 
     sign_in(page, live_server.url)
     open_folder(page, live_server.url, name)
@@ -132,11 +187,6 @@ def test_folder_download_is_a_valid_zip(page, live_server, test_folder, tmp_path
     download.save_as(saved)
 
     expect(page.get_by_role("region", name="Downloads").get_by_role("status")).to_contain_text(
-        f"{name}.zip: "
+        f"{name}.zip: handed to the browser"
     )
-    with zipfile.ZipFile(saved) as archive:
-        assert archive.testzip() is None
-        names = set(archive.namelist())
-        assert {f"{name}/compose.yaml", f"{name}/conf/app.ini", f"{name}/empty/"} <= names
-        assert all(n.startswith(f"{name}/") for n in names)
-        assert archive.read(f"{name}/conf/app.ini") == b"[app]\nname = demo\n" * 1000
+    check_zip(saved, name)

@@ -88,7 +88,8 @@ def test_an_operator_runs_actions_but_edits_nothing(page, live_server, stack):
     add_user(live_server.url, "e2e-operator", "operator")
     sign_in(page, live_server.url, "e2e-operator", USER_PASSWORD)
 
-    expect(page.get_by_role("navigation", name="Main").get_by_role("link", name="Files")).to_have_count(0)
+    navigation = page.get_by_role("navigation", name="Main")
+    expect(navigation.get_by_role("link", name="Files")).to_have_count(0)
 
     row = open_stacks(page, live_server.url)
     actions = row.get_by_role("group", name=f"Actions for {STACK}")

@@ -55,7 +55,7 @@ def test_edit_with_unchanged_since_check(admin_client, tree):
         "/api/files/content",
         json={
             "path": "web/compose.yaml",
-            "content": "services:\n  a: {}\n",
+            "content": "services:\n  a:\n    image: busybox\n",
             "version": opened["version"],
         },
     )
@@ -65,7 +65,7 @@ def test_edit_with_unchanged_since_check(admin_client, tree):
         json={"path": "web/compose.yaml", "content": "lost update", "version": other["version"]},
     )
     assert stale.status_code == 409 and "changed since it was opened" in stale.json()["detail"]
-    assert (tree / "web" / "compose.yaml").read_text() == "services:\n  a: {}\n"
+    assert (tree / "web" / "compose.yaml").read_text() == "services:\n  a:\n    image: busybox\n"
     assert sorted(p.name for p in (tree / "web").iterdir()) == [
         ".cache",
         ".env",
@@ -188,7 +188,9 @@ def test_download_a_file(admin_client, tree):
     assert response.headers["content-type"].startswith(
         ("application/yaml", "application/x-yaml", "text/yaml")
     )
-    assert response.headers["content-disposition"] == 'attachment; filename="compose.yaml"'
+    assert response.headers["content-disposition"] == (
+        "attachment; filename=\"compose.yaml\"; filename*=UTF-8''compose.yaml"
+    )
     assert response.headers["content-length"] == "13"
 
 
@@ -207,7 +209,9 @@ def test_download_a_folder_as_a_streamed_zip(admin_client, tree):
     sock.close()
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/zip"
-    assert response.headers["content-disposition"] == 'attachment; filename="web.zip"'
+    assert response.headers["content-disposition"] == (
+        "attachment; filename=\"web.zip\"; filename*=UTF-8''web.zip"
+    )
     assert "content-length" not in response.headers
     archive = zipfile.ZipFile(io.BytesIO(response.content))
     assert archive.testzip() is None  # every CRC checks out

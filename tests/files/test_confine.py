@@ -1,13 +1,25 @@
+"""Cleaning and confining user paths under their root (on both resolvers)."""
+
 import os
 
 import pytest
 
 from stackyard.errors import Forbidden, Invalid, NotFound
-from stackyard.files.confine import confine
+from stackyard.files import browse
+from stackyard.files.confine import clean, open_in, opened_root, parent_in
+from stackyard.fs import beneath, syscalls
+
+
+@pytest.fixture(params=["openat2", "walk"])
+def resolver(request):
+    if request.param == "openat2" and not syscalls.openat2_available():
+        pytest.skip("this kernel has no openat2")
+    with beneath.using(request.param):
+        yield request.param
 
 
 @pytest.fixture
-def root(tmp_path):
+def root(tmp_path, resolver):
     root = tmp_path / "root"
     (root / "app" / "conf").mkdir(parents=True)
     (root / "app" / "compose.yaml").write_text("x")
@@ -15,8 +27,15 @@ def root(tmp_path):
     (tmp_path / "outside" / "secret").write_text("secret")
     os.symlink(tmp_path / "outside", root / "app" / "out-dir")
     os.symlink(tmp_path / "outside" / "secret", root / "app" / "out-file")
+    os.symlink("../../outside/secret", root / "app" / "out-rel")
     os.symlink("conf", root / "app" / "in-dir")
+    os.symlink(root / "app" / "conf", root / "app" / "abs-in")
     return root
+
+
+def opens(root, path, flags=os.O_RDONLY):
+    with opened_root(root) as fd:
+        os.close(open_in(fd, clean(path), flags))
 
 
 @pytest.mark.parametrize(
@@ -25,38 +44,56 @@ def root(tmp_path):
 )
 def test_dot_dot_is_refused(root, path):
     with pytest.raises(Forbidden):
-        confine(root, path)
-    with pytest.raises(Forbidden):
-        confine(root, path, must_exist=False)
+        clean(path)
 
 
 @pytest.mark.parametrize("path", ["/etc/passwd", "/", "//etc"])
 def test_absolute_paths_are_refused(root, path):
     with pytest.raises(Forbidden):
-        confine(root, path)
+        clean(path)
 
 
-@pytest.mark.parametrize("path", ["app/out-dir", "app/out-dir/secret", "app/out-file"])
+@pytest.mark.parametrize(
+    "path",
+    ["app/out-dir", "app/out-dir/secret", "app/out-file", "app/out-rel", "app/abs-in"],
+)
 def test_symlinks_pointing_out_are_refused(root, path):
     with pytest.raises(Forbidden):
-        confine(root, path)
-    with pytest.raises(Forbidden):
-        confine(root, f"{path}/new" if "dir" in path else path, must_exist=False)
+        opens(root, path)
+    with pytest.raises(Forbidden), opened_root(root) as fd:
+        parent_in(fd, clean(f"{path}/new" if "dir" in path else path), follow=True)
 
 
 def test_links_inside_are_followed_and_links_themselves_can_be_named(root):
-    assert confine(root, "app/in-dir") == (root / "app" / "conf").resolve()
-    assert confine(root, "app/out-file", follow=False) == (root / "app" / "out-file").absolute()
+    assert [e.name for e in browse.list_folder(root, "app/in-dir", True)[1]] == []
+    (root / "app" / "conf" / "a.ini").write_text("a")
+    assert browse.read_text(root, "app/in-dir/a.ini").content == "a"
+    with opened_root(root) as fd:
+        parent, name = parent_in(fd, clean("app/out-file"))  # the link itself
+        assert name == "out-file" and os.readlink(name, dir_fd=parent).endswith("secret")
+        os.close(parent)
 
 
 def test_encoded_and_odd_paths_stay_inside(root):
     with pytest.raises(NotFound):
-        confine(root, "%2e%2e/outside")  # a literal name, inside the root, not found
+        opens(root, "%2e%2e/outside")  # a literal name, inside the root, not found
     with pytest.raises(Invalid):
-        confine(root, "app\\..\\..")
+        clean("app\\..\\..")
     with pytest.raises(Invalid):
-        confine(root, "app/\x00")
-    assert confine(root, "") == root.resolve()
-    assert confine(root, "./app/") == (root / "app").resolve()
-    with pytest.raises(NotFound):
-        confine(root, "nope/new", must_exist=False)
+        clean("app/\x00")
+    assert clean("").parts == () and clean("./app/").as_posix() == "app"
+    opens(root, "")
+    with pytest.raises(NotFound), opened_root(root) as fd:
+        parent_in(fd, clean("nope/new"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["a" * 256, "app/" + "é" * 128, "/".join(["abcdefg"] * 600), "x/" * 2047 + "yz"],
+)
+def test_too_long_names_and_paths_are_invalid_before_anything_happens(root, path):
+    with pytest.raises(Invalid) as caught:
+        clean(path)
+    assert "too long" in caught.value.detail
+    clean("a" * 255)
+    clean("/".join(["a" * 255] * 16))  # 4095 bytes

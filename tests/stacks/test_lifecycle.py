@@ -230,10 +230,12 @@ def test_delete_keeps_named_volumes_unless_asked(
     second = make_stack("delv", spec)
     for stack_id in (first, second):
         assert act(admin_client, stack_id, "start")["status"] == "succeeded"
-    assert admin_client.delete(f"/api/stacks/{first}").status_code == 204
+    assert admin_client.delete(f"/api/stacks/{first}", params={"confirm": first}).status_code == 200
     assert (
-        admin_client.delete(f"/api/stacks/{second}", params={"remove_volumes": True}).status_code
-        == 204
+        admin_client.delete(
+            f"/api/stacks/{second}", params={"confirm": second, "remove_volumes": True}
+        ).status_code
+        == 200
     )
     assert not (stacks_dir / first).exists() and not (stacks_dir / second).exists()
     volumes = {v.name for v in docker_client.volumes.list()}

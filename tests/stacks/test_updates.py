@@ -184,3 +184,61 @@ def test_auto_update_updates_opted_in_stacks_only(
 
     assert image_of(opted) == docker_client.images.get(BIG).id
     assert image_of(manual) == docker_client.images.get(BUSYBOX).id
+
+
+class _SummaryHost:
+    """What `UpdateService.summary` reads: the caches and the stack list, nothing else."""
+
+    def __init__(self, tmp_path) -> None:
+        from stackyard.compose.project import Project, Service
+        from stackyard.registry.digests import DigestCache
+        from stackyard.stacks.prefs import PrefsStore
+
+        self.stacks_dir = tmp_path / "stacks"
+        self.stacks_dir.mkdir()
+        self.generation = 0
+        self.digests = DigestCache(tmp_path / "digests.json")
+        self.prefs = PrefsStore(tmp_path / "prefs.json")
+        self.project = Project("shop", (Service("web", "ghcr.io/team/web:1", False),))
+        self.store = type("Store", (), {"ids": staticmethod(lambda: ["shop"])})()
+
+    def cached_project(self, stack_id):
+        return self.project
+
+    def changed(self) -> None:
+        self.generation += 1
+
+
+def test_the_summary_is_encoded_once_per_change_by_the_capability(tmp_path):
+    """The router keeps no module-level cache: UpdateService hands out the JSON bytes."""
+    import json
+    from datetime import UTC, datetime
+
+    from stackyard.registry.digests import LocalDigest, RemoteDigest
+    from stackyard.stacks.prefs import AutoUpdateOutcome
+    from stackyard.stacks.updates import UpdateService
+
+    host = _SummaryHost(tmp_path)
+    service = UpdateService(host)  # type: ignore[arg-type]
+    first = service.summary_json()
+    assert service.summary_json() is first  # nothing changed: the same bytes
+    assert json.loads(first)["stacks"][0]["images"][0]["state"] == "unknown"
+
+    now = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+    host.digests.update(
+        {"ghcr.io/team/web:1": RemoteDigest("ok", "sha256:" + "2" * 64, now.isoformat())},
+        {"ghcr.io/team/web:1": LocalDigest(True, ["sha256:" + "1" * 64], now.isoformat())},
+        checked_at=now,
+    )
+    host.prefs.change("shop", auto_update=True, outcome=AutoUpdateOutcome(now, "failed", "x"))
+    host.changed()
+    body = json.loads(service.summary_json())
+    assert body["last_check"] == "2025-01-02T03:04:05Z"
+    (stack,) = body["stacks"]
+    assert stack["has_update"] is True and stack["auto_update"] is True
+    assert stack["last_auto_update"] == {
+        "at": "2025-01-02T03:04:05Z",
+        "outcome": "failed",
+        "detail": "x",
+    }
+    assert stack["images"][0]["checked_at"] == "2025-01-02T03:04:05Z"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import AsyncIterator, Iterable
-from typing import Annotated, TypeVar
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Annotated, TypeVar, cast
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
@@ -34,15 +34,15 @@ _cookie = APIKeyCookie(
 
 
 def get_settings(request: HTTPConnection) -> Settings:
-    return request.app.state.settings
+    return cast(Settings, request.app.state.settings)
 
 
 def get_db(request: HTTPConnection) -> Database:
-    return request.app.state.db
+    return cast(Database, request.app.state.db)
 
 
 def get_throttle(request: Request) -> LoginThrottle:
-    return request.app.state.throttle
+    return cast(LoginThrottle, request.app.state.throttle)
 
 
 def _trusted(peer: str, proxies: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
@@ -89,7 +89,7 @@ def authenticate(request: HTTPConnection, method: str) -> Principal:
     writes). Used by the body guard (before a body is read) and by the dependency."""
     known = request.scope.get("state", {}).get("principal")
     if known is not None:
-        return known
+        return cast(Principal, known)
     db, settings = get_db(request), get_settings(request)
     authorization = request.headers.get("authorization")
     if authorization:
@@ -124,7 +124,7 @@ def current_principal(
 PrincipalDep = Annotated[Principal, Depends(current_principal)]
 
 
-def _require(role: Role):
+def _require(role: Role) -> Callable[[Principal], Principal]:
     def dependency(principal: PrincipalDep) -> Principal:
         if not principal.has(role):
             raise Forbidden(f"This action needs the {role} role")
@@ -169,7 +169,7 @@ def require_agent_token(
 
 
 def get_stacks(request: Request) -> StackService:
-    return request.app.state.stacks
+    return cast(StackService, request.app.state.stacks)
 
 
 StacksDep = Annotated[StackService, Depends(get_stacks)]

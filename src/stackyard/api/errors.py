@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,6 +29,12 @@ STATUS: dict[type[errors.StackyardError], int] = {
     errors.DestinationError: 502,
     errors.Unavailable: 503,
     errors.ConfigError: 500,
+    # Registries are upstream services: their failures are gateway errors, never 401/403
+    # (which would say that the caller's own session or role is the problem).
+    errors.RegistryError: 502,  # an answer we cannot use
+    errors.RegistryDenied: 502,  # the stored registry credentials: fix them
+    errors.RegistryUnreachable: 503,  # retry later
+    errors.NotInRegistry: 404,  # the image (repository or tag) addressed does not exist
 }
 
 
@@ -38,7 +45,7 @@ class ErrorBody(BaseModel):
 
 
 #: Documented on every /api operation, so that generated clients know the error shape.
-ERROR_RESPONSES: dict[int | str, dict] = {
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text}
     for code, text in [
         (400, "Invalid request"),
@@ -125,7 +132,7 @@ def _errors_are_json(app: FastAPI) -> None:
     stream starts): say so in the schema, whatever the route's own media type."""
     build = app.openapi
 
-    def openapi() -> dict:
+    def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
             schema = build()
             body = {"schema": {"$ref": "#/components/schemas/ErrorBody"}}
@@ -142,7 +149,7 @@ def _errors_are_json(app: FastAPI) -> None:
 
 def install(app: FastAPI) -> None:
     _errors_are_json(app)
-    app.add_exception_handler(errors.StackyardError, _stackyard_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(errors.StackyardError, _stackyard_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)

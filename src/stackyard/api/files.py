@@ -1,17 +1,23 @@
 """Files under STACKS_DIR: browse, edit, upload, download (folders as zip streams).
 
-Admins only: the stacks folder holds every stack's files, `.secrets` included."""
+Admins only: the stacks folder holds every stack's files, `.secrets` included. Every
+change (save, upload, new folder, move, delete) is audited with the path as target."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from email.utils import formatdate
+from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Query, Request, status
-from fastapi.responses import FileResponse, StreamingResponse
+from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from stackyard.api.deps import SettingsDep, require_admin
+from stackyard.api.deps import AdminDep, DbDep, SettingsDep, StacksDep, require_admin
+from stackyard.api.models import Body
+from stackyard.auth.audit import audited
 from stackyard.files import browse, upload
 from stackyard.files.download import FileDownload, prepare
 from stackyard.settings import Settings
@@ -29,6 +35,14 @@ class EntryOut(BaseModel):
     mode: str
     modified: datetime
     target: str | None = Field(description="A symlink's target, as written in the link")
+    link: Literal["file", "dir", "outside", "broken", "other"] | None = Field(
+        None,
+        description=(
+            "What a symlink leads to, resolved inside the stacks folder: a file or folder "
+            "there (opened, downloaded and saved through the link), `outside` it (refused), "
+            "nothing (`broken`: dangling or a loop) or a special file; null for other entries"
+        ),
+    )
 
 
 class FolderOut(BaseModel):
@@ -42,7 +56,7 @@ class TextFileOut(BaseModel):
     version: str = Field(description="Send it back when saving: a changed file is refused")
 
 
-class TextFileIn(BaseModel):
+class TextFileIn(Body):
     path: str
     content: str
     version: str | None = Field(None, description="From the read; null creates a new file")
@@ -53,11 +67,11 @@ class SavedOut(BaseModel):
     version: str
 
 
-class PathIn(BaseModel):
+class PathIn(Body):
     path: str
 
 
-class MoveIn(BaseModel):
+class MoveIn(Body):
     source: str
     destination: str
 
@@ -67,8 +81,22 @@ class UploadedOut(BaseModel):
     size: int
 
 
-def _root(settings: Settings):
+class PathsIn(Body):
+    paths: list[str] = Field(max_length=browse.MAX_CHECKED_PATHS)
+
+
+class ExistingOut(BaseModel):
+    existing: list[str] = Field(description="Those of the paths where an entry exists")
+
+
+def _root(settings: Settings) -> Path:
     return settings.stacks_dir
+
+
+def _target(path: str) -> str:
+    """A path as the audit log keeps it (its column holds 255 characters, no NUL)."""
+    text = path.replace("\x00", "\\0")
+    return text if len(text) <= 255 else f"{text[:254]}…"
 
 
 @router.get("", operation_id="listFolder")
@@ -88,29 +116,54 @@ def read_file(settings: SettingsDep, path: PathQuery) -> TextFileOut:
     return TextFileOut.model_validate(browse.read_text(_root(settings), path), from_attributes=True)
 
 
-@router.put("/content", operation_id="saveFile")
-def save_file(body: TextFileIn, settings: SettingsDep) -> SavedOut:
-    saved = browse.save_text(_root(settings), body.path, body.content, body.version)
+@router.put(
+    "/content",
+    operation_id="saveFile",
+    responses={400: {"description": "A stack's compose file or .env that compose refuses"}},
+)
+def save_file(
+    body: TextFileIn, settings: SettingsDep, stacks: StacksDep, db: DbDep, admin: AdminDep
+) -> SavedOut:
+    """A stack's compose file or `.env` (`<stack>/compose.yaml`, `<stack>/.env`, ...) is
+    checked as the stack page checks it; refused (400 with compose's error), the file
+    stays as it was."""
+    with audited(db, admin.username, "file.save", _target(body.path)):
+        saved = browse.save_text(
+            _root(settings), body.path, body.content, body.version, stacks.host.validate
+        )
+    stacks.host.changed()
     return SavedOut(path=saved.path, version=saved.version)
 
 
+@router.post("/exists", operation_id="pathsExist")
+def paths_exist(body: PathsIn, settings: SettingsDep) -> ExistingOut:
+    """Which of the paths exist: asked once before a folder upload replaces files."""
+    return ExistingOut(existing=browse.existing(_root(settings), body.paths))
+
+
 @router.post("/folder", operation_id="makeFolder", status_code=status.HTTP_201_CREATED)
-def make_folder(body: PathIn, settings: SettingsDep) -> PathIn:
-    return PathIn(path=browse.make_folder(_root(settings), body.path))
+def make_folder(body: PathIn, settings: SettingsDep, db: DbDep, admin: AdminDep) -> PathIn:
+    with audited(db, admin.username, "file.mkdir", _target(body.path)):
+        return PathIn(path=browse.make_folder(_root(settings), body.path))
 
 
 @router.post("/move", operation_id="moveEntry")
-def move_entry(body: MoveIn, settings: SettingsDep) -> PathIn:
-    return PathIn(path=browse.move(_root(settings), body.source, body.destination))
+def move_entry(body: MoveIn, settings: SettingsDep, db: DbDep, admin: AdminDep) -> PathIn:
+    target = _target(f"{body.source} -> {body.destination}")
+    with audited(db, admin.username, "file.move", target):
+        return PathIn(path=browse.move(_root(settings), body.source, body.destination))
 
 
 @router.delete("", operation_id="deleteEntry", status_code=status.HTTP_204_NO_CONTENT)
 def delete_entry(
     settings: SettingsDep,
+    db: DbDep,
+    admin: AdminDep,
     path: PathQuery,
     recursive: Annotated[bool, Query(description="Delete a folder with its contents")] = False,
 ) -> None:
-    browse.delete(_root(settings), path, recursive)
+    with audited(db, admin.username, "file.delete", _target(path)):
+        browse.delete(_root(settings), path, recursive)
 
 
 @router.put(
@@ -129,12 +182,16 @@ def delete_entry(
 async def upload_file(
     request: Request,
     settings: SettingsDep,
+    db: DbDep,
+    admin: AdminDep,
     path: PathQuery,
     overwrite: Annotated[bool, Query(description="Replace an existing file")] = False,
 ) -> UploadedOut:
     """The body is the file's bytes. Missing folders are created; the file appears only
     once it is complete."""
-    stored, size = await upload.receive(_root(settings), path, request.stream(), overwrite)
+    with audited(db, admin.username, "file.upload", _target(path)) as note:
+        stored, size = await upload.receive(_root(settings), path, request.stream(), overwrite)
+        note.detail = f"{size} bytes" + (" (overwrite allowed)" if overwrite else "")
     return UploadedOut(path=stored, size=size)
 
 
@@ -149,18 +206,23 @@ async def upload_file(
         }
     },
 )
-def download(settings: SettingsDep, path: PathQuery):
+def download(settings: SettingsDep, path: PathQuery) -> Response:
     """A file, or a folder as `<name>.zip` built while it is sent (no Content-Length)."""
+    # Both are named by `content_disposition` (RFC 6266); this docstring is the schema's.
     prepared = prepare(_root(settings), path, settings.zip_level)
+    headers = {"Content-Disposition": content_disposition(prepared.filename)}
     if isinstance(prepared, FileDownload):
-        return FileResponse(
-            prepared.path,
-            media_type=prepared.media_type,
-            filename=prepared.filename,
-            content_disposition_type="attachment",
-        )
-    return StreamingResponse(
-        prepared.chunks,
-        media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{prepared.filename}"'},
+        headers["Content-Length"] = str(prepared.size)
+        headers["Last-Modified"] = formatdate(prepared.modified, usegmt=True)
+        return StreamingResponse(prepared.chunks, media_type=prepared.media_type, headers=headers)
+    return StreamingResponse(prepared.chunks, media_type="application/zip", headers=headers)
+
+
+def content_disposition(filename: str, disposition: str = "attachment") -> str:
+    """RFC 6266: an ASCII `filename` for old clients (quotes, backslashes, controls and
+    non-ASCII replaced) and the exact name as UTF-8 in `filename*` (RFC 8187)."""
+    fallback = "".join(
+        "_" if ord(c) < 0x20 or ord(c) >= 0x7F or c in '"\\%' else c for c in filename
     )
+    exact = quote(filename.encode("utf-8", "surrogateescape"), safe="")
+    return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{exact}"

@@ -8,7 +8,6 @@ from pydantic import BaseModel, Field
 from stackyard.api.deps import AdminDep, DbDep, StacksDep, require_admin
 from stackyard.api.models import Body
 from stackyard.auth.audit import audited
-from stackyard.errors import NotFound
 
 router = APIRouter(prefix="/registries", tags=["registries"], dependencies=[Depends(require_admin)])
 
@@ -26,18 +25,17 @@ class RegistryIn(Body):
 
 @router.get("", operation_id="listRegistries")
 def list_registries(stacks: StacksDep) -> list[RegistryOut]:
-    return [RegistryOut(registry=r, username=u) for r, u in stacks.host.credentials.registries()]
+    return [RegistryOut(registry=r, username=u) for r, u in stacks.registries.list()]
 
 
 @router.put("", operation_id="setRegistry")
 def set_registry(body: RegistryIn, admin: AdminDep, db: DbDep, stacks: StacksDep) -> RegistryOut:
     with audited(db, admin.username, "registry.set", body.registry):
-        host = stacks.host.credentials.set(body.registry, body.username, body.password)
+        host = stacks.registries.set(body.registry, body.username, body.password)
     return RegistryOut(registry=host, username=body.username)
 
 
 @router.delete("/{registry}", operation_id="deleteRegistry", status_code=status.HTTP_204_NO_CONTENT)
 def delete_registry(registry: str, admin: AdminDep, db: DbDep, stacks: StacksDep) -> None:
     with audited(db, admin.username, "registry.delete", registry):
-        if not stacks.host.credentials.delete(registry):
-            raise NotFound(f"No credentials for {registry!r}")
+        stacks.registries.delete(registry)

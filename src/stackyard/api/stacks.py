@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import asdict
-from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -24,7 +23,8 @@ from stackyard.api.deps import (
 from stackyard.api.models import Body
 from stackyard.auth.audit import audited
 from stackyard.auth.principal import Principal
-from stackyard.stacks.service import ACTIONS, StackView
+from stackyard.stacks.runs import RunState
+from stackyard.stacks.service import ACTIONS, StackService, StackView
 from stackyard.stacks.updates import UpdateSummary
 
 router = APIRouter(prefix="/stacks", tags=["stacks"], dependencies=[Depends(current_principal)])
@@ -83,82 +83,14 @@ class AutoUpdateIn(Body):
     enabled: bool
 
 
-class ImageProgressOut(BaseModel):
-    id: str
-    status: str
-    percent: float
-    bytes_done: int
-    bytes_total: int
-    layers_done: int
-    layers_total: int
+#: Typed once in the capability (stacks/runs.py, compose/progress.py, stacks/updates.py)
+#: and served as it is: the schema's RunState, ProgressState, UpdateSummary, ... are those
+#: dataclasses.
+RunOut = RunState
+UpdateSummaryOut = UpdateSummary
 
 
-class ContainerProgressOut(BaseModel):
-    id: str
-    status: str
-    done: bool
-
-
-class LineOut(BaseModel):
-    id: str | None
-    text: str
-    level: Literal["info", "warning", "error"]
-
-
-class ProgressOut(BaseModel):
-    mode: Literal["json", "text"]
-    percent: float | None = Field(description="null: indeterminate (plain text output)")
-    bytes_done: int
-    bytes_total: int
-    layers_done: int
-    layers_total: int
-    images: list[ImageProgressOut]
-    containers: list[ContainerProgressOut]
-    lines: list[LineOut]
-    errors: list[str]
-
-
-class RunOut(BaseModel):
-    id: str
-    stack: str
-    action: str
-    status: Literal["running", "succeeded", "failed"]
-    started_at: datetime
-    finished_at: datetime | None
-    exit_code: int | None
-    progress: ProgressOut
-
-
-class ImageUpdateOut(BaseModel):
-    service: str
-    image: str
-    state: Literal["update_available", "up_to_date", "pinned", "local", "unknown", "error"]
-    local_digest: str | None
-    remote_digest: str | None
-    checked_at: datetime | None
-    error: str | None
-
-
-class AutoUpdateOutcomeOut(BaseModel):
-    at: datetime
-    outcome: Literal["updated", "failed", "skipped"]
-    detail: str | None
-
-
-class StackUpdateOut(BaseModel):
-    stack: str
-    has_update: bool
-    auto_update: bool
-    last_auto_update: AutoUpdateOutcomeOut | None
-    images: list[ImageUpdateOut]
-
-
-class UpdateSummaryOut(BaseModel):
-    last_check: datetime | None
-    stacks: list[StackUpdateOut]
-
-
-def _stack(view: StackView) -> dict:
+def _stack(view: StackView) -> dict[str, Any]:
     s = view.status
     return {
         "id": s.id,
@@ -188,13 +120,6 @@ def _stack(view: StackView) -> dict:
     }
 
 
-def _summary(summary: UpdateSummary) -> UpdateSummaryOut:
-    return UpdateSummaryOut.model_validate(asdict(summary))
-
-
-_summary_json: tuple[UpdateSummary, bytes] | None = None
-
-
 @router.get(
     "/updates",
     operation_id="stackUpdates",
@@ -204,17 +129,13 @@ _summary_json: tuple[UpdateSummary, bytes] | None = None
 def stack_updates(stacks: StacksDep) -> Response:
     """Per stack, whether an image has a newer registry digest: read from the cache only.
     The UI polls it; it is encoded once per change of the summary, not per request."""
-    global _summary_json
-    summary = stacks.updates.summary()
-    if _summary_json is None or _summary_json[0] is not summary:
-        _summary_json = (summary, _summary(summary).model_dump_json().encode())
-    return Response(_summary_json[1], media_type="application/json")
+    return Response(stacks.updates.summary_json(), media_type="application/json")
 
 
 @router.post("/updates/check", operation_id="checkStackUpdates")
 async def check_updates(_operator: OperatorDep, stacks: StacksDep) -> UpdateSummaryOut:
     """Ask the registries now (each distinct image once) and return the new summary."""
-    return _summary(await stacks.updates.check())
+    return await stacks.updates.check()
 
 
 @router.get("", operation_id="listStacks")
@@ -224,12 +145,13 @@ def list_stacks(stacks: StacksDep) -> list[StackOut]:
 
 @router.post("", operation_id="createStack", status_code=status.HTTP_201_CREATED)
 def create_stack(body: StackCreate, admin: AdminDep, db: DbDep, stacks: StacksDep) -> StackDetail:
-    with audited(db, admin.username, "stack.create", body.name):
+    with audited(db, admin.username, "stack.create", body.name) as note:
         stack_id = stacks.create(body.name, body.compose, body.env)
+        note.target = stack_id  # the id, not the name as typed
     return _detail(stacks, stack_id, admin)
 
 
-def _detail(stacks, stack_id: str, principal: Principal) -> StackDetail:
+def _detail(stacks: StackService, stack_id: str, principal: Principal) -> StackDetail:
     view, files = stacks.get(stack_id)
     return StackDetail.model_validate(
         {
@@ -281,18 +203,89 @@ def save_secrets(
         stacks.save(stack_id, "secrets", body.content)
 
 
-@router.delete("/{stack_id}", operation_id="deleteStack", status_code=status.HTTP_204_NO_CONTENT)
+class PlannedContainerOut(BaseModel):
+    name: str
+    service: str
+    state: str
+
+
+class PlannedVolumeOut(BaseModel):
+    key: str = Field(description="The volume's name in the compose file")
+    name: str = Field(description="The engine's name of the volume")
+    exists: bool
+
+
+class BindFolderOut(BaseModel):
+    path: str = Field(description="Relative to the stack folder")
+    services: list[str]
+
+
+class ExternalBindOut(BaseModel):
+    path: str = Field(description="Absolute host path outside the stack folder: left alone")
+    services: list[str]
+
+
+class FolderPlanOut(BaseModel):
+    path: str = Field(description="The stack folder")
+    trash: str = Field(
+        description="Where the folder goes, relative to the stacks folder (the time is "
+        "that of the deletion)"
+    )
+    files: int = Field(description="Files (and links) in the folder, bind-mounted data included")
+    bytes: int
+    complete: bool = Field(description="False: some entries could not be read or counted")
+    binds: list[BindFolderOut] = Field(description="Bind-mounted folders inside the folder")
+
+
+class DeletePlanOut(BaseModel):
+    stack: str
+    error: str | None = Field(description="The compose file does not resolve")
+    containers: list[PlannedContainerOut] = Field(description="Removed by `compose down`")
+    networks: list[str] = Field(description="Removed by `compose down`")
+    volumes: list[PlannedVolumeOut] = Field(
+        description="The stack's named volumes: kept unless `remove_volumes=true`"
+    )
+    external_binds: list[ExternalBindOut]
+    folder: FolderPlanOut
+
+
+class DeleteResultOut(BaseModel):
+    stack: str
+    trash: str = Field(description="Where the folder went, relative to the stacks folder")
+    containers: list[str]
+    networks: list[str]
+    volumes_removed: list[str]
+    volumes_kept: list[str]
+
+
+@router.get("/{stack_id}/delete-plan", operation_id="stackDeletePlan")
+def stack_delete_plan(stack_id: str, _admin: AdminDep, stacks: StacksDep) -> DeletePlanOut:
+    """What deleting the stack does, before it is done: the containers and networks
+    `compose down` removes, the named volumes (kept unless `remove_volumes=true`), and the
+    folder, which is moved aside to `.trash/<id>-<UTC time>` in the stacks folder with
+    everything in it (bind-mounted data included), never erased."""
+    return DeletePlanOut.model_validate(asdict(stacks.delete_plan(stack_id)))
+
+
+@router.delete("/{stack_id}", operation_id="deleteStack")
 async def delete_stack(
     stack_id: str,
     admin: AdminDep,
     db: DbDep,
     stacks: StacksDep,
+    confirm: Annotated[
+        str | None,
+        Query(description="The stack's id, typed by the user: anything else is refused (400)"),
+    ] = None,
     remove_volumes: Annotated[bool, Query(description="Also remove named volumes")] = False,
-) -> None:
-    """`compose down` (named volumes only when asked), then remove the folder."""
+) -> DeleteResultOut:
+    """`compose down` (named volumes only when asked), then the folder is moved aside to
+    `.trash/<id>-<UTC time>` in the stacks folder (see `delete-plan`). Refused with 400
+    unless `confirm` is exactly the stack's id."""
     with audited(db, admin.username, "stack.delete", stack_id) as note:
-        note.detail = "with volumes" if remove_volumes else None
-        await stacks.delete(stack_id, remove_volumes)
+        result = await stacks.delete(stack_id, remove_volumes, confirm)
+        note.detail = result.summary()
+    return DeleteResultOut.model_validate(asdict(result))
 
 
 @router.post(
@@ -302,13 +295,13 @@ async def stack_action(
     stack_id: str, action: Action, _operator: OperatorDep, stacks: StacksDep
 ) -> RunOut:
     """Start an action; 409 while another runs. Follow it at `/run/events`."""
-    return RunOut.model_validate(stacks.start(stack_id, action).state())
+    return stacks.start(stack_id, action).state()
 
 
 @router.get("/{stack_id}/run", operation_id="stackRun")
 def stack_run(stack_id: str, stacks: StacksDep) -> RunOut:
     """The current or last run, with its output."""
-    return RunOut.model_validate(stacks.last_run(stack_id))
+    return stacks.last_run(stack_id)
 
 
 @router.get(

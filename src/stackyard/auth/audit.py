@@ -18,9 +18,11 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class AuditNote:
-    """Lets the audited block add a detail to its entry (never a secret)."""
+    """Lets the audited block add a detail to its entry (never a secret), or name its
+    target once it is known (a created stack's id, say)."""
 
     detail: str | None = None
+    target: str | None = None
 
 
 def record(
@@ -41,12 +43,13 @@ def audited(
     try:
         yield note
     except StackyardError as exc:
-        record(db, actor, action, target, "failure", exc.detail)
+        record(db, actor, action, note.target or target, "failure", exc.detail)
         raise
     except Exception as exc:
-        record(db, actor, action, target, "failure", f"internal error ({type(exc).__name__})")
+        detail = f"internal error ({type(exc).__name__})"
+        record(db, actor, action, note.target or target, "failure", detail)
         raise
-    record(db, actor, action, target, "success", note.detail)
+    record(db, actor, action, note.target or target, "success", note.detail)
 
 
 def list_entries(db: Database, limit: int, offset: int) -> tuple[list[AuditEntry], int]:

@@ -75,7 +75,7 @@ class LoginThrottle:
         if over < 0:
             return 0.0
         delay = min(self.base_delay * 2**over, self.max_delay)
-        return max(0.0, entry.last + delay - now)
+        return float(max(0.0, entry.last + delay - now))
 
     def check(self, username: str, address: str | None) -> float:
         """Refuse (TooManyRequests) a guesser's pair or address; otherwise the seconds

@@ -6,8 +6,9 @@ import logging
 import re
 import secrets
 import sys
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session
 
 from stackyard.auth import passwords, sessions
@@ -155,7 +156,10 @@ def migrate_legacy_roles(db: Database) -> int:
     changed = 0
     with db.session() as session:
         for old, new in LEGACY_ROLES.items():
-            result = session.execute(update(User).where(User.role == old).values(role=new))
+            result = cast(
+                CursorResult[Any],
+                session.execute(update(User).where(User.role == old).values(role=new)),
+            )
             changed += result.rowcount or 0
     if changed:
         log.info("users: %d account(s) moved from a legacy role to its successor", changed)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import functools
 import shutil
-import subprocess
 from dataclasses import dataclass
 
+from stackyard import process
+from stackyard.errors import StackyardError
 from stackyard.version import parse_semver
 
 #: `--progress json` exists from compose 2.29.0.
@@ -22,10 +23,8 @@ class ComposeTool:
 
 def _version_of(command: tuple[str, ...]) -> str | None:
     try:
-        done = subprocess.run(
-            [*command, "version", "--short"], capture_output=True, text=True, timeout=20
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = process.run([*command, "version", "--short"], timeout=20)
+    except (OSError, StackyardError):
         return None
     return done.stdout.strip().lstrip("v") if done.returncode == 0 else None
 
@@ -34,9 +33,10 @@ def _speaks_json(command: tuple[str, ...], version: str) -> bool:
     try:
         parsed = parse_semver(version)
     except ValueError:  # development builds print "dev": ask the tool itself
-        done = subprocess.run(
-            [*command, "--progress", "json", "version"], capture_output=True, timeout=20
-        )
+        try:
+            done = process.run([*command, "--progress", "json", "version"], timeout=20)
+        except (OSError, StackyardError):
+            return False
         return done.returncode == 0
     return (parsed.major, parsed.minor, parsed.patch) >= JSON_PROGRESS_SINCE
 

@@ -5,13 +5,18 @@
 resources (`id` = "Container p-web-1"), warnings and a final error. The fold turns those
 into a bar the console draws: bytes downloaded per layer first, then container steps.
 Older tools only give text: the fold keeps the raw lines and an indeterminate bar.
+
+`ProgressState` (with `ImageProgress`, `ContainerProgress`, `ProgressLine`) is the one
+typed shape of that state: the API serves it as it is, the CLI draws it, run files keep it.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
 
 #: Words compose >= 5 puts in `status` (the phase then is in `text`).
 _STATUS_WORDS = {"Working", "Done", "Warning", "Error"}
@@ -73,7 +78,7 @@ def parse_json_line(line: str) -> Event | None:
     if not line.startswith("{"):
         return None
     try:
-        data: dict[str, Any] = json.loads(line)
+        data: Any = json.loads(line)
     except json.JSONDecodeError:
         return None
     if not isinstance(data, dict):
@@ -123,13 +128,53 @@ class Layer:
     done: bool = False
 
 
-@dataclass
-class Line:
-    """One line of the raw output; layers and resources update their line in place."""
+@dataclass(frozen=True)
+class ProgressLine:
+    """One line of the raw output; layers and resources replace their line in place."""
 
     id: str | None
     text: str
-    level: Level = "info"
+    level: Level
+
+
+@dataclass(frozen=True)
+class ImageProgress:
+    """The pull of one service's image."""
+
+    id: str
+    status: str
+    percent: float
+    bytes_done: int
+    bytes_total: int
+    layers_done: int
+    layers_total: int
+
+
+@dataclass(frozen=True)
+class ContainerProgress:
+    id: str
+    status: str
+    done: bool
+
+
+@dataclass(frozen=True)
+class ProgressState:
+    """What the console and the CLI draw: one snapshot of a fold."""
+
+    mode: Literal["json", "text"]
+    percent: Annotated[float | None, Field(description="null: indeterminate (plain text output)")]
+    bytes_done: int
+    bytes_total: int
+    layers_done: int
+    layers_total: int
+    images: list[ImageProgress]
+    containers: list[ContainerProgress]
+    lines: list[ProgressLine]
+    errors: list[str]
+
+    @classmethod
+    def empty(cls, mode: Literal["json", "text"] = "json") -> ProgressState:
+        return cls(mode, None, 0, 0, 0, 0, [], [], [], [])
 
 
 @dataclass
@@ -143,7 +188,7 @@ class ProgressFold:
     images: dict[str, str] = field(default_factory=dict)  # pull id (service) -> phase
     resources: dict[str, float] = field(default_factory=dict)  # "Container x" -> step
     resource_status: dict[str, str] = field(default_factory=dict)
-    lines: list[Line] = field(default_factory=list)
+    lines: list[ProgressLine] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     finished: bool = False
     _line_index: dict[str, int] = field(default_factory=dict)
@@ -209,7 +254,7 @@ class ProgressFold:
 
     def _put_line(self, key: str | None, text: str, level: Level) -> None:
         if key is not None and key in self._line_index:
-            self.lines[self._line_index[key]] = Line(key, text, level)
+            self.lines[self._line_index[key]] = ProgressLine(key, text, level)
             return
         if len(self.lines) >= self.max_lines:
             dropped = self.lines.pop(0)
@@ -218,10 +263,10 @@ class ProgressFold:
                 self._line_index.pop(dropped.id, None)
         if key is not None:
             self._line_index[key] = len(self.lines)
-        self.lines.append(Line(key, text, level))
+        self.lines.append(ProgressLine(key, text, level))
 
     # -- output -----------------------------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> ProgressState:
         layers = list(self.layers.values())
         # Layers the engine already had are no download work: they weigh nothing.
         work = [ly for ly in layers if ly.phase != "Already exists"]
@@ -236,31 +281,37 @@ class ProgressFold:
         containers = (
             (sum(self.resources.values()) / len(self.resources)) if self.resources else None
         )
-        return {
-            "mode": self.mode,
-            "percent": self._percent(pull, containers),
-            "bytes_done": sum(layer.current for layer in layers if layer.total),
-            "bytes_total": sum(ly.total or 0 for ly in layers),
-            "layers_done": sum(1 for layer in layers if layer.done),
-            "layers_total": len(layers),
-            "images": [
+        return ProgressState(
+            mode=self.mode,
+            percent=self._percent(pull, containers),
+            bytes_done=sum(layer.current for layer in layers if layer.total),
+            bytes_total=sum(ly.total or 0 for ly in layers),
+            layers_done=sum(1 for layer in layers if layer.done),
+            layers_total=len(layers),
+            images=[
                 self._image(image, [ly for ly in layers if ly.image == image], weights, done_bytes)
                 for image in self._image_ids()
             ],
-            "containers": [
-                {"id": key, "status": self.resource_status.get(key, ""), "done": step >= 1.0}
+            containers=[
+                ContainerProgress(key, self.resource_status.get(key, ""), step >= 1.0)
                 for key, step in self.resources.items()
             ],
-            "lines": [{"id": ln.id, "text": ln.text, "level": ln.level} for ln in self.lines],
-            "errors": list(self.errors),
-        }
+            lines=list(self.lines),  # ProgressLine is frozen: the list is copied, not its items
+            errors=list(self.errors),
+        )
 
     def _image_ids(self) -> list[str]:
         ids = list(self.images)
         ids += [ly.image for ly in self.layers.values() if ly.image not in ids]
         return list(dict.fromkeys(ids))
 
-    def _image(self, image: str, layers: list[Layer], weights, done_bytes) -> dict[str, Any]:
+    def _image(
+        self,
+        image: str,
+        layers: list[Layer],
+        weights: dict[str, int],
+        done_bytes: dict[str, int],
+    ) -> ImageProgress:
         total = sum(weights[ly.id] for ly in layers)
         done = sum(done_bytes[ly.id] for ly in layers)
         pulled = self.images.get(image) == "Pulled"
@@ -269,15 +320,15 @@ class ProgressFold:
             if pulled or (layers and all(ly.done for ly in layers))
             else (round(100 * done / total, 1) if total else 0.0)
         )
-        return {
-            "id": image,
-            "status": self.images.get(image, ""),
-            "percent": percent,
-            "bytes_done": sum(ly.current for ly in layers if ly.total),
-            "bytes_total": sum(ly.total or 0 for ly in layers),
-            "layers_done": sum(1 for ly in layers if ly.done),
-            "layers_total": len(layers),
-        }
+        return ImageProgress(
+            id=image,
+            status=self.images.get(image, ""),
+            percent=percent,
+            bytes_done=sum(ly.current for ly in layers if ly.total),
+            bytes_total=sum(ly.total or 0 for ly in layers),
+            layers_done=sum(1 for ly in layers if ly.done),
+            layers_total=len(layers),
+        )
 
     def _percent(self, pull: float | None, containers: float | None) -> float | None:
         if self.finished and not self.errors:

@@ -1,29 +1,43 @@
 """A stack folder's compose project, as `docker compose config` resolves it (interpolation,
-override files, includes), cached until one of the folder's compose inputs changes."""
+override files, includes), cached until one of the folder's compose inputs changes.
+
+Compose runs only after `check_references` found nothing outside the stack folder, with
+the minimal environment of `stackyard.process.child_env`, under the limits of the
+process seam: the stack's `.env` is the one source of interpolation."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
+import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
+from stackyard import process
 from stackyard.compose.probe import ComposeTool
+from stackyard.compose.references import COMPOSE_FILES, OVERRIDE_FILES, check_references
 from stackyard.errors import Invalid, Unavailable
-from stackyard.files_atomic import write_atomic
+from stackyard.fs.jsonstore import JsonStore
 
-#: Compose's own file names, in its order of preference.
-COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
-_INPUTS = (
-    *COMPOSE_FILES,
-    "compose.override.yaml",
-    "compose.override.yml",
-    "docker-compose.override.yaml",
-    "docker-compose.override.yml",
-    ".env",
-)
+__all__ = [
+    "COMPOSE_FILES",
+    "Project",
+    "ProjectCache",
+    "Service",
+    "compose_file",
+    "fingerprint",
+    "run_config",
+]
+
+_INPUTS = (*COMPOSE_FILES, *OVERRIDE_FILES, ".env")
+#: Seconds `docker compose config` may take.
+CONFIG_TIMEOUT = 60
+#: Version of the entries of the cache file. 2: resolved with the minimal environment and
+#: checked references; entries resolved before (which could hold the service's own
+#: variables or other files' contents) are dropped and resolved again.
+CACHE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -37,7 +51,7 @@ class Service:
 class Project:
     name: str
     services: tuple[Service, ...]
-    raw: dict = field(repr=False, compare=False, default_factory=dict)
+    raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
 
 
 def compose_file(folder: Path) -> Path | None:
@@ -47,26 +61,18 @@ def compose_file(folder: Path) -> Path | None:
     return None
 
 
-def compose_env(docker_host: str | None) -> dict[str, str]:
-    env = dict(os.environ)
-    if docker_host:
-        env["DOCKER_HOST"] = docker_host
-    # Interpolation must come from the stack's own .env, not from the service's environment.
-    for key in ("COMPOSE_PROJECT_NAME", "COMPOSE_FILE", "COMPOSE_PROFILES"):
-        env.pop(key, None)
-    return env
-
-
 def run_config(
     tool: ComposeTool,
     folder: Path,
     files: list[Path] | None = None,
     env_file: Path | None = None,
     docker_host: str | None = None,
-) -> dict:
-    """`docker compose config` as JSON; Invalid carries compose's own error text."""
+) -> dict[str, Any]:
+    """`docker compose config` as JSON; Invalid carries compose's own error text (which
+    can only quote files of the stack folder: the references are checked first)."""
     if tool.command is None:
         raise Unavailable("No compose tool is installed (docker compose v2 or docker-compose)")
+    check_references(folder, files, env_file)
     args = [*tool.command]
     for file in files or []:
         args += ["-f", str(file)]
@@ -74,41 +80,65 @@ def run_config(
         args += ["--env-file", str(env_file)]
     args += ["--project-directory", str(folder), "config", "--format", "json"]
     try:
-        done = subprocess.run(
+        done = process.run(
             args,
             cwd=folder,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=compose_env(docker_host),
+            timeout=CONFIG_TIMEOUT,
+            env=process.child_env(docker_host),
+            what="docker compose config",
         )
-    except subprocess.TimeoutExpired as exc:
-        raise Unavailable("docker compose config did not answer within 60 s") from exc
+    except OSError as exc:
+        raise Unavailable(f"docker compose config could not be started: {exc}") from exc
+    except process.OutputTooLarge as exc:
+        raise Invalid(f"Invalid compose file: {exc.detail}") from exc
     if done.returncode != 0:
         message = done.stderr.strip() or done.stdout.strip() or "invalid compose file"
         raise Invalid(f"Invalid compose file: {message}")
     try:
-        return json.loads(done.stdout)
+        return cast(dict[str, Any], json.loads(done.stdout))
     except json.JSONDecodeError as exc:
         raise Invalid("docker compose config did not return JSON") from exc
 
 
-def parse_project(config: dict, default_name: str) -> Project:
+_PROJECT_CHARS = re.compile(r"[a-z0-9_-]")
+
+
+def normalize_project_name(name: str) -> str:
+    """Compose's normalisation of a project name: lowercase, only `[a-z0-9_-]`, no
+    leading `_` or `-`. (`config` prints a top-level `name:` as written; the containers
+    are labelled with the normalised name.)"""
+    return "".join(_PROJECT_CHARS.findall(name.lower())).lstrip("_-")
+
+
+def parse_project(config: dict[str, Any], default_name: str) -> Project:
     services = []
     for name, spec in sorted((config.get("services") or {}).items()):
         services.append(Service(name, spec.get("image"), "build" in spec))
-    return Project(str(config.get("name") or default_name), tuple(services), config)
+    name = normalize_project_name(str(config.get("name") or "")) or default_name
+    return Project(name, tuple(services), config)
 
 
-def _fingerprint(folder: Path) -> tuple:
-    stamps = []
-    for name in _INPUTS:
-        try:
-            st = (folder / name).stat()
-        except FileNotFoundError:
-            continue
-        stamps.append((name, st.st_mtime_ns, st.st_size))
-    return tuple(stamps)
+_INPUT_ORDER = {name: n for n, name in enumerate(_INPUTS)}
+
+
+def fingerprint(folder: Path) -> tuple[Any, ...]:
+    """What identifies the state of a folder's compose inputs: each present file's name,
+    mtime and size (links followed), in `_INPUTS` order. One directory read and a stat
+    per present input: the stack list takes it for every stack on every call."""
+    found = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name in _INPUT_ORDER:
+                    try:
+                        st = entry.stat()
+                    except (FileNotFoundError, NotADirectoryError):
+                        continue  # a dangling link
+                    found.append((entry.name, st.st_mtime_ns, st.st_size))
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    found.sort(key=lambda stamp: _INPUT_ORDER[stamp[0]])
+    return tuple(found)
 
 
 class ProjectCache:
@@ -121,13 +151,13 @@ class ProjectCache:
         self.tool = tool
         self.docker_host = docker_host
         self.path = path
-        self._cache: dict[Path, tuple[tuple, Project | Invalid]] = self._load()
+        self._cache: dict[Path, tuple[tuple[Any, ...], Project | Invalid]] = self._load()
         self._dirty = False
         self._lock = threading.Lock()
 
     def get(self, folder: Path) -> Project:
         """The project, or Invalid (cached too, so a broken file is not re-run each time)."""
-        stamp = _fingerprint(folder)
+        stamp = fingerprint(folder)
         with self._lock:
             hit = self._cache.get(folder)
         if hit is None or hit[0] != stamp:
@@ -144,6 +174,13 @@ class ProjectCache:
         if isinstance(hit[1], Invalid):
             raise hit[1]
         return hit[1]
+
+    def fresh(self, folder: Path, stamp: tuple[Any, ...]) -> Project | Invalid | None:
+        """The resolution of the folder as it is now (`stamp`: its `fingerprint`), or
+        None when it was never resolved or has changed since: never runs compose."""
+        with self._lock:
+            hit = self._cache.get(folder)
+        return hit[1] if hit is not None and hit[0] == stamp else None
 
     def cached(self, folder: Path) -> Project | None:
         """The last resolved project, without running compose (None when unknown)."""
@@ -163,22 +200,24 @@ class ProjectCache:
             if not self._dirty:
                 return
             entries = [
-                {"folder": str(folder), "stamp": stamp, "config": result.raw}
+                {"v": CACHE_VERSION, "folder": str(folder), "stamp": stamp, "config": result.raw}
                 for folder, (stamp, result) in self._cache.items()
                 if isinstance(result, Project)
             ]
             self._dirty = False
-        write_atomic(self.path, json.dumps(entries).encode(), mode=0o600)
+        JsonStore(self.path).write(entries)
 
-    def _load(self) -> dict[Path, tuple[tuple, Project | Invalid]]:
+    def _load(self) -> dict[Path, tuple[tuple[Any, ...], Project | Invalid]]:
         if self.path is None:
             return {}
         try:
-            entries = json.loads(self.path.read_text())
-        except (OSError, ValueError):
+            entries = JsonStore(self.path).read([])
+        except OSError:
             return {}
-        loaded = {}
-        for entry in entries:
+        loaded: dict[Path, tuple[tuple[Any, ...], Project | Invalid]] = {}
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or entry.get("v") != CACHE_VERSION:
+                continue  # resolved by an older version: resolve again
             folder = Path(entry["folder"])
             stamp = tuple(tuple(item) for item in entry["stamp"])
             loaded[folder] = (stamp, parse_project(entry["config"], folder.name))

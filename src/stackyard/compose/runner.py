@@ -1,4 +1,10 @@
-"""Runs compose commands in a stack folder and streams their output lines."""
+"""Runs compose commands in a stack folder and streams their output lines.
+
+Through the process seam (`stackyard.process.stream`): the minimal environment, the
+resource limits, and the child killed with its group when the caller is cancelled (a
+client that disconnects from a streamed action). The folder's references are checked
+first, as for `docker compose config`.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +12,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from stackyard import process
 from stackyard.compose.probe import ComposeTool
-from stackyard.compose.project import compose_env
+from stackyard.compose.references import check_references
 from stackyard.errors import Unavailable
 
 
@@ -26,35 +33,36 @@ async def run_compose(
     args: Sequence[str],
     on_line: Callable[[str], None],
     docker_host: str | None = None,
+    limits: process.Limits | None = None,
 ) -> int:
     """Run `compose <progress flags> ARGS` in `folder`; every output line goes to on_line.
 
-    Output is split on both newlines and carriage returns (text progress redraws with \\r).
+    Output is split on both newlines and carriage returns (text progress redraws with \\r)
+    and decoded with replacement (never raises on output that is not UTF-8).
     """
     if tool.command is None:
         raise Unavailable("No compose tool is installed (docker compose v2 or docker-compose)")
-    process = await asyncio.create_subprocess_exec(
-        *tool.command,
-        *progress_args(tool),
-        *args,
-        cwd=folder,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        env=compose_env(docker_host),
-    )
-    assert process.stdout is not None
+    await asyncio.to_thread(check_references, folder)
     pending = b""
+
+    def on_output(chunk: bytes) -> None:
+        nonlocal pending
+        pending += chunk
+        *lines, pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        for line in lines:
+            on_line(line.decode(errors="replace"))
+
     try:
-        while chunk := await process.stdout.read(65536):
-            pending += chunk
-            *lines, pending = pending.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-            for line in lines:
-                on_line(line.decode(errors="replace"))
-        if pending:
-            on_line(pending.decode(errors="replace"))
-        return await process.wait()
-    except asyncio.CancelledError:
-        process.terminate()
-        await process.wait()
-        raise
+        code = await process.stream(
+            [*tool.command, *progress_args(tool), *args],
+            on_output,
+            cwd=folder,
+            env=process.child_env(docker_host),
+            limits=limits,
+            what="docker compose",
+        )
+    except OSError as exc:
+        raise Unavailable(f"docker compose could not be started: {exc}") from exc
+    if pending:
+        on_line(pending.decode(errors="replace"))
+    return code

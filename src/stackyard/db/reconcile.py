@@ -7,6 +7,7 @@ columns and columns with a server default. Running it twice changes nothing.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from sqlalchemy import Column, MetaData, inspect
 from sqlalchemy.engine import Engine
@@ -19,7 +20,7 @@ class SchemaError(RuntimeError):
     """A mapped column cannot be added to an existing table."""
 
 
-def _add_column_sql(engine: Engine, table_name: str, column: Column) -> str:
+def _add_column_sql(engine: Engine, table_name: str, column: Column[Any]) -> str:
     if column.primary_key or (not column.nullable and column.server_default is None):
         raise SchemaError(
             f"cannot add column {table_name}.{column.name} to an existing table: it must be "

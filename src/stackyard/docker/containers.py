@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 import docker
 from docker.errors import DockerException
@@ -31,7 +32,7 @@ class ContainerInfo:
     ports: tuple[str, ...]
 
 
-def _ports(entries: list[dict]) -> tuple[str, ...]:
+def _ports(entries: list[dict[str, Any]]) -> tuple[str, ...]:
     ports = []
     for p in entries or []:
         if p.get("PublicPort"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import docker
 from docker.errors import DockerException
@@ -34,15 +35,15 @@ def local_images(client: docker.DockerClient, refs: list[ImageRef]) -> dict[str,
     for ref in refs:
         if ref.pinned:
             present = any(f"{repo}@{ref.digest}" in by_digest for repo in ref.repo_names)
-            result[ref.name] = LocalImage(present, (ref.digest,) if present else ())
+            result[ref.name] = LocalImage(present, (cast(str, ref.digest),) if present else ())
             continue
         tagged = [f"{repo}:{ref.tag}" for repo in ref.repo_names]
         present = any(t in by_tag for t in tagged)
-        digests = {
+        found = {
             d.split("@", 1)[1]
             for t in tagged
             for d in by_tag.get(t, [])
             if d.split("@", 1)[0] in ref.repo_names
         }
-        result[ref.name] = LocalImage(present, tuple(sorted(digests)))
+        result[ref.name] = LocalImage(present, tuple(sorted(found)))
     return result

@@ -1,55 +1,122 @@
 """Uploads stream into a temporary file beside the target and are renamed into place only
-when complete: an interrupted upload leaves neither a partial file nor a damaged original."""
+when complete: an interrupted upload leaves neither a partial file nor a damaged original,
+nor the folders it created on the way."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import tempfile
+import stat
 from collections.abc import AsyncIterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from stackyard.errors import Conflict, Invalid
-from stackyard.files.confine import clean, confine, relative_to_root
-from stackyard.files_atomic import NEW_FILE_MODE
+from stackyard.files.confine import clean, errors_for, opened_root, parent_in, shown
+from stackyard.fs import beneath
+from stackyard.fs.at import (
+    DIRECTORY,
+    NEW_FILE_MODE,
+    FolderChain,
+    file_id,
+    lstat_at,
+    make_folders_at,
+    rename_at,
+    temp_file_at,
+    write_all,
+)
 
 
-def _make_parents(root: Path, user_path: str) -> None:
-    """Create the folders an upload needs, one confined step at a time (a path that is
-    refused is refused before anything is created)."""
-    parts = clean(user_path).parts[:-1]
-    for depth in range(1, len(parts) + 1):
-        folder = confine(root, "/".join(parts[:depth]), must_exist=False)
-        if not folder.exists():
-            folder.mkdir()
-        elif not folder.is_dir():
-            raise Conflict(f"Not a folder: {'/'.join(parts[:depth])}")
+def _open_folders(root_fd: int, folder: PurePosixPath) -> FolderChain:
+    """The upload's folder, opened; the missing ones are created (and undone by
+    `FolderChain.undo` if the upload fails). A part that is not a folder is a Conflict."""
+    with errors_for(folder):
+        try:
+            fd = beneath.open_beneath(root_fd, folder.as_posix(), DIRECTORY)
+            return FolderChain(fd, file_id(os.fstat(fd)))
+        except (FileNotFoundError, NotADirectoryError):
+            pass  # find what is missing, below
+        # The longest existing prefix, each opened from the root (links inside followed).
+        parts = folder.parts
+        base_fd, depth = os.dup(root_fd), 0
+        try:
+            while depth < len(parts):
+                prefix = PurePosixPath(*parts[: depth + 1])
+                try:
+                    fd = beneath.open_beneath(root_fd, prefix.as_posix(), DIRECTORY)
+                except FileNotFoundError:
+                    break
+                except NotADirectoryError as exc:
+                    raise Conflict(f"Not a folder: {shown(prefix)}") from exc
+                os.close(base_fd)
+                base_fd, depth = fd, depth + 1
+            try:
+                return make_folders_at(base_fd, list(parts[depth:]))
+            except FileExistsError as exc:  # a dangling link, or made by someone meanwhile
+                blocked = PurePosixPath(*parts[: depth + 1])
+                raise Conflict(f"Not a folder: {shown(blocked)}") from exc
+        finally:
+            os.close(base_fd)
 
 
 async def receive(
     root: Path, user_path: str, body: AsyncIterator[bytes], overwrite: bool
 ) -> tuple[str, int]:
     """Store the streamed body at `user_path`; returns (path, size)."""
-    _make_parents(root, user_path)
-    target = confine(root, user_path, must_exist=False)
-    if target.exists() and not target.is_file():
-        raise Invalid(f"Not a file: {user_path}")
-    if target.exists() and not overwrite:
-        raise Conflict(f"Already exists: {user_path}")
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".upload")
+    relative = clean(user_path)  # too long, `..`, ...: refused before anything is created
+    if not relative.parts:
+        raise Invalid("A name is needed")
     size = 0
-    try:
-        with os.fdopen(fd, "wb") as out:
-            async for chunk in body:
-                out.write(chunk)
-                size += len(chunk)
-        mode = target.stat().st_mode & 0o7777 if target.exists() else NEW_FILE_MODE
-        os.chmod(tmp, mode)
-        if not overwrite and os.path.lexists(target):  # appeared meanwhile
-            raise Conflict(f"Already exists: {user_path}")
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return relative_to_root(root, target), size
+    with opened_root(root) as root_fd:
+        chain = _open_folders(root_fd, relative.parent)
+        try:
+            folder, name = chain.fd, relative.name
+            followed = -1
+            with errors_for(relative):
+                if (st := lstat_at(folder, name)) is not None and stat.S_ISLNK(st.st_mode):
+                    # A link inside the root: the upload replaces the file it names.
+                    followed, name = parent_in(root_fd, relative, follow=True)
+                    folder = followed
+            try:
+                with errors_for(relative):
+                    st = lstat_at(folder, name)
+                    if st is not None and not stat.S_ISREG(st.st_mode):
+                        raise Invalid(f"Not a file: {user_path}")
+                    if st is not None and not overwrite:
+                        raise Conflict(f"Already exists: {user_path}")
+                    fd, tmp = temp_file_at(folder, name, ".upload")
+                try:
+                    async for chunk in body:
+                        with errors_for(relative):
+                            write_all(fd, chunk)
+                        size += len(chunk)
+                    with errors_for(relative):
+                        mode = NEW_FILE_MODE
+                        current = lstat_at(folder, name)
+                        if current is not None and stat.S_ISREG(current.st_mode):
+                            mode = stat.S_IMODE(current.st_mode)  # a replaced file keeps it
+                        os.fchmod(fd, mode)
+                        os.fsync(fd)
+                        try:
+                            rename_at(folder, tmp, folder, name, replace=overwrite)
+                        except FileExistsError as exc:  # appeared meanwhile
+                            raise Conflict(f"Already exists: {user_path}") from exc
+                        except OSError as exc:
+                            if exc.errno in (errno.EISDIR, errno.ENOTEMPTY):
+                                raise Invalid(f"Not a file: {user_path}") from exc
+                            raise
+                except BaseException:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp, dir_fd=folder)
+                    raise
+                finally:
+                    os.close(fd)
+            finally:
+                if followed >= 0:
+                    os.close(followed)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                chain.undo()
+            raise
+        chain.close()
+    return shown(relative), size

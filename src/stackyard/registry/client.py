@@ -1,6 +1,11 @@
 """A registry v2 client: manifest digests by HEAD, tag lists; the bearer-token flow,
 Basic credentials, and an HTTPS-to-HTTP fallback for registries the engine treats as
-insecure. httpx's errors are converted here."""
+insecure.
+
+httpx's errors and the registry's statuses are classified here, where they enter, into
+the error tree (`stackyard.errors`): `RegistryUnreachable` (retry later),
+`RegistryDenied` (fix the credentials), `NotInRegistry`, and `RegistryError` for any
+other unusable answer. Callers decide by type, never by message text."""
 
 from __future__ import annotations
 
@@ -9,10 +14,20 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
+from stackyard.errors import NotInRegistry, RegistryDenied, RegistryError, RegistryUnreachable
 from stackyard.registry.reference import ImageRef
+
+__all__ = [
+    "NotInRegistry",
+    "RegistryClient",
+    "RegistryDenied",
+    "RegistryError",
+    "RegistryUnreachable",
+]
 
 MANIFEST_ACCEPT = ", ".join(
     [
@@ -26,14 +41,6 @@ _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
 
 Credentials = tuple[str, str]
 CredentialLookup = Callable[[str], Credentials | None]
-
-
-class RegistryError(Exception):
-    """The registry could not answer (unreachable, refused, unexpected status)."""
-
-
-class NotInRegistry(RegistryError):
-    """The registry does not know this repository or tag."""
 
 
 @dataclass
@@ -63,7 +70,7 @@ class RegistryClient:
     async def __aenter__(self) -> RegistryClient:
         return self
 
-    async def __aexit__(self, *exc) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def manifest_digest(self, ref: ImageRef) -> str:
@@ -72,7 +79,7 @@ class RegistryClient:
         response = await self._request(
             "HEAD", ref.api_host, path, ref.repository, {"Accept": MANIFEST_ACCEPT}
         )
-        digest = response.headers.get("Docker-Content-Digest")
+        digest: str | None = response.headers.get("Docker-Content-Digest")
         if not digest:
             raise RegistryError(f"{ref.api_host} sent no Docker-Content-Digest for {ref.name}")
         return digest
@@ -83,7 +90,10 @@ class RegistryClient:
         path: str | None = f"/v2/{repository}/tags/list?n={page_size}"
         while path:
             response = await self._request("GET", host, path, repository, {})
-            found.extend(response.json().get("tags") or [])
+            tags = _json_object(response, f"{host}/{repository}: tag list").get("tags") or []
+            if not isinstance(tags, list):
+                raise RegistryError(f"{host}/{repository}: the tag list is not a list")
+            found.extend(str(tag) for tag in tags)
             path = _next_link(response.headers.get("Link"), path)
         return found
 
@@ -99,10 +109,7 @@ class RegistryClient:
                 response = await self._send(method, host, path, {**headers, **auth}, scope)
         if response.status_code == 404:
             raise NotInRegistry(f"{host}/{repository}: not found in the registry")
-        if response.status_code in (401, 403):
-            raise RegistryError(f"{host}/{repository}: access denied ({response.status_code})")
-        if response.status_code >= 400:
-            raise RegistryError(f"{host}/{repository}: registry answered {response.status_code}")
+        _raise_for_status(response, f"{host}/{repository}")
         return response
 
     async def _send(
@@ -124,9 +131,11 @@ class RegistryClient:
             except httpx.TransportError as exc:
                 last_error = exc
                 continue
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:  # e.g. too many redirects
+                raise RegistryError(f"registry {host}: {exc}") from exc
             self._schemes[host] = candidate
             return response
-        raise RegistryError(f"cannot reach registry {host}: {last_error}") from last_error
+        raise RegistryUnreachable(f"cannot reach registry {host}: {last_error}") from last_error
 
     async def _authorize(self, host: str, challenge: str, scope: str) -> dict[str, str] | None:
         kind, _, params_text = challenge.partition(" ")
@@ -152,16 +161,51 @@ class RegistryClient:
                 headers={"Authorization": _basic(credentials)} if credentials else {},
             )
         except httpx.TransportError as exc:
-            raise RegistryError(f"cannot reach the token service of {host}: {exc}") from exc
+            raise RegistryUnreachable(f"cannot reach the token service of {host}: {exc}") from exc
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:  # a realm httpx cannot use
+            raise RegistryError(f"{host}: token service: {exc}") from exc
+        _raise_for_status(response, f"{host}: token service")
         if response.status_code != 200:
             raise RegistryError(f"{host}: token service answered {response.status_code}")
-        body = response.json()
+        body = _json_object(response, f"{host}: token service")
         token = body.get("token") or body.get("access_token")
-        if not token:
+        if not token or not isinstance(token, str):
             raise RegistryError(f"{host}: token service sent no token")
-        lifetime = max(int(body.get("expires_in") or 60) - 10, 10)
+        lifetime = max(_seconds(body.get("expires_in")) - 10, 10)
         self._tokens[(host, scope)] = _Token(token, time.monotonic() + lifetime)
         return {"Authorization": f"Bearer {token}"}
+
+
+def _raise_for_status(response: httpx.Response, what: str) -> None:
+    """A status >= 400 as the typed error that says what the caller can do."""
+    code = response.status_code
+    if code in (401, 403):
+        raise RegistryDenied(f"{what}: access denied ({code}); check the registry credentials")
+    if code == 429 or code >= 500:
+        raise RegistryUnreachable(f"{what}: registry unavailable ({code}); try again later")
+    if code >= 400:
+        raise RegistryError(f"{what}: registry answered {code}")
+
+
+def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The response's JSON object; anything else is a RegistryError, never a crash."""
+    try:
+        body = response.json()
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise RegistryError(f"{what}: the answer is not JSON") from exc
+    if not isinstance(body, dict):
+        raise RegistryError(f"{what}: the answer is not a JSON object")
+    return body
+
+
+def _seconds(value: object) -> int:
+    """A token's `expires_in`; 60 when absent or not a number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return 60
+    try:
+        return int(value) or 60
+    except (ValueError, OverflowError):
+        return 60
 
 
 def _basic(credentials: Credentials) -> str:

@@ -10,15 +10,19 @@ import logging
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken
 
 from stackyard.errors import Invalid
-from stackyard.files_atomic import write_atomic
+from stackyard.fs.jsonstore import JsonStore, StoreCorrupt
 from stackyard.registry.client import Credentials
 from stackyard.registry.reference import DOCKER_HUB, DOCKER_HUB_API
 
 log = logging.getLogger(__name__)
+_UNREADABLE = (
+    "Stored registry credentials cannot be decrypted (the secret key changed); set them again"
+)
 _HUB_ALIASES = {DOCKER_HUB, DOCKER_HUB_API, "index.docker.io", "https://index.docker.io/v1/"}
 
 
@@ -27,38 +31,46 @@ def _normal(host: str) -> str:
     return DOCKER_HUB if host in _HUB_ALIASES or host.startswith("index.docker.io") else host
 
 
+class _Sealed:
+    """The store's codec: Fernet (the key derived from the secret key) on disk."""
+
+    def __init__(self, fernet: Fernet) -> None:
+        self._fernet = fernet
+
+    def encode(self, data: bytes) -> bytes:
+        return self._fernet.encrypt(data)
+
+    def decode(self, data: bytes) -> bytes:
+        try:
+            return self._fernet.decrypt(data)
+        except InvalidToken as exc:
+            raise ValueError("cannot be decrypted") from exc
+
+
+Entries = dict[str, dict[str, str]]
+
+
 class CredentialStore:
     def __init__(self, path: Path, secret_key: str, docker_config: Path | None = None) -> None:
         self.path = path
         key = base64.urlsafe_b64encode(
             hashlib.sha256(b"stackyard/registry-credentials\0" + secret_key.encode()).digest()
         )
-        self._fernet = Fernet(key)
+        self._store = JsonStore(path, codec=_Sealed(Fernet(key)))
         self.docker_config = (
             docker_config
             or Path(os.environ.get("DOCKER_CONFIG", Path.home() / ".docker")) / "config.json"
         )
         self._lock = threading.Lock()
 
-    def _load(self, strict: bool = True) -> dict[str, dict[str, str]]:
+    def _load(self, strict: bool = True) -> Entries:
         """The stored entries. When they cannot be decrypted (the secret key changed),
         strict reading refuses; otherwise they count as absent (and are replaced by the
         next `set`)."""
-        if not self.path.exists():
-            return {}
         try:
-            return json.loads(self._fernet.decrypt(self.path.read_bytes()))
-        except InvalidToken as exc:
-            if strict:
-                raise Invalid(
-                    "Stored registry credentials cannot be decrypted (the secret key "
-                    "changed); set them again"
-                ) from exc
-            log.warning("Stored registry credentials cannot be decrypted; ignoring them")
-            return {}
-
-    def _save(self, entries: dict[str, dict[str, str]]) -> None:
-        write_atomic(self.path, self._fernet.encrypt(json.dumps(entries).encode()), mode=0o600)
+            return _entries(self._store.read({}, strict=strict))
+        except StoreCorrupt as exc:
+            raise Invalid(_UNREADABLE) from exc
 
     def registries(self) -> list[tuple[str, str]]:
         """(registry, username) pairs; passwords never leave the store."""
@@ -69,19 +81,33 @@ class CredentialStore:
         host = _normal(registry)
         if not host or "/" in host or not username or not password:
             raise Invalid("Registry host, username and password are required")
-        with self._lock:
-            entries = self._load(strict=False)
+
+        def put(raw: Any) -> Entries:
+            entries = _entries(raw)
             entries[host] = {"username": username, "password": password}
-            self._save(entries)
+            return entries
+
+        with self._lock:
+            self._store.update(put, {})
         return host
 
     def delete(self, registry: str) -> bool:
         host = _normal(registry)
-        with self._lock:
-            entries = self._load()
+        found = False
+
+        def drop(raw: Any) -> Entries:
+            nonlocal found
+            entries = _entries(raw)
             found = entries.pop(host, None) is not None
-            if found:
-                self._save(entries)
+            return entries
+
+        with self._lock:
+            if host not in self._load():
+                return False
+            try:
+                self._store.update(drop, {}, strict=True)
+            except StoreCorrupt as exc:
+                raise Invalid(_UNREADABLE) from exc
         return found
 
     def lookup(self, api_host: str) -> Credentials | None:
@@ -102,3 +128,14 @@ class CredentialStore:
                 user, _, password = base64.b64decode(value["auth"]).decode().partition(":")
                 return user, password
         return None
+
+
+def _entries(raw: Any) -> Entries:
+    """The well-formed entries of a decoded store (anything else is dropped)."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(host): {"username": str(e["username"]), "password": str(e["password"])}
+        for host, e in raw.items()
+        if isinstance(e, dict) and "username" in e and "password" in e
+    }

@@ -1,17 +1,18 @@
 """The digest cache: per image reference, the registry's digest (when last checked, or
 the error) and the local digests. Kept in a JSON file in the data folder, so that agents
-(which have no database) keep theirs the same way."""
+(which have no database) keep theirs the same way. Changes merge into the file under its
+lock (`fs.jsonstore`), so that the CLI and the service never lose each other's."""
 
 from __future__ import annotations
 
-import json
+import contextlib
 import threading
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from stackyard.files_atomic import write_atomic
+from stackyard.fs.jsonstore import JsonStore
 
 RemoteStatus = Literal["ok", "not_found", "error"]
 
@@ -41,19 +42,9 @@ class DigestSnapshot:
 class DigestCache:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._store = JsonStore(path)
         self._lock = threading.Lock()
-        self._data = self._read()
-
-    def _read(self) -> DigestSnapshot:
-        try:
-            raw = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return DigestSnapshot()
-        return DigestSnapshot(
-            remote={k: RemoteDigest(**v) for k, v in raw.get("remote", {}).items()},
-            local={k: LocalDigest(**v) for k, v in raw.get("local", {}).items()},
-            last_check=raw.get("last_check"),
-        )
+        self._data = _decode(self._store.read({}))
 
     def snapshot(self) -> DigestSnapshot:
         with self._lock:
@@ -67,14 +58,41 @@ class DigestCache:
         local: dict[str, LocalDigest] | None = None,
         checked_at: datetime | None = None,
     ) -> None:
-        with self._lock:
-            self._data.remote.update(remote or {})
-            self._data.local.update(local or {})
+        def merge(raw: Any) -> dict[str, Any]:
+            data = _decode(raw)  # what is on disk now: another process may have written
+            data.remote.update(remote or {})
+            data.local.update(local or {})
             if checked_at is not None:
-                self._data.last_check = checked_at.isoformat()
-            payload = {
-                "remote": {k: asdict(v) for k, v in self._data.remote.items()},
-                "local": {k: asdict(v) for k, v in self._data.local.items()},
-                "last_check": self._data.last_check,
-            }
-            write_atomic(self.path, json.dumps(payload).encode(), mode=0o600)
+                data.last_check = checked_at.isoformat()
+            return _encode(data)
+
+        with self._lock:
+            self._data = _decode(self._store.update(merge, {}))
+
+
+def _encode(data: DigestSnapshot) -> dict[str, Any]:
+    return {
+        "remote": {k: asdict(v) for k, v in data.remote.items()},
+        "local": {k: asdict(v) for k, v in data.local.items()},
+        "last_check": data.last_check,
+    }
+
+
+def _decode(raw: Any) -> DigestSnapshot:
+    """Tolerant: entries that do not fit (an older format) are dropped, not fatal."""
+    if not isinstance(raw, dict):
+        return DigestSnapshot()
+    snapshot = DigestSnapshot(last_check=raw.get("last_check") or None)
+    for name, entry in _entries(raw.get("remote")):
+        with contextlib.suppress(TypeError):
+            snapshot.remote[name] = RemoteDigest(**entry)
+    for name, entry in _entries(raw.get("local")):
+        with contextlib.suppress(TypeError):
+            snapshot.local[name] = LocalDigest(**entry)
+    return snapshot
+
+
+def _entries(raw: object) -> list[tuple[str, dict[str, Any]]]:
+    if not isinstance(raw, dict):
+        return []
+    return [(str(k), v) for k, v in raw.items() if isinstance(v, dict)]

@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import docker
 
+from stackyard import process
+from stackyard.compose.declared import DeclaredCache
 from stackyard.compose.probe import ComposeTool, compose_tool
-from stackyard.compose.project import Project, ProjectCache, run_config
+from stackyard.compose.project import Project, ProjectCache, fingerprint, run_config
 from stackyard.docker.engine import connect, insecure_registries
-from stackyard.errors import StackyardError
+from stackyard.errors import Invalid, StackyardError
 from stackyard.registry.client import RegistryClient
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
@@ -20,6 +24,7 @@ from stackyard.settings import Settings
 from stackyard.stacks.prefs import PrefsStore
 from stackyard.stacks.runs import RunBoard
 from stackyard.stacks.store import StackStore
+from stackyard.stacks.warmup import Warmer
 
 #: `docker compose config` runs at once when resolving many stacks.
 RESOLVE_CONCURRENCY = 4
@@ -28,10 +33,18 @@ RESOLVE_CONCURRENCY = 4
 class Host:
     def __init__(self, settings: Settings, tool: ComposeTool | None = None) -> None:
         self.settings = settings
+        # Every child of this process (compose config, actions, the probe) runs under these.
+        process.set_default_limits(
+            process.Limits(settings.subprocess_memory_mb, settings.subprocess_cpu_seconds)
+        )
         self.tool = tool or compose_tool()
         data = settings.data_dir
         self.stacks_dir = settings.stacks_dir.resolve()
         self.projects = ProjectCache(self.tool, settings.docker_host, data / "projects.json")
+        # What the files declare, for the list (no compose run); the full resolutions
+        # the list lacks are made in the background.
+        self.declared = DeclaredCache(process.child_env(settings.docker_host))
+        self.warmer = Warmer(self._resolve_quietly, self._resolved)
         self.store = StackStore(self.stacks_dir, self.validate)
         self.runs = RunBoard(data)
         self.digests = DigestCache(data / "digests.json")
@@ -71,6 +84,45 @@ class Host:
         self.projects.flush()
         return results
 
+    def listed_projects(self, stack_ids: list[str]) -> dict[str, Project | StackyardError]:
+        """Every stack's project for the list, without running compose: the full
+        resolution where it is current, else what the files declare (for a project
+        that uses what that reading does not model, `include` or `extends`, the last
+        full resolution if there is one). Stacks without a current full resolution are
+        resolved in the background; the list never waits for it."""
+        results: dict[str, Project | StackyardError] = {}
+        stale: list[tuple[Path, tuple[Any, ...]]] = []
+        folders = set()
+        for stack_id in stack_ids:
+            folder = self.stacks_dir / stack_id
+            folders.add(folder)
+            stamp = fingerprint(folder)
+            full = self.projects.fresh(folder, stamp)
+            if full is not None:
+                results[stack_id] = full
+                continue
+            stale.append((folder, stamp))
+            declared = self.declared.get(folder, stamp)
+            if declared.project is None:
+                results[stack_id] = Invalid(declared.error or "Invalid compose file")
+            elif declared.complete:
+                results[stack_id] = declared.project
+            else:
+                results[stack_id] = self.projects.cached(folder) or declared.project
+        self.declared.retain(folders)
+        if stale:
+            self.warmer.schedule(stale)
+        return results
+
+    def _resolve_quietly(self, folder: Path) -> None:
+        """One background resolution; an invalid file is a result too (cached as such)."""
+        with contextlib.suppress(Invalid):
+            self.projects.get(folder)
+
+    def _resolved(self) -> None:
+        self.projects.flush()
+        self.changed()
+
     def cached_project(self, stack_id: str) -> Project | None:
         return self.projects.cached(self.stacks_dir / stack_id)
 
@@ -87,5 +139,6 @@ class Host:
         self.generation += 1
 
     def close(self) -> None:
+        self.warmer.close()
         if "docker" in self.__dict__:
             self.docker.close()

@@ -1,26 +1,34 @@
 """Runs of compose actions: one at a time per stack (also across processes: the CLI and
 the service share a lock file), their live progress for followers, and the last run's
-output kept for the stack."""
+output kept for the stack.
+
+`RunState` is the one typed shape of a run: the API serves it, the CLI draws it, and
+`runs/<stack>.json` keeps the last one (read back tolerantly: a file written by an older
+version, with fields missing or extra, still loads)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import fcntl
-import json
 import logging
 import os
 import secrets
+import types
+import typing
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from stackyard.compose.progress import ProgressFold
+from pydantic import TypeAdapter, ValidationError
+
+from stackyard.compose.progress import ProgressFold, ProgressState
 from stackyard.db.types import utcnow
 from stackyard.errors import Conflict, StackyardError
-from stackyard.files_atomic import write_atomic
+from stackyard.fs.jsonstore import JsonStore
 
 log = logging.getLogger(__name__)
 RunStatus = Literal["running", "succeeded", "failed"]
@@ -51,6 +59,82 @@ class StackLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+@dataclass(frozen=True)
+class RunState:
+    """A run as followers, the API and the CLI see it."""
+
+    id: str
+    stack: str
+    action: str
+    status: RunStatus
+    started_at: datetime
+    finished_at: datetime | None
+    exit_code: int | None
+    progress: ProgressState
+
+
+_RUN_STATE = TypeAdapter(RunState)
+
+
+def dump_state(state: RunState) -> Any:
+    """The state as JSON values (what the API sends and the run file keeps)."""
+    return _RUN_STATE.dump_python(state, mode="json")
+
+
+def load_state(raw: object, stack: str) -> RunState | None:
+    """A run file's state, tolerantly: unknown fields are ignored, missing ones take a
+    neutral value (a run without a status counts as failed); None when it is no run."""
+    if not isinstance(raw, dict):
+        return None
+    filled = _filled(RunState, raw, {"stack": stack, "status": "failed"})
+    try:
+        return _RUN_STATE.validate_python(filled)
+    except ValidationError:
+        return None
+
+
+_EPOCH = datetime.fromtimestamp(0, UTC)
+
+
+def _filled(cls: type, raw: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """`raw` with the fields of dataclass `cls` only, the missing ones (also in nested
+    dataclasses and lists of them) set to `overrides` or a neutral value of their type."""
+    hints = typing.get_type_hints(cls)
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        hint = hints[f.name]
+        if f.name in raw:
+            out[f.name] = _filled_value(hint, raw[f.name])
+        elif f.name in overrides:
+            out[f.name] = overrides[f.name]
+        else:
+            out[f.name] = _neutral(hint)
+    return out
+
+
+def _filled_value(hint: Any, value: Any) -> Any:
+    if dataclasses.is_dataclass(hint) and isinstance(value, dict):
+        return _filled(typing.cast(type, hint), value, {})
+    if typing.get_origin(hint) is list and isinstance(value, list):
+        (item,) = typing.get_args(hint)
+        return [_filled_value(item, v) for v in value]
+    return value
+
+
+def _neutral(hint: Any) -> Any:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union) and type(None) in args:
+        return None
+    if origin is Literal:
+        return args[0]
+    if origin is list:
+        return []
+    if dataclasses.is_dataclass(hint):
+        return _filled(typing.cast(type, hint), {}, {})
+    return {str: "", int: 0, float: 0.0, bool: False, datetime: _EPOCH}.get(hint)
 
 
 @dataclass
@@ -90,17 +174,17 @@ class Run:
         while self.version == version:
             await self._changed.wait()
 
-    def state(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "stack": self.stack,
-            "action": self.action,
-            "status": self.status,
-            "started_at": self.started_at.isoformat(),
-            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
-            "exit_code": self.exit_code,
-            "progress": self.fold.snapshot(),
-        }
+    def state(self) -> RunState:
+        return RunState(
+            id=self.id,
+            stack=self.stack,
+            action=self.action,
+            status=self.status,
+            started_at=self.started_at,
+            finished_at=self.finished_at,
+            exit_code=self.exit_code,
+            progress=self.fold.snapshot(),
+        )
 
 
 Steps = Callable[[Run], Awaitable[int]]
@@ -111,7 +195,7 @@ class RunBoard:
         self.runs_dir = data_dir / "runs"
         self.locks_dir = data_dir / "locks"
         self._runs: dict[str, Run] = {}
-        self._tasks: dict[str, asyncio.Task] = {}
+        self._tasks: dict[str, asyncio.Task[None]] = {}
 
     def busy(self, stack: str) -> str | None:
         run = self._runs.get(stack)
@@ -147,23 +231,22 @@ class RunBoard:
             run.finish(code)
             lock.release()
             with contextlib.suppress(OSError):
-                write_atomic(
-                    self.runs_dir / f"{run.stack}.json",
-                    json.dumps(run.state()).encode(),
-                    mode=0o600,
-                )
+                self._file(run.stack).write(dump_state(run.state()))
 
-    def last(self, stack: str) -> dict[str, Any] | None:
+    def _file(self, stack: str) -> JsonStore:
+        return JsonStore(self.runs_dir / f"{stack}.json")
+
+    def last(self, stack: str) -> RunState | None:
         """The current or last run's state, also from before a restart."""
         run = self._runs.get(stack)
         if run is not None:
             return run.state()
         try:
-            return json.loads((self.runs_dir / f"{stack}.json").read_text())
-        except (OSError, ValueError):
+            return load_state(self._file(stack).read(), stack)
+        except OSError:
             return None
 
-    async def follow(self, stack: str) -> AsyncIterator[dict[str, Any]]:
+    async def follow(self, stack: str) -> AsyncIterator[RunState]:
         """The run's state now, then after each change (throttled), until it ends."""
         run = self._runs.get(stack)
         if run is None:
@@ -183,5 +266,4 @@ class RunBoard:
 
     def forget(self, stack: str) -> None:
         self._runs.pop(stack, None)
-        with contextlib.suppress(FileNotFoundError):
-            (self.runs_dir / f"{stack}.json").unlink()
+        self._file(stack).remove()

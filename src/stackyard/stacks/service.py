@@ -13,9 +13,13 @@ from stackyard.compose.project import Project
 from stackyard.compose.runner import run_compose
 from stackyard.docker.containers import compose_containers
 from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
+from stackyard.registry.logins import RegistryLogins
+from stackyard.stacks import removal
 from stackyard.stacks.host import Host
 from stackyard.stacks.prefs import StackPrefs
-from stackyard.stacks.runs import Run
+from stackyard.stacks.pulls import pull_choice
+from stackyard.stacks.removal import DeletePlan, DeleteResult
+from stackyard.stacks.runs import Run, RunState, Steps
 from stackyard.stacks.status import ContainerIndex, StackStatus, stack_status
 from stackyard.stacks.store import FileKind, StackFiles
 from stackyard.stacks.updates import UpdateService
@@ -45,11 +49,14 @@ class StackService:
     def __init__(self, host: Host) -> None:
         self.host = host
         self.updates = UpdateService(host)
+        self.registries = RegistryLogins(host.credentials)
 
     # -- reading ----------------------------------------------------------------------
     def list(self) -> list[StackView]:
+        """Every stack from its files and one container listing: no compose run (full
+        resolutions the list lacks are made in the background, see `Host.listed_projects`)."""
         index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
-        projects = self.host.resolve_all(self.host.store.ids())
+        projects = self.host.listed_projects(self.host.store.ids())
         prefs = self.host.prefs.all()
         return [
             self._view(stack_id, project, index, prefs.get(stack_id))
@@ -69,18 +76,19 @@ class StackService:
         index: ContainerIndex,
         prefs: StackPrefs | None,
     ) -> StackView:
+        resolved: Project | None
         if isinstance(project, StackyardError):
-            project, error = None, project.detail
+            resolved, error = None, project.detail
         else:
-            error = None
-        containers = index.of(stack_id, project.name if project else None)
-        status = stack_status(stack_id, project, containers, error)
+            resolved, error = project, None
+        containers = index.of(stack_id, resolved.name if resolved else None)
+        status = stack_status(stack_id, resolved, containers, error)
         return StackView(status, self.host.runs.busy(stack_id), bool(prefs and prefs.auto_update))
 
     def secrets(self, stack_id: str) -> str:
         return self.host.store.read_secrets(stack_id)
 
-    def last_run(self, stack_id: str) -> dict:
+    def last_run(self, stack_id: str) -> RunState:
         """The current or last run's state, with its output."""
         self.host.store.folder(stack_id)
         state = self.host.runs.last(stack_id)
@@ -88,7 +96,7 @@ class StackService:
             raise NotFound(f"Stack {stack_id!r} has no run yet")
         return state
 
-    async def follow(self, stack_id: str) -> AsyncIterator[dict]:
+    async def follow(self, stack_id: str) -> AsyncIterator[RunState]:
         """The run's state now and after each change, until it ends."""
         async for state in self.host.runs.follow(stack_id):
             yield state
@@ -109,23 +117,46 @@ class StackService:
             self.host.project(stack_id)
         self.host.changed()
 
-    async def delete(self, stack_id: str, remove_volumes: bool) -> None:
-        """`down` (with named volumes only when asked), then remove the folder."""
+    def delete_plan(self, stack_id: str) -> DeletePlan:
+        """What `delete` would remove, keep and move aside, said before it is done."""
+        return removal.plan(self.host, stack_id)
+
+    async def delete(
+        self, stack_id: str, remove_volumes: bool, confirm: str | None
+    ) -> DeleteResult:
+        """Refused unless `confirm` is the stack's id. `down` (named volumes only when
+        asked), then the folder is moved aside to `.trash/<id>-<UTC time>`: never erased."""
         self.host.store.folder(stack_id)
+        removal.check_confirmation(stack_id, confirm)
+        plan = await asyncio.to_thread(removal.plan, self.host, stack_id, False)
         args = ("down", "--remove-orphans", *(("--volumes",) if remove_volumes else ()))
+        # A compose file that no longer resolves cannot be brought down; with nothing
+        # running from it there is nothing to bring down either.
+        steps = () if plan.error is not None and not plan.containers else (args,)
         run = await self.host.runs.run(
-            stack_id, "delete", self._fold("down"), lambda r: self._steps(stack_id, (args,), r)
+            stack_id, "delete", self._fold("down"), lambda r: self._steps(stack_id, steps, r)
         )
         if run.status != "succeeded":
             raise Conflict(
                 f"Stack {stack_id!r} was not deleted: compose down failed: "
                 + "; ".join(run.fold.errors)
             )
-        await asyncio.to_thread(self.host.store.delete_folder, stack_id)
+        trash = await asyncio.to_thread(
+            self.host.store.delete_folder, stack_id, removal.trash_name(stack_id)
+        )
         self.host.projects.forget(self.host.stacks_dir / stack_id)
         self.host.prefs.forget(stack_id)
         self.host.runs.forget(stack_id)
         self.host.changed()
+        existing = [v.name for v in plan.volumes if v.exists]
+        return DeleteResult(
+            stack=stack_id,
+            trash=trash,
+            containers=tuple(c.name for c in plan.containers),
+            networks=plan.networks,
+            volumes_removed=tuple(existing) if remove_volumes else (),
+            volumes_kept=() if remove_volumes else tuple(existing),
+        )
 
     # -- actions ----------------------------------------------------------------------
     def start(self, stack_id: str, action: str) -> Run:
@@ -136,7 +167,7 @@ class StackService:
         """Run an action to its end (CLI, auto-update)."""
         return await self.host.runs.run(stack_id, action, *self._action(stack_id, action))
 
-    def _action(self, stack_id: str, action: str):
+    def _action(self, stack_id: str, action: str) -> tuple[ProgressFold, Steps]:
         if action not in ACTIONS:
             raise Invalid(f"Unknown action {action!r}; one of {', '.join(ACTIONS)}")
         self.host.store.folder(stack_id)
@@ -149,11 +180,35 @@ class StackService:
         )
 
     async def _perform(self, stack_id: str, action: str, run: Run) -> int:
-        code = await self._steps(stack_id, ACTIONS[action], run)
+        steps = ACTIONS[action]
+        if action in _PULLS:
+            steps = await self._pulling(stack_id, steps, run)
+        code = await self._steps(stack_id, steps, run)
         if code == 0 and action in _PULLS:
             await self.updates.reconcile(stack_id)
         self.host.changed()
         return code
+
+    async def _pulling(
+        self, stack_id: str, steps: tuple[tuple[str, ...], ...], run: Run
+    ) -> tuple[tuple[str, ...], ...]:
+        """The pull step names the services whose image comes from a registry; an image
+        built or loaded here is never pulled. With none to pull the step is dropped (an
+        update goes on with `up -d`)."""
+        try:
+            project = await asyncio.to_thread(self.host.project, stack_id)
+            choice = await asyncio.to_thread(pull_choice, self.host, project)
+        except StackyardError:
+            return steps  # compose itself says what is wrong
+        for service, why in choice.skipped:
+            run.feed_line(f"Not pulling {service}: {why}")
+        if not choice.pull:
+            run.feed_line("Nothing to pull from a registry")
+        return tuple(
+            (*args, *choice.pull) if args[0] == "pull" else args
+            for args in steps
+            if args[0] != "pull" or choice.pull
+        )
 
     async def _steps(self, stack_id: str, steps: tuple[tuple[str, ...], ...], run: Run) -> int:
         folder = self.host.store.folder(stack_id)

@@ -1,26 +1,44 @@
 """Stack folders in STACKS_DIR: listing, creating, reading and editing their files,
-deleting. Ids are slugs; nothing here can reach outside STACKS_DIR."""
+deleting. Ids are slugs; nothing here can reach outside STACKS_DIR.
+
+A stack's files are read and written through descriptors: the stacks folder is opened,
+the stack's folder opened in it without following a link, and each file opened beneath
+that folder (`stackyard.fs.beneath`): a symlink inside the stack folder is followed, one
+that leads out of it (to /etc/passwd, say) is refused."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from stackyard.compose.project import compose_file
-from stackyard.errors import Conflict, Invalid, NotFound
-from stackyard.files_atomic import write_atomic
+from stackyard.compose.project import COMPOSE_FILES, compose_file
+from stackyard.errors import Conflict, Forbidden, Invalid, NotFound
+from stackyard.fs import beneath
+from stackyard.fs.at import (
+    DIRECTORY,
+    NEW_FILE_MODE,
+    lstat_at,
+    remove_tree_at,
+    write_all,
+    write_atomic_at,
+)
+from stackyard.fs.errors import converted
 from stackyard.slugs import check_slug, slugify
 
 FileKind = Literal["compose", "env", "secrets"]
 #: Ids the API uses as words under /api/stacks/.
 RESERVED = frozenset({"updates"})
 MAX_FILE_BYTES = 1024 * 1024
+#: The folder of the stacks folder that deleted stacks are moved to.
+TRASH = ".trash"
 
 #: Validates a candidate compose file (and env file) in a folder; raises Invalid.
 Validator = Callable[[Path, Path, Path | None], None]
@@ -61,6 +79,26 @@ class StackStore:
             raise NotFound(f"Stack {stack_id!r} does not exist")
         return path
 
+    @contextlib.contextmanager
+    def _opened(self, stack_id: str) -> Iterator[int]:
+        """The stack's folder as a descriptor: opened in the stacks folder, never through a
+        link (a stack folder that is a symlink is no stack)."""
+        self.folder(stack_id)
+        try:
+            root = os.open(self.root, DIRECTORY)
+        except FileNotFoundError as exc:
+            raise NotFound(f"Stack {stack_id!r} does not exist") from exc
+        try:
+            fd = os.open(stack_id, DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+        except OSError as exc:
+            raise NotFound(f"Stack {stack_id!r} does not exist") from exc
+        finally:
+            os.close(root)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
     def create(self, name: str, compose: str, env: str = "") -> str:
         stack_id = slugify(name)
         if stack_id in RESERVED:
@@ -72,62 +110,194 @@ class StackStore:
             raise Conflict(f"Stack {stack_id!r} already exists")
         # Build the folder aside and move it into place only once it is valid.
         staging = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{stack_id}.creating-"))
+        root = os.open(self.root, DIRECTORY)
         try:
-            (staging / "compose.yaml").write_text(compose)
-            (staging / ".env").write_text(env)
-            with _as_seen_at({str(staging): str(target)}):
-                self._validate(staging, staging / "compose.yaml", staging / ".env")
-            os.chmod(staging, 0o755)
+            folder = os.open(staging.name, DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
             try:
-                os.rename(staging, target)
+                write_atomic_at(folder, "compose.yaml", compose.encode(), replace=False)
+                write_atomic_at(folder, ".env", env.encode(), replace=False)
+                with _as_seen_at({str(staging): str(target)}):
+                    self._validate(staging, staging / "compose.yaml", staging / ".env")
+                os.fchmod(folder, 0o755)
+            finally:
+                os.close(folder)
+            try:
+                os.rename(staging.name, stack_id, src_dir_fd=root, dst_dir_fd=root)
             except OSError as exc:
                 raise Conflict(f"Stack {stack_id!r} already exists") from exc
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            with contextlib.suppress(FileNotFoundError):
+                remove_tree_at(root, staging.name)
+            os.close(root)
         return stack_id
 
     def read(self, stack_id: str) -> StackFiles:
-        folder = self.folder(stack_id)
-        path = compose_file(folder)
-        assert path is not None
-        return StackFiles(
-            compose_name=path.name,
-            compose=path.read_text(errors="replace"),
-            env=_read_optional(folder / ".env"),
-            has_secrets=(folder / ".secrets").is_file(),
-        )
+        with self._opened(stack_id) as folder:
+            name = _compose_name(folder, stack_id)
+            return StackFiles(
+                compose_name=name,
+                compose=_read_in(folder, stack_id, name) or "",
+                env=_read_in(folder, stack_id, ".env") or "",
+                has_secrets=_has(folder, stack_id, ".secrets"),
+            )
 
     def read_secrets(self, stack_id: str) -> str:
-        return _read_optional(self.folder(stack_id) / ".secrets")
+        with self._opened(stack_id) as folder:
+            return _read_in(folder, stack_id, ".secrets") or ""
 
     def write(self, stack_id: str, kind: FileKind, content: str) -> None:
         """Save a file; compose and .env are validated first, and kept as they were if
-        the new content is refused."""
-        folder = self.folder(stack_id)
+        the new content is refused. A link inside the stack folder is followed (the file
+        it names is replaced); one that leads out of it is refused."""
+        path = self.folder(stack_id)
         _check_size(content)
-        current = compose_file(folder)
-        assert current is not None
-        target = {"compose": current, "env": folder / ".env", "secrets": folder / ".secrets"}[kind]
-        if kind in ("compose", "env"):
-            candidate = folder / f".{target.name}.stackyard-check"
+        with self._opened(stack_id) as folder:
+            current = _compose_name(folder, stack_id)
+            name = {"compose": current, "env": ".env", "secrets": ".secrets"}[kind]
+            with _converted(stack_id, name):
+                parent, final = beneath.open_parent_following(folder, name)
             try:
-                candidate.write_text(content)
-                with _as_seen_at({str(candidate): str(target)}):
-                    if kind == "compose":
-                        self._validate(folder, candidate, _existing(folder / ".env"))
-                    else:
-                        self._validate(folder, current, candidate)
+                if kind in ("compose", "env"):
+                    env = path / ".env" if _has(folder, stack_id, ".env", strict=True) else None
+                    scratch = f".{name}.stackyard-check"
+                    with (
+                        _candidate(folder, stack_id, scratch, content),
+                        _as_seen_at({str(path / scratch): str(path / name)}),
+                    ):
+                        if kind == "compose":
+                            self._validate(path, path / scratch, env)
+                        else:
+                            self._validate(path, path / current, path / scratch)
+                mode = 0o600 if kind == "secrets" else None
+                with _converted(stack_id, name):
+                    write_atomic_at(parent, final, content.encode(), mode)
             finally:
-                with contextlib.suppress(FileNotFoundError):
-                    candidate.unlink()
-        write_atomic(target, content.encode(), mode=0o600 if kind == "secrets" else None)
+                os.close(parent)
 
-    def delete_folder(self, stack_id: str) -> None:
-        folder = self.folder(stack_id)
-        # Move aside first: a half-deleted folder is never mistaken for a stack.
-        doomed = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{stack_id}.deleting-"))
-        os.rename(folder, doomed / stack_id)
-        shutil.rmtree(doomed)
+    def delete_folder(self, stack_id: str, aside_as: str) -> str:
+        """Move the stack's folder aside to `.trash/<aside_as>` in the stacks folder (a
+        rename: the same file system, nothing copied, nothing erased; a dot-folder is never
+        a stack). A name already taken gets a suffix. Returns the new place, relative to
+        the stacks folder."""
+        self.folder(stack_id)
+        if "/" in aside_as or aside_as.startswith(".") or "\0" in aside_as:
+            raise Invalid(f"{aside_as!r} is no name for a folder in {TRASH}")
+        root = os.open(self.root, DIRECTORY)
+        try:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(TRASH, 0o700, dir_fd=root)
+            try:
+                trash = os.open(TRASH, DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+            except OSError as exc:
+                raise Conflict(
+                    f"Stack {stack_id!r} was not deleted: {TRASH} in the stacks folder is not "
+                    f"a folder ({exc.strerror})"
+                ) from exc
+            try:
+                for attempt in range(1, 100):
+                    name = aside_as if attempt == 1 else f"{aside_as}-{attempt}"
+                    try:
+                        # Claim the name, then rename the folder onto the empty folder we own.
+                        os.mkdir(name, 0o700, dir_fd=trash)
+                    except FileExistsError:
+                        continue
+                    try:
+                        os.rename(stack_id, name, src_dir_fd=root, dst_dir_fd=trash)
+                    except OSError as exc:
+                        with contextlib.suppress(OSError):
+                            os.rmdir(name, dir_fd=trash)
+                        raise Conflict(
+                            f"Stack {stack_id!r} was not deleted: its folder could not be "
+                            f"moved to {TRASH} ({exc.strerror})"
+                        ) from exc
+                    return f"{TRASH}/{name}"
+                raise Conflict(f"Stack {stack_id!r} was not deleted: {TRASH} is full of its names")
+            finally:
+                os.close(trash)
+        finally:
+            os.close(root)
+
+
+def _converted(stack_id: str, name: str) -> AbstractContextManager[None]:
+    """OSErrors about a stack's file, as typed errors; a link out of the folder is Forbidden."""
+    return converted(
+        f"{name} of stack {stack_id}",
+        EXDEV=Forbidden(
+            f"{name} of stack {stack_id!r} is a symbolic link that leads outside the stack "
+            "folder; it is not followed"
+        ),
+    )
+
+
+#: Opening never blocks (a FIFO) nor takes a terminal; non-files are refused after fstat.
+_READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
+
+
+def _read_in(folder: int, stack_id: str, name: str) -> str | None:
+    """A file of the stack folder (None: there is none)."""
+    with _converted(stack_id, name):
+        try:
+            fd = beneath.open_beneath(folder, name, _READ)
+        except FileNotFoundError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise Invalid(f"{name} of stack {stack_id!r} is not a regular file")
+            chunks = []
+            while chunk := os.read(fd, 1024 * 1024):
+                chunks.append(chunk)
+        finally:
+            os.close(fd)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def _has(folder: int, stack_id: str, name: str, strict: bool = False) -> bool:
+    """Whether the stack folder has file `name`. A link out of the folder counts (reading
+    it is refused with a clear error) unless strict=True."""
+    try:
+        fd = beneath.open_beneath(folder, name, os.O_PATH)
+    except OSError as exc:
+        return exc.errno == errno.EXDEV and not strict
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
+
+
+def _compose_name(folder: int, stack_id: str) -> str:
+    """The compose file's name, in compose's order of preference (see `compose_file`);
+    a compose file that is a link out of the folder is refused."""
+    for name in COMPOSE_FILES:
+        with _converted(stack_id, name):
+            try:
+                fd = beneath.open_beneath(folder, name, os.O_PATH)
+            except FileNotFoundError:
+                continue
+        try:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return name
+        finally:
+            os.close(fd)
+    raise NotFound(f"Stack {stack_id!r} does not exist")
+
+
+@contextlib.contextmanager
+def _candidate(folder: int, stack_id: str, scratch: str, content: str) -> Iterator[None]:
+    """The new content in a scratch file beside the real one, for compose to check."""
+    with _converted(stack_id, scratch):
+        if (st := lstat_at(folder, scratch)) is not None and not stat.S_ISDIR(st.st_mode):
+            os.unlink(scratch, dir_fd=folder)  # left over from a crash
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(scratch, flags, NEW_FILE_MODE, dir_fd=folder)
+    try:
+        try:
+            write_all(fd, content.encode())
+        finally:
+            os.close(fd)
+        yield
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(scratch, dir_fd=folder)
 
 
 @contextlib.contextmanager
@@ -148,17 +318,6 @@ def _is_id(name: str) -> bool:
     except Invalid:
         return False
     return True
-
-
-def _existing(path: Path) -> Path | None:
-    return path if path.is_file() else None
-
-
-def _read_optional(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except FileNotFoundError:
-        return ""
 
 
 def _check_size(*contents: str) -> None:

@@ -6,19 +6,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Literal
+
+from pydantic import TypeAdapter
 
 from stackyard.compose.project import Project
 from stackyard.db.types import utcnow
 from stackyard.docker.images import local_images
-from stackyard.errors import Invalid, StackyardError
-from stackyard.registry.client import NotInRegistry, RegistryError
+from stackyard.errors import (
+    Invalid,
+    NotInRegistry,
+    RegistryError,
+    RegistryUnreachable,
+    StackyardError,
+)
 from stackyard.registry.digests import DigestSnapshot, LocalDigest, RemoteDigest
 from stackyard.registry.reference import ImageRef, parse_reference
 from stackyard.stacks.host import Host
 from stackyard.stacks.prefs import AutoUpdateOutcome
+from stackyard.stacks.runs import Run
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +42,7 @@ class ImageUpdate:
     state: ImageState
     local_digest: str | None
     remote_digest: str | None
-    checked_at: str | None
+    checked_at: datetime | None
     error: str | None
 
 
@@ -48,13 +57,23 @@ class StackUpdate:
 
 @dataclass(frozen=True)
 class UpdateSummary:
-    last_check: str | None
+    last_check: datetime | None
     stacks: tuple[StackUpdate, ...]
+
+
+_SUMMARY = TypeAdapter(UpdateSummary)
+
+
+def _when(text: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text) if text else None
+    except ValueError:
+        return None
 
 
 def _refs(project: Project) -> list[tuple[str, str, ImageRef | None]]:
     """(service, image text, parsed reference or None when it is not a registry image)."""
-    found = []
+    found: list[tuple[str, str, ImageRef | None]] = []
     for service in project.services:
         if not service.image:
             continue
@@ -98,7 +117,8 @@ def image_state(ref: ImageRef | None, snapshot: DigestSnapshot) -> tuple[ImageSt
 class UpdateService:
     def __init__(self, host: Host) -> None:
         self.host = host
-        self._summary: tuple[tuple, UpdateSummary] | None = None
+        self._summary: tuple[tuple[int, int], UpdateSummary] | None = None
+        self._summary_json: tuple[UpdateSummary, bytes] | None = None
         self._check_lock = asyncio.Lock()
 
     # -- reading (caches only) --------------------------------------------------------
@@ -109,7 +129,16 @@ class UpdateService:
             self._summary = (key, self._build())
         return self._summary[1]
 
-    def _key(self) -> tuple:
+    def summary_json(self) -> bytes:
+        """`summary()` as JSON: the UI polls it, so it is encoded once per change of the
+        summary, not per request."""
+        summary = self.summary()
+        cached = self._summary_json
+        if cached is None or cached[0] is not summary:
+            cached = self._summary_json = (summary, _SUMMARY.dump_json(summary))
+        return cached[1]
+
+    def _key(self) -> tuple[int, int]:
         try:
             root_mtime = self.host.stacks_dir.stat().st_mtime_ns
         except FileNotFoundError:
@@ -138,7 +167,7 @@ class UpdateService:
                             else (local.digests[0] if local and local.digests else None)
                         ),
                         remote_digest=remote.digest if remote else None,
-                        checked_at=remote.checked_at if remote else None,
+                        checked_at=_when(remote.checked_at) if remote else None,
                         error=error,
                     )
                 )
@@ -152,17 +181,18 @@ class UpdateService:
                     images=tuple(images),
                 )
             )
-        return UpdateSummary(snapshot.last_check, tuple(stacks))
+        return UpdateSummary(_when(snapshot.last_check), tuple(stacks))
 
     # -- refreshing -------------------------------------------------------------------
     async def _projects(self, stack_ids: list[str]) -> dict[str, Project]:
         resolved = await asyncio.to_thread(self.host.resolve_all, stack_ids)
-        projects = {}
+        projects: dict[str, Project] = {}
         for stack_id, result in resolved.items():
             if isinstance(result, Project):
                 projects[stack_id] = result
             else:
-                log.info("Stack %s skipped in the update check: %s", stack_id, result.detail)
+                # Never the error text: it can quote the stack's .env or .secrets.
+                log.info("Stack %s skipped in the update check: invalid compose file", stack_id)
         return projects
 
     async def check(self) -> UpdateSummary:
@@ -206,10 +236,12 @@ class UpdateService:
                     results[ref.name] = RemoteDigest("ok", digest, now)
                 except NotInRegistry as exc:
                     results[ref.name] = RemoteDigest("not_found", None, now, str(exc))
-                except RegistryError as exc:
-                    if str(exc).startswith("cannot reach"):
-                        down[ref.api_host] = str(exc)
-                    results[ref.name] = RemoteDigest("error", None, now, str(exc))
+                except RegistryUnreachable as exc:
+                    # Retry later: the rest of this registry's images wait for the next pass.
+                    down[ref.api_host] = exc.detail
+                    results[ref.name] = RemoteDigest("error", None, now, exc.detail)
+                except RegistryError as exc:  # denied, or an answer we cannot use
+                    results[ref.name] = RemoteDigest("error", None, now, exc.detail)
 
         try:
             await asyncio.gather(*(ask(ref) for ref in refs))
@@ -229,21 +261,23 @@ class UpdateService:
         self.host.changed()
 
     # -- auto-update ------------------------------------------------------------------
-    async def auto_update(self, update_stack) -> list[tuple[str, AutoUpdateOutcome]]:
+    async def auto_update(
+        self, update_stack: Callable[[str], Awaitable[Run]]
+    ) -> list[tuple[str, AutoUpdateOutcome]]:
         """Update the opted-in stacks that have a newer digest, one at a time."""
-        done = []
+        done: list[tuple[str, AutoUpdateOutcome]] = []
         for stack in self.summary().stacks:
             if not (stack.auto_update and stack.has_update):
                 continue
             try:
                 run = await update_stack(stack.stack)
                 outcome = AutoUpdateOutcome(
-                    utcnow().isoformat(),
+                    utcnow(),
                     "updated" if run.status == "succeeded" else "failed",
                     "; ".join(run.fold.errors) or None,
                 )
             except StackyardError as exc:
-                outcome = AutoUpdateOutcome(utcnow().isoformat(), "skipped", exc.detail)
+                outcome = AutoUpdateOutcome(utcnow(), "skipped", exc.detail)
             self.host.prefs.change(stack.stack, outcome=outcome)
             self.host.changed()
             log.info("Auto-update of %s: %s %s", stack.stack, outcome.outcome, outcome.detail or "")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.text import Text
+
+from stackyard.compose.progress import ProgressLine, ProgressState
+from stackyard.stacks.runs import RunState
 
 
 def _size(n: int) -> str:
@@ -20,26 +22,26 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def counter(progress: dict[str, Any]) -> str:
-    if not progress["layers_total"]:
+def counter(progress: ProgressState) -> str:
+    if not progress.layers_total:
         return ""
     return (
-        f"{_size(progress['bytes_done'])} of {_size(progress['bytes_total'])} · "
-        f"{progress['layers_done']} of {progress['layers_total']} layers"
+        f"{_size(progress.bytes_done)} of {_size(progress.bytes_total)} · "
+        f"{progress.layers_done} of {progress.layers_total} layers"
     )
 
 
-def _tail(lines: list[dict[str, Any]], count: int) -> Text:
+def _tail(lines: list[ProgressLine], count: int) -> Text:
     text = Text()
     for line in lines[-count:]:
-        style = {"error": "red", "warning": "yellow"}.get(line["level"], "")
-        text.append(line["text"] + "\n", style=style)
+        style = {"error": "red", "warning": "yellow"}.get(line.level, "")
+        text.append(line.text + "\n", style=style)
     return text
 
 
 async def draw(
-    states: AsyncIterator[dict[str, Any]], console: Console | None = None, tail: int = 20
-) -> dict:
+    states: AsyncIterator[RunState], console: Console | None = None, tail: int = 20
+) -> RunState | None:
     """Follow the states to the end, redrawing bars and output in place; returns the last."""
     console = console or Console(stderr=True)
     bars = Progress(
@@ -51,27 +53,27 @@ async def draw(
     )
     main: TaskID | None = None
     images: dict[str, TaskID] = {}
-    last: dict[str, Any] = {}
+    last: RunState | None = None
     with Live(bars, console=console, refresh_per_second=10) as live:
         async for state in states:
             last = state
-            progress = state["progress"]
+            progress = state.progress
             if main is None:
-                main = bars.add_task(state["action"], total=100, info="")
-            percent = progress["percent"]
+                main = bars.add_task(state.action, total=100, info="")
+            percent = progress.percent
             bars.update(
                 main,
                 completed=percent or 0,
                 total=None if percent is None else 100,
                 info=counter(progress),
             )
-            for image in progress["images"]:
-                if image["id"] not in images:
-                    images[image["id"]] = bars.add_task(f"  {image['id']}", total=100, info="")
+            for image in progress.images:
+                if image.id not in images:
+                    images[image.id] = bars.add_task(f"  {image.id}", total=100, info="")
                 bars.update(
-                    images[image["id"]],
-                    completed=image["percent"],
-                    info=f"{image['layers_done']}/{image['layers_total']} layers",
+                    images[image.id],
+                    completed=image.percent,
+                    info=f"{image.layers_done}/{image.layers_total} layers",
                 )
-            live.update(Group(bars, _tail(progress["lines"], tail)))
+            live.update(Group(bars, _tail(progress.lines, tail)))
     return last

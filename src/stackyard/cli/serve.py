@@ -1,0 +1,61 @@
+"""`stackyard serve` and `stackyard agent`: run the service."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Annotated, Literal
+
+import typer
+
+from stackyard.cli import _common
+
+HostOpt = Annotated[str | None, typer.Option("--host", help="Listen address")]
+PortOpt = Annotated[int | None, typer.Option("--port", help="Listen port")]
+
+agent_app = typer.Typer(
+    help="Run in agent mode (or `stackyard agent token`).", invoke_without_command=True
+)
+
+
+def _run(
+    mode: Literal["central", "agent"], host: str | None, port: int | None, default_port: int
+) -> None:
+    import uvicorn
+
+    from stackyard.app import create_app
+    from stackyard.logs import setup_logging
+
+    settings = _common.settings()
+    setup_logging(settings.log_level, settings.secrets())
+    application = create_app(settings, mode)
+    uvicorn.run(
+        application,
+        host=host or settings.host,
+        port=port or (settings.port if mode == "central" else default_port),
+        log_config=None,
+        server_header=False,
+        # Forwarded headers are believed only from STACKYARD_TRUSTED_PROXIES (api/deps.py).
+        proxy_headers=False,
+    )
+
+
+def serve(host: HostOpt = None, port: PortOpt = None) -> None:
+    """Run the central service: API under /api, web UI at /."""
+    _run("central", host, port, 8080)
+
+
+@agent_app.callback()
+def agent(ctx: typer.Context, host: HostOpt = None, port: PortOpt = None) -> None:
+    """Run in agent mode on a remote host: /agent routes behind the agent's token."""
+    if ctx.invoked_subcommand is None:
+        _run("agent", host, port, 8081)
+
+
+@agent_app.command("token")
+def agent_token() -> None:
+    """Print a new random agent token (for STACKYARD_AGENT_TOKEN)."""
+    typer.echo(secrets.token_urlsafe(32))
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)

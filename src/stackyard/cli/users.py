@@ -1,0 +1,60 @@
+"""`stackyard user ...`: user accounts."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from stackyard.auth.principal import Role
+from stackyard.cli import _common
+
+app = typer.Typer(no_args_is_help=True, help="Manage user accounts.")
+
+PasswordStdin = Annotated[
+    bool, typer.Option("--password-stdin", help="Read the password from standard input")
+]
+
+
+def _read_password(password_stdin: bool) -> str:
+    if password_stdin:
+        return sys.stdin.readline().rstrip("\r\n")
+    password: str = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    return password
+
+
+@app.command("create")
+def user_create(
+    name: str,
+    role: Annotated[
+        Role,
+        typer.Option("--role", help="admin, operator (runs actions) or viewer (reads only)"),
+    ] = Role.viewer,
+    admin: Annotated[bool, typer.Option("--admin", help="Same as --role admin")] = False,
+    password_stdin: PasswordStdin = False,
+) -> None:
+    """Create a user (role `viewer` unless --role or --admin says otherwise)."""
+    from stackyard.auth.users import create_user
+
+    role = Role.admin if admin else role
+    create_user(_common.database(), "cli", name, _read_password(password_stdin), role)
+    typer.echo(f"Created user {name!r} ({role})")
+
+
+@app.command("passwd")
+def user_passwd(name: str, password_stdin: PasswordStdin = False) -> None:
+    """Set a user's password (their sessions end)."""
+    from stackyard.auth.users import set_password
+
+    set_password(_common.database(), "cli", name, _read_password(password_stdin))
+    typer.echo(f"Password of {name!r} changed")
+
+
+@app.command("list")
+def user_list() -> None:
+    """List users and their roles."""
+    from stackyard.auth.users import list_users
+
+    for user in list_users(_common.database()):
+        typer.echo(f"{user.username}\t{user.role}")

@@ -1,0 +1,252 @@
+"""What deleting a stack does, said before it is done: the containers and networks that
+`compose down` removes, the named volumes (kept unless asked), and the stack folder, which
+is never erased but moved aside to `STACKS_DIR/.trash/<id>-<UTC time>` (a rename on the
+same file system; dot-folders are never stacks), bind-mounted data inside it included."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from docker.errors import DockerException
+
+from stackyard.compose.project import Project
+from stackyard.docker.containers import ContainerInfo, compose_containers
+from stackyard.errors import Invalid, StackyardError
+from stackyard.stacks.host import Host
+from stackyard.stacks.status import ContainerIndex
+from stackyard.stacks.store import TRASH
+
+#: Entries counted in a folder before the count stops (and says "at least").
+COUNT_LIMIT = 200_000
+
+
+@dataclass(frozen=True)
+class PlannedContainer:
+    name: str
+    service: str
+    state: str
+
+
+@dataclass(frozen=True)
+class PlannedVolume:
+    key: str  # the name in the compose file
+    name: str  # the engine's name
+    exists: bool
+
+
+@dataclass(frozen=True)
+class BindFolder:
+    path: str  # relative to the stack folder ("data", "conf/nginx")
+    services: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ExternalBind:
+    path: str  # absolute, outside the stack folder: never touched
+    services: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FolderPlan:
+    path: str  # the stack folder, as the service sees it
+    trash: str  # where it would go now, relative to STACKS_DIR (".trash/web-20250101T120000Z")
+    files: int
+    bytes: int
+    complete: bool  # False: some entries could not be read, or there were too many to count
+    binds: tuple[BindFolder, ...]
+
+
+@dataclass(frozen=True)
+class DeletePlan:
+    stack: str
+    error: str | None  # the compose file does not resolve: networks and volumes unknown
+    containers: tuple[PlannedContainer, ...]
+    networks: tuple[str, ...]
+    volumes: tuple[PlannedVolume, ...]
+    external_binds: tuple[ExternalBind, ...]
+    folder: FolderPlan
+
+
+@dataclass(frozen=True)
+class DeleteResult:
+    stack: str
+    trash: str  # where the folder went, relative to STACKS_DIR
+    containers: tuple[str, ...]
+    networks: tuple[str, ...]
+    volumes_removed: tuple[str, ...]
+    volumes_kept: tuple[str, ...]
+
+    def summary(self) -> str:
+        """For the audit log: what went where."""
+        parts = [f"folder moved to {self.trash}"]
+        if self.containers:
+            parts.append(f"containers removed: {', '.join(self.containers)}")
+        if self.networks:
+            parts.append(f"networks removed: {', '.join(self.networks)}")
+        if self.volumes_removed:
+            parts.append(f"volumes removed: {', '.join(self.volumes_removed)}")
+        if self.volumes_kept:
+            parts.append(f"volumes kept: {', '.join(self.volumes_kept)}")
+        return "; ".join(parts)
+
+
+def check_confirmation(stack_id: str, confirm: str | None) -> None:
+    """Deleting needs the stack's name typed back, exactly."""
+    if confirm != stack_id:
+        raise Invalid(
+            f"Deletion of stack {stack_id!r} not confirmed: "
+            f"confirm must be the stack's name, exactly {stack_id!r}"
+        )
+
+
+def trash_name(stack_id: str, now: datetime | None = None) -> str:
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stack_id}-{stamp}"
+
+
+def stack_containers(host: Host, stack_id: str, project: Project | None) -> list[ContainerInfo]:
+    index = ContainerIndex(compose_containers(host.docker), host.roots())
+    return index.of(stack_id, project.name if project else None)
+
+
+def plan(host: Host, stack_id: str, measure: bool = True) -> DeletePlan:
+    """`measure`: count the folder's files and bytes (False: zeros)."""
+    folder = host.store.folder(stack_id)
+    try:
+        project: Project | None = host.project(stack_id)
+        error = None
+    except StackyardError as exc:
+        project, error = None, exc.detail
+    containers = stack_containers(host, stack_id, project)
+    raw = project.raw if project else {}
+    declared = [
+        str((spec or {}).get("name") or f"{project.name}_{key}")
+        for key, spec in (raw.get("networks") or {}).items()
+        if project and not (spec or {}).get("external")
+    ]
+    present = _network_names(host)
+    networks = tuple(sorted(n for n in declared if present is None or n in present))
+    existing = _volume_names(host)
+    volumes = tuple(
+        PlannedVolume(key, name, name in existing)
+        for key, name in sorted(_named_volumes(project).items())
+    )
+    inside, outside = _binds(raw, [root / stack_id for root in host.roots()])
+    files, size, complete = _count(folder) if measure else (0, 0, True)
+    return DeletePlan(
+        stack=stack_id,
+        error=error,
+        containers=tuple(PlannedContainer(c.name, c.service, c.state) for c in containers),
+        networks=networks,
+        volumes=volumes,
+        external_binds=outside,
+        folder=FolderPlan(
+            path=str(folder),
+            trash=f"{TRASH}/{trash_name(stack_id)}",
+            files=files,
+            bytes=size,
+            complete=complete,
+            binds=inside,
+        ),
+    )
+
+
+def _named_volumes(project: Project | None) -> dict[str, str]:
+    """The stack's own named volumes (compose key -> engine name); external ones are not
+    the stack's to remove."""
+    if project is None:
+        return {}
+    found = {}
+    for key, spec in (project.raw.get("volumes") or {}).items():
+        spec = spec or {}
+        if spec.get("external"):
+            continue
+        found[key] = str(spec.get("name") or f"{project.name}_{key}")
+    return found
+
+
+def _network_names(host: Host) -> set[str] | None:
+    """The engine's networks (None: it could not say)."""
+    try:
+        return {n.get("Name", "") for n in host.docker.api.networks() or []}
+    except DockerException:
+        return None
+
+
+def _volume_names(host: Host) -> set[str]:
+    try:
+        listed = host.docker.api.volumes() or {}
+    except DockerException:
+        return set()
+    return {v.get("Name", "") for v in listed.get("Volumes") or []}
+
+
+def _binds(
+    raw: dict[str, Any], folders: list[Path]
+) -> tuple[tuple[BindFolder, ...], tuple[ExternalBind, ...]]:
+    """Bind mounts of the services: those inside the stack folder (relative paths), and
+    those outside it (left alone by deletion)."""
+    inside: dict[str, list[str]] = {}
+    outside: dict[str, list[str]] = {}
+    for name, spec in sorted((raw.get("services") or {}).items()):
+        for volume in (spec or {}).get("volumes") or []:
+            if not isinstance(volume, dict) or volume.get("type") != "bind":
+                continue
+            source = str(volume.get("source") or "")
+            if not source:
+                continue
+            relative = _relative_to_any(source, folders)
+            bucket, key = (inside, relative) if relative is not None else (outside, source)
+            if name not in bucket.setdefault(key, []):
+                bucket[key].append(name)
+    return (
+        tuple(BindFolder(p or ".", tuple(s)) for p, s in sorted(inside.items())),
+        tuple(ExternalBind(p, tuple(s)) for p, s in sorted(outside.items())),
+    )
+
+
+def _relative_to_any(source: str, folders: list[Path]) -> str | None:
+    path = Path(os.path.normpath(source))
+    for folder in folders:
+        with contextlib.suppress(ValueError):
+            relative = path.relative_to(folder)
+            return "" if str(relative) == "." else relative.as_posix()
+    return None
+
+
+def _count(folder: Path) -> tuple[int, int, bool]:
+    """Files (anything but folders) and bytes of regular files under `folder`, never
+    following a link; stops at COUNT_LIMIT entries."""
+    files = size = seen = 0
+    complete = True
+    pending = [str(folder)]
+    while pending:
+        current = pending.pop()
+        try:
+            entries = os.scandir(current)
+        except OSError:
+            complete = False
+            continue
+        with entries:
+            for entry in entries:
+                seen += 1
+                if seen > COUNT_LIMIT:
+                    return files, size, False
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    complete = False
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    pending.append(entry.path)
+                    continue
+                files += 1
+                if stat.S_ISREG(info.st_mode):
+                    size += info.st_size
+    return files, size, complete
