@@ -6,6 +6,7 @@ import os
 import random
 import resource
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -227,3 +228,18 @@ def test_the_child_environment_is_minimal(monkeypatch):
 
     env = process.child_env("tcp://engine:2375", {"PATH": "/bin", "HOME": "/root", "X": "y"})
     assert env == {"PATH": "/bin", "HOME": "/root", "DOCKER_HOST": "tcp://engine:2375"}
+
+
+def test_the_open_files_limit_is_raised_towards_the_hard_limit():
+    """Under systemd the soft limit is often 1024: deep folder zips need more."""
+    script = (
+        "import resource\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+        "from stackyard.process import raise_open_files_limit\n"
+        "now = raise_open_files_limit(4096)\n"
+        "print(now, resource.getrlimit(resource.RLIMIT_NOFILE)[0], hard)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    now, soft, hard = (int(v) for v in out.stdout.split())
+    assert now == soft == min(4096, hard) and soft > 256

@@ -16,6 +16,7 @@ from stackyard.api import agent, audit, auth, docs, files, health, registries, s
 from stackyard.api import errors as api_errors
 from stackyard.api.bodyguard import BodyGuard
 from stackyard.api.deps import authenticate, check_agent_token
+from stackyard.api.disconnect import ChildrenFollowTheClient
 from stackyard.api.web import mount_ui
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
@@ -108,6 +109,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             max_bytes=lambda: settings.max_json_bytes,
         )
         app.include_router(agent.router, prefix="/agent")
+        app.add_middleware(ChildrenFollowTheClient)  # outermost: every request's children
         return app
 
     app.add_middleware(
@@ -123,6 +125,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
 
     app.mount(docs.DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="docs-assets")
     mount_ui(app)
+    app.add_middleware(ChildrenFollowTheClient)  # outermost: every request's children
     return app
 
 

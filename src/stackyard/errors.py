@@ -19,6 +19,16 @@ class Invalid(StackyardError):
     """The request is malformed or breaks a rule; nothing was changed."""
 
 
+class ComposeRejected(Invalid):
+    """Compose (or Stackyard's own reading of a compose project) refused a file. `reason`
+    is the message alone; `label` says which kind of file ("compose file", ".env file")."""
+
+    def __init__(self, reason: str, label: str = "compose file") -> None:
+        super().__init__(f"Invalid {label}: {reason}")
+        self.reason = reason
+        self.label = label
+
+
 class Unauthorized(StackyardError):
     """No valid credentials."""
 

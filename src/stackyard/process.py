@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import contextvars
 import ctypes
 import ctypes.util
 import os
@@ -42,7 +43,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +127,25 @@ _libc_name = ctypes.util.find_library("c")
 _prctl = ctypes.CDLL(_libc_name, use_errno=True).prctl if _libc_name else None
 
 
+#: The most descriptors the service asks for (deep folder zips hold one per level).
+OPEN_FILES_WANTED = 65536
+
+
+def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
+    """Raise this process's soft limit of open descriptors towards its hard limit (as Go
+    programs do at start-up): the soft limit is often 1024 under systemd. Children inherit
+    it. Returns the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass  # keep what there is: deep zips skip what is too deep, with a log line
+    return soft
+
+
 def _capped(kind: int, soft: int, hard: int) -> tuple[int, int]:
     """(soft, hard) lowered to the hard limit the service itself runs under."""
     ceiling = resource.getrlimit(kind)[1]
@@ -159,14 +179,91 @@ _live: set[int] = set()
 _live_lock = threading.Lock()
 
 
+class RequestScope:
+    """The children started on behalf of one request (`request_scope`): killed with their
+    groups when the client goes away before its answer is complete (`cancel`). Once the
+    answer is sent (`close`), nothing is killed any more."""
+
+    def __init__(self) -> None:
+        self._groups: set[int] = set()
+        self._lock = threading.Lock()
+        self.cancelled = False
+        self._closed = False
+
+    def adopt(self, pgid: int) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._groups.add(pgid)
+            cancelled = self.cancelled
+        if cancelled:  # started after the client left
+            _signal_group(pgid, signal.SIGKILL)
+
+    def release(self, pgid: int) -> None:
+        with self._lock:
+            self._groups.discard(pgid)
+
+    def cancel(self) -> None:
+        """The client is gone: every child started for it is killed with its group."""
+        with self._lock:
+            if self._closed:
+                return
+            self.cancelled = True
+            groups = list(self._groups)
+        for pgid in groups:
+            _signal_group(pgid, signal.SIGKILL)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._groups.clear()
+
+
+_request: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar(
+    "stackyard_request_scope", default=None
+)
+
+
+@contextlib.contextmanager
+def request_scope() -> Iterator[RequestScope]:
+    """Children started in this context (threads started from it included: their
+    context is copied) belong to the returned scope."""
+    scope = RequestScope()
+    token = _request.set(scope)
+    try:
+        yield scope
+    finally:
+        scope.close()
+        _request.reset(token)
+
+
+def detached() -> contextvars.Context:
+    """A context without the request: for work that outlives the request that started
+    it (a stack action runs on after its 202)."""
+    context = contextvars.copy_context()
+    context.run(_request.set, None)
+    return context
+
+
 def _register(pgid: int) -> None:
     with _live_lock:
         _live.add(pgid)
+    scope = _request.get()
+    if scope is not None:
+        scope.adopt(pgid)
 
 
 def _unregister(pgid: int) -> None:
     with _live_lock:
         _live.discard(pgid)
+    scope = _request.get()
+    if scope is not None:
+        scope.release(pgid)
+
+
+def _cancelled() -> bool:
+    scope = _request.get()
+    return scope is not None and scope.cancelled
 
 
 def live_groups() -> set[int]:
@@ -266,6 +363,8 @@ def run(
     _register(pgid)
     try:
         stdout, stderr = _collect(process, pgid, timeout, max_output, what)
+        if _cancelled():
+            raise Unavailable(f"{what} was stopped: the client went away")
         return Completed(
             process.returncode,
             stdout.decode(errors="replace"),

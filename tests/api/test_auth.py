@@ -1,5 +1,7 @@
+import asyncio
 from datetime import timedelta
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
@@ -57,7 +59,7 @@ def _login_from(client: TestClient, address: str, password: str) -> int:
 
 
 @pytest.fixture
-def behind_proxy(tmp_path, database_url):
+def behind_proxy(tmp_path):
     """The service behind a reverse proxy at the test client's address."""
     settings = Settings(
         data_dir=tmp_path / "proxied",
@@ -79,12 +81,41 @@ def test_an_attacker_cannot_lock_the_owner_out(behind_proxy: TestClient):
     from an address of their own, still signs in with the right password."""
     throttle = behind_proxy.app.state.throttle
     throttle.clock = lambda: 5000.0  # the attack is quick: no wait runs out meanwhile
-    for i in range(60):
-        status = _login_from(behind_proxy, f"203.0.113.{i % 10}", "guess-guess-guess")
-        assert status in (401, 429)
+    statuses = [
+        _login_from(behind_proxy, f"203.0.113.{i % 3}", "guess-guess-guess") for i in range(18)
+    ]
+    assert statuses.count(401) == 15 and statuses.count(429) == 3  # 5 guesses per address
     assert _login_from(behind_proxy, "203.0.113.1", "guess-guess-guess") == 429
-    assert throttle.check("admin", "198.51.100.7") > 0  # the account is under attack
+    assert throttle._wait(("account", "admin"), 5000.0) > 0  # the account is under attack
     assert _login_from(behind_proxy, "198.51.100.7", ADMIN_PASSWORD) == 200
+
+
+def test_concurrent_guesses_get_no_more_tries_than_sequential_ones(behind_proxy: TestClient):
+    """Fifty wrong guesses sent at once from one address: five are tried, the rest are
+    refused before any password check; the owner elsewhere is not stuck behind them."""
+    app = behind_proxy.app
+    app.state.throttle.clock = lambda: 5000.0
+
+    async def attack() -> tuple[list[int], int]:
+        transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+
+            async def login(address: str, password: str) -> int:
+                answer = await client.post(
+                    "/api/auth/login",
+                    json={"username": "admin", "password": password},
+                    headers={"X-Forwarded-For": address},
+                )
+                return answer.status_code
+
+            guesses = [login("203.0.113.9", "guess-guess-guess") for _ in range(50)]
+            *statuses, owner = await asyncio.gather(*guesses, login("198.51.100.7", ADMIN_PASSWORD))
+            return statuses, owner
+
+    statuses, owner = asyncio.run(attack())
+    assert statuses.count(401) == app.state.throttle.free_attempts
+    assert statuses.count(429) == 50 - app.state.throttle.free_attempts
+    assert owner == 200
 
 
 def test_forwarded_for_counts_only_from_trusted_proxies(app, client: TestClient):

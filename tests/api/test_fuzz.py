@@ -153,6 +153,36 @@ def fuzz_server(tmp_path_factory) -> Iterator[tuple[ServerProcess, dict]]:
     server.stop()
 
 
+#: A request to each operation that is not fuzzed, for the role check below.
+UNFUZZED_REQUESTS = {
+    "stackAction": ("POST", "/api/stacks/demo/actions/stop", None),
+    "checkStackUpdates": ("POST", "/api/stacks/updates/check", None),
+    "deleteToken": ("DELETE", "/api/auth/tokens/999999", None),
+    "revokeUserToken": ("DELETE", "/api/users/fuzz-viewer/tokens/999999", None),
+    "changePassword": (
+        "PUT",
+        "/api/auth/password",
+        {"current_password": "x", "new_password": "y" * 16},
+    ),
+}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("operation_id", sorted(NOT_FUZZED))
+def test_operations_not_fuzzed_refuse_the_roles_below_theirs(operation_id, fuzz_server):
+    """What the fuzzer leaves out still refuses whoever may not reach it (the roles that
+    may are tested in test_roles, test_auth and test_users)."""
+    server, headers = fuzz_server
+    method, path, body = UNFUZZED_REQUESTS[operation_id]
+    for role in ROLES:
+        if RANK[role] >= RANK[POLICY[operation_id]]:
+            continue
+        response = httpx.request(
+            method, server.url + path, json=body, headers=headers[role], timeout=30
+        )
+        assert response.status_code == (401 if role is None else 403), (role, response.text)
+
+
 def _spares_the_fuzzers_own_credentials(case) -> bool:
     """The fuzzer must not lock itself out: no change to its own accounts."""
     username = case.path_parameters.get("username") if case.path_parameters else None

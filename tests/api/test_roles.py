@@ -34,6 +34,7 @@ EDITS = [
     ("get", "/api/registries", None),
 ]
 OPERATIONS = [
+    ("post", "/api/stacks/demo/actions/stop", None),
     ("put", "/api/stacks/demo/auto-update", {"enabled": True}),
     ("post", "/api/stacks/updates/check", None),
 ]

@@ -2,10 +2,15 @@
 
 import asyncio
 import time
+import uuid
+
+import httpx
+import pytest
 
 from stackyard.auth import sessions
 from stackyard.auth.streams import while_valid
 from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, sign_in
+from tests.support.stacks import act, compose_text, service
 
 
 async def _forever():
@@ -72,3 +77,47 @@ def test_stream_goes_on_while_the_credential_works(app, admin_client):
 
     assert asyncio.run(some()) == 20
     sign_in(admin_client, "admin", ADMIN_PASSWORD)
+
+
+@pytest.mark.docker
+def test_a_run_s_event_stream_ends_over_http_when_its_token_is_revoked(
+    server, tmp_path, docker_cleanup
+):
+    """A real server, a stop that takes long (the container ignores SIGTERM), a script
+    following the run with an API token: revoking the token ends the stream."""
+    stack_id = f"slow-stop-{uuid.uuid4().hex[:6]}"
+    folder = tmp_path / "stacks" / stack_id
+    folder.mkdir()
+    (folder / "compose.yaml").write_text(
+        compose_text(
+            web=service(
+                command='["sh", "-c", "trap \\"\\" TERM; while true; do sleep 1; done"]',
+                stop_grace_period="60s",
+            )
+        )
+    )
+    docker_cleanup.compose_project(stack_id)
+    with httpx.Client(base_url=server.url, timeout=60) as admin:
+        sign_in(admin, "admin", ADMIN_PASSWORD)
+        assert act(admin, stack_id, "start")["status"] == "succeeded"
+        token = admin.post("/api/auth/tokens", json={"name": "follow", "password": ADMIN_PASSWORD})
+        assert token.status_code == 201, token.text
+        bearer = {"Authorization": f"Bearer {token.json()['token']}"}
+        assert admin.post(f"/api/stacks/{stack_id}/actions/stop").status_code == 202
+
+        events: list[str] = []
+        with httpx.stream(
+            "GET", f"{server.url}/api/stacks/{stack_id}/run/events", headers=bearer, timeout=30
+        ) as stream:
+            assert stream.status_code == 200
+            started = time.monotonic()
+            for line in stream.iter_lines():
+                if line.startswith("event:"):
+                    events.append(line.split(":", 1)[1].strip())
+                    if len(events) == 1:  # following: now the token goes
+                        revoked = admin.delete(f"/api/auth/tokens/{token.json()['id']}")
+                        assert revoked.status_code == 204
+            ended_after = time.monotonic() - started
+        assert events and "end" not in events  # cut off, not the run's end
+        assert ended_after < 15  # the stop itself would take 60 s
+        assert admin.get(f"/api/stacks/{stack_id}/run").json()["status"] == "running"

@@ -1,3 +1,6 @@
+import asyncio
+import contextlib
+
 import pytest
 
 from stackyard.auth.throttle import LoginThrottle
@@ -12,44 +15,83 @@ class Clock:
         return self.now
 
 
+def guess(throttle: LoginThrottle, username: str, address: str | None) -> None:
+    """A wrong guess: begun, never taken back (refused ones are not counted)."""
+    with contextlib.suppress(TooManyRequests):
+        throttle.begin(username, address)
+
+
 def test_a_guesser_is_refused_from_its_address_with_doubling_waits():
     clock = Clock()
     throttle = LoginThrottle(free_attempts=3, base_delay=2, clock=clock)
     for _ in range(3):
-        assert throttle.check("bob", "10.0.0.1") == 0.0
-        throttle.failed("bob", "10.0.0.1")
+        assert throttle.begin("bob", "10.0.0.1") == 0.0
     with pytest.raises(TooManyRequests) as caught:
-        throttle.check("bob", "10.0.0.1")
+        throttle.begin("bob", "10.0.0.1")
     assert caught.value.retry_after == 2
     clock.now += 2
-    throttle.check("bob", "10.0.0.1")
-    throttle.failed("bob", "10.0.0.1")
+    throttle.begin("bob", "10.0.0.1")
     with pytest.raises(TooManyRequests) as caught:
-        throttle.check("bob", "10.0.0.1")
+        throttle.begin("bob", "10.0.0.1")
     assert caught.value.retry_after == 4
 
 
+def test_attempts_count_when_they_begin_so_concurrent_guesses_gain_nothing():
+    """Five attempts in flight at once from one address use up the free ones: the sixth
+    is refused before any of them has finished."""
+    throttle = LoginThrottle(free_attempts=5, clock=Clock())
+    for _ in range(5):
+        throttle.begin("bob", "10.0.0.1")  # none has ended yet
+    with pytest.raises(TooManyRequests):
+        throttle.begin("bob", "10.0.0.1")
+
+
+def test_a_right_password_takes_its_attempt_back():
+    throttle = LoginThrottle(free_attempts=2, address_factor=1, clock=Clock())
+    for _ in range(10):
+        throttle.begin("bob", "10.0.0.1")
+        throttle.succeeded("bob", "10.0.0.1")
+    assert throttle.begin("bob", "10.0.0.1") == 0.0  # ten sign-ins are no guessing
+
+
 def test_the_owner_elsewhere_is_slowed_but_never_locked_out():
-    """Guesses against bob from many addresses make each attempt on bob wait a little
-    (one at a time), but bob, from his own address, is not refused."""
+    """Guesses against bob from many addresses make each attempt on bob wait a little,
+    but bob, from his own address, is not refused."""
     throttle = LoginThrottle(free_attempts=2, account_factor=2, account_delay=1.5, clock=Clock())
     for i in range(20):
-        throttle.failed("bob", f"10.0.0.{i % 4}")
-    assert throttle.check("bob", "192.168.1.5") == 1.5  # delayed, not refused
-    assert throttle.check("carol", "192.168.1.5") == 0.0  # other accounts are not affected
+        guess(throttle, "bob", f"10.0.0.{i % 4}")
+    assert throttle.begin("bob", "192.168.1.5") == 1.5  # delayed, not refused
+    assert throttle.begin("carol", "192.168.1.5") == 0.0  # other accounts are not affected
     with pytest.raises(TooManyRequests):
-        throttle.check("bob", "10.0.0.3")  # a guessing address is refused outright
+        throttle.begin("bob", "10.0.0.3")  # a guessing address is refused outright
     throttle.succeeded("bob", "192.168.1.5")
-    assert throttle.check("bob", "192.168.1.5") == 0.0
+    assert throttle.begin("bob", "192.168.1.5") == 0.0
+
+
+def test_attempts_wait_in_line_per_address_not_per_account():
+    throttle = LoginThrottle()
+    guesser = throttle.serial("bob", "10.0.0.1")
+    assert throttle.serial("bob", "10.0.0.1") is guesser
+    assert throttle.serial("BOB", "10.0.0.1") is guesser
+    assert throttle.serial("bob", "192.168.1.5") is not guesser
+
+    async def owner_waits_for_nobody() -> bool:
+        async with guesser:
+            mine = throttle.serial("bob", "192.168.1.5")
+            await asyncio.wait_for(mine.acquire(), 1)
+            mine.release()
+            return True
+
+    assert asyncio.run(owner_waits_for_nobody())
 
 
 def test_address_spraying_many_accounts_is_refused():
     throttle = LoginThrottle(free_attempts=2, address_factor=3, clock=Clock())
     for i in range(6):
-        throttle.failed(f"user{i}", "10.0.0.9")
+        guess(throttle, f"user{i}", "10.0.0.9")
     with pytest.raises(TooManyRequests):
-        throttle.check("someone-new", "10.0.0.9")
-    assert throttle.check("someone-new", "10.0.0.10") == 0.0
+        throttle.begin("someone-new", "10.0.0.9")
+    assert throttle.begin("someone-new", "10.0.0.10") == 0.0
 
 
 def test_wait_is_capped_and_memory_is_bounded():
@@ -58,10 +100,12 @@ def test_wait_is_capped_and_memory_is_bounded():
         free_attempts=1, base_delay=1, max_delay=60, clock=clock, max_entries=10
     )
     for _ in range(50):
-        throttle.failed("bob", "10.0.0.1")
+        guess(throttle, "bob", "10.0.0.1")
+        clock.now += 61  # each guess after the last wait ended
+    clock.now -= 61
     with pytest.raises(TooManyRequests) as caught:
-        throttle.check("bob", "10.0.0.1")
+        throttle.begin("bob", "10.0.0.1")
     assert caught.value.retry_after == 60
     for i in range(100):
-        throttle.failed(f"u{i}", None)
+        guess(throttle, f"u{i}", None)
     assert len(throttle._failures) <= 10

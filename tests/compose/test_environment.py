@@ -1,5 +1,6 @@
-"""The service's own environment never reaches compose: a real `stackyard serve` whose
-secrets a stack's compose file names shows them in no response and no log line."""
+"""The service's own environment never reaches compose, nor another stack's `.secrets`:
+a real `stackyard serve` whose secrets a stack's compose file names, and a stack that
+reads another's `.secrets`, shows them in no response and no log line."""
 
 import json
 import uuid
@@ -23,15 +24,31 @@ COMPOSE = """services:
       database: "x${DATABASE_URL}"
 """
 
+#: A stack that reads another stack's `.secrets` into an image name and a label.
+PEEK = """services:
+  web:
+    image: "stackyard-test/busybox-${OTHER_TOKEN}:1"
+    env_file: ../other/.secrets
+    labels:
+      token: "x${OTHER_TOKEN}"
+"""
+
 
 def test_service_secrets_never_reach_compose(tmp_path, docker_cleanup, docker_client):
     marker = uuid.uuid4().hex
+    other_token = f"other-{uuid.uuid4().hex}"
     database_url = f"sqlite:///{tmp_path / 'data' / f'db-{marker}.sqlite'}"
-    env = service_env(tmp_path, DATABASE_URL=database_url)
-    secrets = [ADMIN_PASSWORD, env["STACKYARD_SECRET_KEY"], marker]
+    env = service_env(tmp_path, DATABASE_URL=database_url, STACKYARD_LOG_LEVEL="DEBUG")
+    secrets = [ADMIN_PASSWORD, env["STACKYARD_SECRET_KEY"], marker, other_token]
     stacks = tmp_path / "stacks"
     (stacks / "by-hand").mkdir(parents=True)
     (stacks / "by-hand" / "compose.yaml").write_text(COMPOSE)
+    (stacks / "other").mkdir()
+    (stacks / "other" / "compose.yaml").write_text(COMPOSE)
+    (stacks / "other" / ".secrets").write_text(f"OTHER_TOKEN={other_token}\n")
+    (stacks / "peek").mkdir()
+    (stacks / "peek" / "compose.yaml").write_text(PEEK)
+    (stacks / "peek" / ".env").write_text("OTHER_TOKEN=\n")
     docker_cleanup.compose_project("by-hand")
     docker_cleanup.compose_project("leaky")
 
@@ -49,7 +66,11 @@ def test_service_secrets_never_reach_compose(tmp_path, docker_cleanup, docker_cl
             created = call("POST", "/api/stacks", json={"name": "leaky", "compose": COMPOSE})
             assert created.status_code == 201, created.text
             listing = call("GET", "/api/stacks")
-            assert {s["id"] for s in listing.json()} == {"by-hand", "leaky"}
+            by_id = {s["id"]: s for s in listing.json()}
+            assert set(by_id) == {"by-hand", "leaky", "other", "peek"}
+            assert by_id["peek"]["state"] == "invalid"
+            assert "outside the stack folder" in by_id["peek"]["error"]
+            assert call("GET", "/api/stacks/peek").status_code == 200
             for stack_id in ("by-hand", "leaky"):
                 detail = call("GET", f"/api/stacks/{stack_id}")
                 assert detail.status_code == 200

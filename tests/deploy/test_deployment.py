@@ -74,12 +74,6 @@ def test_the_deployed_service_starts_a_stack_on_its_host(
 IN_CONTAINER = Path("/stacks")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the service runs compose in STACKS_DIR/<stack>, so compose resolves `./data` "
-    "to the in-container path (/stacks/<stack>/data), which the engine then creates on the "
-    "host; STACKS_HOST_DIR is used only to recognise containers (Host.roots)",
-)
 def test_a_stacks_folder_at_another_host_path_binds_host_folders(
     deploy, tmp_path: Path, docker_client: docker.DockerClient, docker_cleanup: DockerCleanup
 ):

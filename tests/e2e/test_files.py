@@ -190,3 +190,33 @@ def test_folder_download_without_a_picker_is_a_browser_download(
         f"{name}.zip: handed to the browser"
     )
     check_zip(saved, name)
+
+
+def test_a_narrow_screen_folds_the_sidebar_and_keeps_the_actions_in_view(
+    page, live_server, test_folder
+):
+    """At 800 px the sidebar becomes a Menu button, and the Files row actions stay inside
+    the window without scrolling sideways; the menu closes with Escape."""
+    name, folder = test_folder
+    (folder / "a-rather-long-file-name-for-a-narrow-window.yaml").write_text("x: 1\n")
+    page.set_viewport_size({"width": 800, "height": 900})
+    sign_in(page, live_server.url)
+    table = open_folder(page, live_server.url, name)
+
+    nav = page.get_by_role("navigation", name="Main")
+    menu = page.get_by_role("button", name="Menu")
+    expect(menu).to_be_visible()
+    expect(nav).to_be_hidden()
+    menu.click()
+    expect(nav).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(nav).to_be_hidden()
+    expect(menu).to_be_focused()
+
+    file_name = "a-rather-long-file-name-for-a-narrow-window.yaml"
+    for action in ("Download", "Rename", "Delete"):
+        button = table.get_by_role("button", name=f"{action} {file_name}")
+        expect(button).to_be_visible()
+        box = button.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 800, action
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 800

@@ -54,6 +54,7 @@ def test_an_env_that_breaks_the_compose_file_is_refused(admin_client, make_stack
     opened = read(admin_client, path)
     refused = save(admin_client, path, "OTHER=1\n", opened["version"])
     assert refused.status_code == 400, refused.text
+    assert refused.json()["detail"].startswith("Invalid .env file: ")
     assert "IMAGE must be set" in refused.json()["detail"]
     assert (stacks_dir / stack_id / ".env").read_text() == "IMAGE=busybox\n"
 
@@ -66,6 +67,22 @@ def test_a_new_compose_file_in_a_stack_is_checked_too(admin_client, make_stack, 
     refused = save(admin_client, f"{stack_id}/docker-compose.yml", BAD, None)
     assert refused.status_code == 400
     assert not (stacks_dir / stack_id / "docker-compose.yml").exists()
+
+
+def test_an_override_file_is_checked_merged_onto_the_compose_file(
+    admin_client, make_stack, stacks_dir
+):
+    stack_id = make_stack("override", GOOD)
+    path = f"{stack_id}/compose.override.yaml"
+    refused = save(admin_client, path, "services:\n  web:\n    ports: [[nonsense]]\n", None)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["detail"].startswith("Invalid compose file: ")
+    assert "stackyard-check" not in refused.json()["detail"]
+    assert not (stacks_dir / stack_id / "compose.override.yaml").exists()
+    # Adding to a service of the main file is fine: the override is read merged onto it.
+    fine = save(admin_client, path, "services:\n  web:\n    environment: {A: '1'}\n", None)
+    assert fine.status_code == 200, fine.text
+    assert sorted(os.listdir(stacks_dir / stack_id)) == ["compose.override.yaml", "compose.yaml"]
 
 
 def test_other_files_are_not_checked(admin_client, stacks_dir):

@@ -135,6 +135,7 @@ def test_env_is_validated_against_the_compose_file(admin_client, make_stack, sta
     )
     refused = admin_client.put(f"/api/stacks/{stack_id}/env", json={"content": "OTHER=1\n"})
     assert refused.status_code == 400 and "IMAGE is required" in refused.json()["detail"]
+    assert refused.json()["detail"].startswith("Invalid .env file: ")
     assert (stacks_dir / stack_id / ".env").read_text() == "IMAGE=stackyard-test/busybox:1\n"
     ok = admin_client.put(
         f"/api/stacks/{stack_id}/env", json={"content": "IMAGE=stackyard-test/big:1\n"}

@@ -177,5 +177,5 @@ StacksDep = Annotated[StackService, Depends(get_stacks)]
 
 def existing_stack(stack_id: str, stacks: StacksDep) -> str:
     """Checked before a streamed response starts, so a bad id is a 404, not a broken stream."""
-    stacks.host.store.folder(stack_id)
+    stacks.require(stack_id)
     return stack_id

@@ -93,12 +93,6 @@ def _root(settings: Settings) -> Path:
     return settings.stacks_dir
 
 
-def _target(path: str) -> str:
-    """A path as the audit log keeps it (its column holds 255 characters, no NUL)."""
-    text = path.replace("\x00", "\\0")
-    return text if len(text) <= 255 else f"{text[:254]}…"
-
-
 @router.get("", operation_id="listFolder")
 def list_folder(
     settings: SettingsDep,
@@ -121,17 +115,12 @@ def read_file(settings: SettingsDep, path: PathQuery) -> TextFileOut:
     operation_id="saveFile",
     responses={400: {"description": "A stack's compose file or .env that compose refuses"}},
 )
-def save_file(
-    body: TextFileIn, settings: SettingsDep, stacks: StacksDep, db: DbDep, admin: AdminDep
-) -> SavedOut:
+def save_file(body: TextFileIn, stacks: StacksDep, db: DbDep, admin: AdminDep) -> SavedOut:
     """A stack's compose file or `.env` (`<stack>/compose.yaml`, `<stack>/.env`, ...) is
     checked as the stack page checks it; refused (400 with compose's error), the file
     stays as it was."""
-    with audited(db, admin.username, "file.save", _target(body.path)):
-        saved = browse.save_text(
-            _root(settings), body.path, body.content, body.version, stacks.host.validate
-        )
-    stacks.host.changed()
+    with audited(db, admin.username, "file.save", body.path):
+        saved = stacks.save_browsed(body.path, body.content, body.version)
     return SavedOut(path=saved.path, version=saved.version)
 
 
@@ -143,13 +132,13 @@ def paths_exist(body: PathsIn, settings: SettingsDep) -> ExistingOut:
 
 @router.post("/folder", operation_id="makeFolder", status_code=status.HTTP_201_CREATED)
 def make_folder(body: PathIn, settings: SettingsDep, db: DbDep, admin: AdminDep) -> PathIn:
-    with audited(db, admin.username, "file.mkdir", _target(body.path)):
+    with audited(db, admin.username, "file.mkdir", body.path):
         return PathIn(path=browse.make_folder(_root(settings), body.path))
 
 
 @router.post("/move", operation_id="moveEntry")
 def move_entry(body: MoveIn, settings: SettingsDep, db: DbDep, admin: AdminDep) -> PathIn:
-    target = _target(f"{body.source} -> {body.destination}")
+    target = f"{body.source} -> {body.destination}"
     with audited(db, admin.username, "file.move", target):
         return PathIn(path=browse.move(_root(settings), body.source, body.destination))
 
@@ -162,7 +151,7 @@ def delete_entry(
     path: PathQuery,
     recursive: Annotated[bool, Query(description="Delete a folder with its contents")] = False,
 ) -> None:
-    with audited(db, admin.username, "file.delete", _target(path)):
+    with audited(db, admin.username, "file.delete", path):
         browse.delete(_root(settings), path, recursive)
 
 
@@ -189,7 +178,7 @@ async def upload_file(
 ) -> UploadedOut:
     """The body is the file's bytes. Missing folders are created; the file appears only
     once it is complete."""
-    with audited(db, admin.username, "file.upload", _target(path)) as note:
+    with audited(db, admin.username, "file.upload", path) as note:
         stored, size = await upload.receive(_root(settings), path, request.stream(), overwrite)
         note.detail = f"{size} bytes" + (" (overwrite allowed)" if overwrite else "")
     return UploadedOut(path=stored, size=size)

@@ -316,9 +316,15 @@ async def stack_run_events(
     """Server-Sent Events: `state` with the run's state now and after each change, then
     `end` when it is over. A page opened mid-run catches up with the first event. The
     stream ends early when the credential that opened it is revoked."""
-    async for state in signed_in_stream(request, principal, stacks.follow(stack_id)):
-        yield ServerSentEvent(event="state", data=state)
-    yield ServerSentEvent(event="end", data={})  # browsers drop events without data
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        async for state in stacks.follow(stack_id):
+            yield ServerSentEvent(event="state", data=state)
+        yield ServerSentEvent(event="end", data={})  # browsers drop events without data
+
+    # A revoked credential cuts the stream short: no `end`, which would say the run is over.
+    async for event in signed_in_stream(request, principal, events()):
+        yield event
 
 
 @router.put(

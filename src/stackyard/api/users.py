@@ -1,4 +1,5 @@
-"""User administration (admin only, audited)."""
+"""User administration (admin only). Every change is audited here, where the actor is
+known (`stackyard.auth.audit`): capability code never audits."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from stackyard.api.auth import TokenOut
 from stackyard.api.deps import AdminDep, DbDep, require_admin
 from stackyard.api.models import Body, DbId
 from stackyard.auth import api_tokens, users
+from stackyard.auth.audit import audited
 from stackyard.auth.principal import Role
 
 router = APIRouter(prefix="/users", tags=["users"], dependencies=[Depends(require_admin)])
@@ -54,7 +56,9 @@ def list_users(db: DbDep) -> list[UserRow]:
 
 @router.post("", operation_id="createUser", status_code=status.HTTP_201_CREATED)
 def create_user(body: UserIn, admin: AdminDep, db: DbDep) -> UserRow:
-    user = users.create_user(db, admin.username, body.username, body.password, body.role)
+    with audited(db, admin.username, "user.create", body.username) as note:
+        note.detail = f"role={body.role}"
+        user = users.create_user(db, body.username, body.password, body.role)
     return UserRow.model_validate(user, from_attributes=True)
 
 
@@ -62,7 +66,10 @@ def create_user(body: UserIn, admin: AdminDep, db: DbDep) -> UserRow:
 def update_user(username: str, body: UserChange, admin: AdminDep, db: DbDep) -> UserRow:
     """Change the role or disable the account; either ends the user's sessions and
     revokes their API tokens."""
-    user = users.update_user(db, admin.username, username, body.role, body.disabled)
+    with audited(db, admin.username, "user.update", username) as note:
+        user, note.detail = users.update_user(
+            db, admin.username, username, body.role, body.disabled
+        )
     return UserRow.model_validate(user, from_attributes=True)
 
 
@@ -71,12 +78,14 @@ def update_user(username: str, body: UserChange, admin: AdminDep, db: DbDep) -> 
 )
 def set_password(username: str, body: PasswordIn, admin: AdminDep, db: DbDep) -> None:
     """Their sessions end and their API tokens are revoked."""
-    users.set_password(db, admin.username, username, body.password)
+    with audited(db, admin.username, "user.set_password", username):
+        users.set_password(db, username, body.password)
 
 
 @router.delete("/{username}", operation_id="deleteUser", status_code=status.HTTP_204_NO_CONTENT)
 def delete_user(username: str, admin: AdminDep, db: DbDep) -> None:
-    users.delete_user(db, admin.username, username)
+    with audited(db, admin.username, "user.delete", username):
+        users.delete_user(db, admin.username, username)
 
 
 @router.get("/{username}/tokens", operation_id="listUserTokens")
@@ -91,4 +100,5 @@ def list_user_tokens(username: str, db: DbDep) -> list[TokenOut]:
     status_code=status.HTTP_204_NO_CONTENT,
 )
 def revoke_user_token(username: str, token_id: DbId, admin: AdminDep, db: DbDep) -> None:
-    api_tokens.revoke_token_of(db, admin.username, username, token_id)
+    with audited(db, admin.username, "token.revoke", f"{username}/{token_id}"):
+        api_tokens.revoke_token_of(db, username, token_id)

@@ -1,4 +1,7 @@
-"""Audit log of admin-only actions: who, what, when, outcome."""
+"""Audit log of admin-only actions: who, what, when, outcome.
+
+Recorded where the actor is known, by the entry points (the API's routers, the CLI),
+always through `audited`; capability code never audits."""
 
 from __future__ import annotations
 
@@ -25,9 +28,22 @@ class AuditNote:
     target: str | None = None
 
 
+#: The length of the audit log's target column.
+TARGET_LENGTH = 255
+
+
+def _column_safe(target: str | None) -> str | None:
+    """A target as the audit log can keep it: no NUL, at most TARGET_LENGTH characters."""
+    if target is None:
+        return None
+    text = target.replace("\x00", "\\0")
+    return text if len(text) <= TARGET_LENGTH else f"{text[: TARGET_LENGTH - 1]}…"
+
+
 def record(
     db: Database, actor: str, action: str, target: str | None, outcome: str, detail: str | None
 ) -> None:
+    target = _column_safe(target)
     with db.session() as session:
         session.add(
             AuditEntry(actor=actor, action=action, target=target, outcome=outcome, detail=detail)

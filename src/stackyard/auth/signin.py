@@ -10,7 +10,6 @@ from stackyard.auth import sessions, users
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.db import Database
 from stackyard.db.models import User
-from stackyard.errors import Forbidden, Unauthorized
 
 
 @dataclass(frozen=True)
@@ -28,12 +27,12 @@ async def sign_in(
     client_ip: str | None,
     user_agent: str | None,
 ) -> SignedIn:
-    delay = throttle.check(username, client_ip)
+    delay = throttle.begin(username, client_ip)
     if not delay:
         return await asyncio.to_thread(
             _attempt, db, throttle, username, password, ttl, client_ip, user_agent
         )
-    async with throttle.serial(username):
+    async with throttle.serial(username, client_ip):
         await asyncio.sleep(delay)
         return await asyncio.to_thread(
             _attempt, db, throttle, username, password, ttl, client_ip, user_agent
@@ -49,13 +48,10 @@ def _attempt(
     client_ip: str | None,
     user_agent: str | None,
 ) -> SignedIn:
-    try:
-        with db.session() as session:
-            user = users.authenticate(session, username, password)
-            secret = sessions.open_session(session, user, ttl, client_ip, user_agent)
-    except Unauthorized:
-        throttle.failed(username, client_ip)
-        raise
+    """One sign-in attempt, counted as failed by `LoginThrottle.begin` until it succeeds."""
+    with db.session() as session:
+        user = users.authenticate(session, username, password)
+        secret = sessions.open_session(session, user, ttl, client_ip, user_agent)
     throttle.succeeded(username, client_ip)
     return SignedIn(user, secret)
 
@@ -75,9 +71,6 @@ def reauthenticate(
 ) -> None:
     """The signed-in user proves again that they know the password (before minting an
     API token); wrong guesses count towards the sign-in throttle."""
-    throttle.check(username, client_ip)
-    try:
-        users.check_password(db, user_id, password)
-    except Forbidden:
-        throttle.failed(username, client_ip)
-        raise
+    throttle.begin(username, client_ip)
+    users.check_password(db, user_id, password)
+    throttle.succeeded(username, client_ip)

@@ -6,8 +6,14 @@ Three counters of failed sign-ins, each with free attempts and then waits that d
 - per account *and* address: the guesser is refused (429) from where they guess;
 - per address, across accounts (more free attempts): spraying many accounts is refused;
 - per account, across addresses: never refused. Once over, each attempt on the account
-  waits `account_delay` seconds first and attempts run one at a time, so a distributed
-  guesser gets about one guess per delay, while the owner's right password still gets in.
+  waits `account_delay` seconds first, and the attempts from one address run one at a
+  time: a distributed guesser gets about one guess per delay per address (each address
+  soon refused by its own counters), while the owner, from an address of their own, waits
+  only the delay, never behind the guessers' queue.
+
+Every attempt counts as a failure from the moment it begins (`begin`), and is taken back
+when it succeeds (`succeeded`): concurrent guesses count at once, so sending many
+requests at the same time gets no more guesses than sending them one after another.
 """
 
 from __future__ import annotations
@@ -77,14 +83,17 @@ class LoginThrottle:
         delay = min(self.base_delay * 2**over, self.max_delay)
         return float(max(0.0, entry.last + delay - now))
 
-    def check(self, username: str, address: str | None) -> float:
-        """Refuse (TooManyRequests) a guesser's pair or address; otherwise the seconds
-        this attempt must wait first (0.0, or `account_delay` for an account under attack)."""
+    def begin(self, username: str, address: str | None) -> float:
+        """Refuse (TooManyRequests) a guesser's pair or address; otherwise count the
+        attempt as failed until `succeeded` takes it back, and return the seconds it must
+        wait first (0.0, or `account_delay` for an account under attack)."""
         now = self.clock()
         with self._lock:
             keys = self._keys(username, address)
-            refused = max(self._wait(k, now) for k in keys if k[0] != "account")
+            refused = max((self._wait(k, now) for k in keys if k[0] != "account"), default=0.0)
             attacked = self._wait(keys[0], now) > 0
+            if refused <= 0:
+                self._count(keys, now)
         if refused > 0:
             seconds = math.ceil(refused)
             raise TooManyRequests(
@@ -94,31 +103,34 @@ class LoginThrottle:
             )
         return self.account_delay if attacked else 0.0
 
-    def serial(self, username: str) -> asyncio.Lock:
-        """One attempt at a time on an account under attack."""
-        name = username.lower()
-        lock = self._serial.get(name)
+    def serial(self, username: str, address: str | None) -> asyncio.Lock:
+        """One attempt at a time per account and address on an account under attack."""
+        key = f"{username.lower()}\0{address or ''}"
+        lock = self._serial.get(key)
         if lock is None:
             lock = asyncio.Lock()
-            self._serial[name] = lock
+            self._serial[key] = lock
         return lock
 
-    def failed(self, username: str, address: str | None) -> None:
-        now = self.clock()
-        with self._lock:
-            if len(self._failures) >= self.max_entries:
-                self._forget_idle(now)
-            for key in self._keys(username, address):
-                entry = self._failures.setdefault(key, _Failures(0, now))
-                entry.count += 1
-                entry.last = now
+    def _count(self, keys: list[Key], now: float) -> None:
+        if len(self._failures) >= self.max_entries:
+            self._forget_idle(now)
+        for key in keys:
+            entry = self._failures.setdefault(key, _Failures(0, now))
+            entry.count += 1
+            entry.last = now
 
     def succeeded(self, username: str, address: str | None) -> None:
+        """The right password: the account's and the pair's failures are forgotten, and
+        this attempt no longer counts against the address."""
         name = username.lower()
         with self._lock:
             self._failures.pop(("account", name), None)
             if address:
                 self._failures.pop(("pair", name, address), None)
+                entry = self._failures.get(("address", address))
+                if entry is not None:
+                    entry.count = max(0, entry.count - 1)
 
     def _forget_idle(self, now: float) -> None:
         idle = [k for k, v in self._failures.items() if now - v.last > self.max_delay]

@@ -12,7 +12,6 @@ from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session
 
 from stackyard.auth import passwords, sessions
-from stackyard.auth.audit import audited
 from stackyard.auth.principal import LEGACY_ROLES, Role
 from stackyard.db import Database
 from stackyard.db.models import User
@@ -53,15 +52,14 @@ def _insert(session: Session, username: str, password: str, role: Role) -> User:
     return user
 
 
-def create_user(db: Database, actor: str, username: str, password: str, role: Role) -> User:
-    with audited(db, actor, "user.create", username) as note, db.session() as session:
-        note.detail = f"role={role}"
+def create_user(db: Database, username: str, password: str, role: Role) -> User:
+    with db.session() as session:
         return _insert(session, username, password, role)
 
 
 def delete_user(db: Database, actor: str, username: str) -> None:
     """Remove an account; its sessions and API tokens go with it."""
-    with audited(db, actor, "user.delete", username), db.session() as session:
+    with db.session() as session:
         if username == actor:
             raise Forbidden("You cannot delete your own account")
         user = get_user(session, username)
@@ -72,10 +70,11 @@ def delete_user(db: Database, actor: str, username: str) -> None:
 
 def update_user(
     db: Database, actor: str, username: str, role: Role | None, disabled: bool | None
-) -> User:
+) -> tuple[User, str]:
     """Change a user's role or disable/enable the account. Disabling ends every session
-    and revokes every API token the user holds; so does a change of role."""
-    with audited(db, actor, "user.update", username) as note, db.session() as session:
+    and revokes every API token the user holds; so does a change of role. Returns the user
+    and what changed ("no change" when nothing did)."""
+    with db.session() as session:
         user = get_user(session, username)
         changes = []
         if role is not None and role != user.role:
@@ -93,8 +92,7 @@ def update_user(
             changes.append("disabled" if disabled else "enabled")
         if changes:
             sessions.revoke_all(session, user.id)
-        note.detail = ", ".join(changes) or "no change"
-        return user
+        return user, ", ".join(changes) or "no change"
 
 
 def _keep_an_admin(session: Session, user: User) -> None:
@@ -103,10 +101,10 @@ def _keep_an_admin(session: Session, user: User) -> None:
         raise Conflict("This is the last admin: make another admin first")
 
 
-def set_password(db: Database, actor: str, username: str, password: str) -> None:
+def set_password(db: Database, username: str, password: str) -> None:
     """An admin (or the CLI) sets someone's password: their sessions end and their API
     tokens are revoked."""
-    with audited(db, actor, "user.set_password", username), db.session() as session:
+    with db.session() as session:
         user = get_user(session, username)
         user.password_hash = passwords.hash_password(password)
         sessions.revoke_all(session, user.id)

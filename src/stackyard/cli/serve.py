@@ -24,7 +24,9 @@ def _run(
 
     from stackyard.app import create_app
     from stackyard.logs import setup_logging
+    from stackyard.process import raise_open_files_limit
 
+    raise_open_files_limit()
     settings = _common.settings()
     setup_logging(settings.log_level, settings.secrets())
     application = create_app(settings, mode)

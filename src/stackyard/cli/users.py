@@ -35,19 +35,26 @@ def user_create(
     password_stdin: PasswordStdin = False,
 ) -> None:
     """Create a user (role `viewer` unless --role or --admin says otherwise)."""
+    from stackyard.auth.audit import audited
     from stackyard.auth.users import create_user
 
     role = Role.admin if admin else role
-    create_user(_common.database(), "cli", name, _read_password(password_stdin), role)
+    db = _common.database()
+    with audited(db, "cli", "user.create", name) as note:
+        note.detail = f"role={role}"
+        create_user(db, name, _read_password(password_stdin), role)
     typer.echo(f"Created user {name!r} ({role})")
 
 
 @app.command("passwd")
 def user_passwd(name: str, password_stdin: PasswordStdin = False) -> None:
     """Set a user's password (their sessions end)."""
+    from stackyard.auth.audit import audited
     from stackyard.auth.users import set_password
 
-    set_password(_common.database(), "cli", name, _read_password(password_stdin))
+    db = _common.database()
+    with audited(db, "cli", "user.set_password", name):
+        set_password(db, name, _read_password(password_stdin))
     typer.echo(f"Password of {name!r} changed")
 
 

@@ -43,7 +43,7 @@ from stackyard.compose.fastyaml import load_yaml_all_fast
 from stackyard.compose.project import Project, Service, normalize_project_name
 from stackyard.compose.references import check_references
 from stackyard.compose.yaml import MAX_BYTES
-from stackyard.errors import Invalid
+from stackyard.errors import ComposeRejected, Invalid
 from stackyard.fs import beneath
 
 #: How interpolation looks a variable up (`Mapping.get`).
@@ -64,7 +64,6 @@ _UNMODELLED_ENV = ("COMPOSE_FILE", "COMPOSE_ENV_FILES", "COMPOSE_PATH_SEPARATOR"
 #: Service keys that name other files.
 _REFERENCES = ("extends", "env_file", "label_file")
 
-_PREFIX = "Invalid compose file: "
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _OPERATORS = (":-", ":?", ":+", "-", "?", "+")
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
@@ -246,7 +245,7 @@ def _interpolate_tree(value: object, env: Mapping[str, str], path: str) -> objec
         try:
             return _substitute(value, env.get)
         except Invalid as exc:
-            raise Invalid(f"{_PREFIX}error while interpolating {path}: {exc.detail}") from None
+            raise ComposeRejected(f"error while interpolating {path}: {exc.detail}") from None
     if isinstance(value, dict):
         return {
             k: _interpolate_tree(v, env, f"{path}.{k}" if path else str(k))
@@ -259,8 +258,8 @@ def _interpolate_tree(value: object, env: Mapping[str, str], path: str) -> objec
 
 # -- project name ---------------------------------------------------------------------
 def _invalid_name(name: str) -> Invalid:
-    return Invalid(
-        f'{_PREFIX}invalid project name "{name}": must consist only of lowercase alphanumeric '
+    return ComposeRejected(
+        f'invalid project name "{name}": must consist only of lowercase alphanumeric '
         "characters, hyphens, and underscores as well as start with a letter or number"
     )
 
@@ -287,7 +286,7 @@ def _read(folder: Path, base: dict[str, str], present: Collection[str] | None) -
     try:
         dir_fd = os.open(folder, _DIRECTORY)
     except OSError as exc:
-        raise Invalid(f"{_PREFIX}the stack folder cannot be read ({exc.strerror})") from None
+        raise ComposeRejected(f"the stack folder cannot be read ({exc.strerror})") from None
     try:
         main = next(
             (
@@ -298,7 +297,7 @@ def _read(folder: Path, base: dict[str, str], present: Collection[str] | None) -
             None,
         )
         if main is None:
-            raise Invalid(f"{_PREFIX}no compose file in the stack folder")
+            raise ComposeRejected("no compose file in the stack folder")
         override = next(
             (
                 (name, text)
@@ -320,17 +319,17 @@ def _read(folder: Path, base: dict[str, str], present: Collection[str] | None) -
         try:
             loaded = load_yaml_all_fast(text)
         except Invalid as exc:
-            raise Invalid(f"{_PREFIX}{name}: {exc.detail}") from None
+            raise ComposeRejected(f"{name}: {exc.detail}") from None
         for document in loaded:
             if document is None:
                 continue
             if not isinstance(document, dict):
-                raise Invalid(f"{_PREFIX}{name}: the top level must be a mapping")
+                raise ComposeRejected(f"{name}: the top level must be a mapping")
             if "$" in text:
                 document = _interpolate_tree(document, env, "")
             documents.append((name, cast(dict[str, Any], document)))
     if not documents:
-        raise Invalid(f"{_PREFIX}{main[0]}: empty compose file")
+        raise ComposeRejected(f"{main[0]}: empty compose file")
 
     file_name = ""
     specs: dict[str, dict[str, Any]] = {}
@@ -343,12 +342,12 @@ def _read(folder: Path, base: dict[str, str], present: Collection[str] | None) -
         if services is None:
             continue
         if not isinstance(services, dict):
-            raise Invalid(f"{_PREFIX}{name}: services must be a mapping")
+            raise ComposeRejected(f"{name}: services must be a mapping")
         for service, spec in services.items():
             if spec is None:
                 spec = {}
             if not isinstance(spec, dict):
-                raise Invalid(f"{_PREFIX}services.{service} must be a mapping")
+                raise ComposeRejected(f"services.{service} must be a mapping")
             merged = specs.setdefault(str(service), {})
             for key, value in spec.items():
                 if value is None:
@@ -368,11 +367,11 @@ def _read(folder: Path, base: dict[str, str], present: Collection[str] | None) -
         if isinstance(image, (int, float)) and not isinstance(image, bool):
             image = str(image)
         if image is not None and not isinstance(image, str):
-            raise Invalid(f"{_PREFIX}services.{service}.image must be a string")
+            raise ComposeRejected(f"services.{service}.image must be a string")
         builds = "build" in spec
         if not image and not builds and "extends" not in spec:
-            raise Invalid(
-                f"{_PREFIX}service {service!r} has neither an image nor a build context specified"
+            raise ComposeRejected(
+                f"service {service!r} has neither an image nor a build context specified"
             )
         services.append(Service(service, image or None, builds))
 
@@ -392,7 +391,7 @@ def _project_name(env: Mapping[str, str], file_name: str, folder: Path) -> str:
         return from_env
     name = normalize_project_name(file_name) or normalize_project_name(folder.name)
     if not name:
-        raise Invalid(f"{_PREFIX}project name must not be empty")
+        raise ComposeRejected("project name must not be empty")
     return name
 
 
@@ -404,13 +403,13 @@ def _read_file(dir_fd: int, name: str) -> str | None:
         return None
     except OSError as exc:
         if exc.errno in (errno.EXDEV, errno.ELOOP):
-            raise Invalid(
-                f"{_PREFIX}{name} is a link that leaves the stack folder; references must stay "
+            raise ComposeRejected(
+                f"{name} is a link that leaves the stack folder; references must stay "
                 "in the stack's own folder"
             ) from None
         if exc.errno in (errno.ENOTDIR, errno.EISDIR):
             return None
-        raise Invalid(f"{_PREFIX}{name} cannot be read ({exc.strerror})") from None
+        raise ComposeRejected(f"{name} cannot be read ({exc.strerror})") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None  # a folder, a FIFO, a device: never read (compose fails on it)
@@ -420,9 +419,7 @@ def _read_file(dir_fd: int, name: str) -> str | None:
             chunks.append(chunk)
             size += len(chunk)
             if size > MAX_BYTES:
-                raise Invalid(
-                    f"{_PREFIX}{name}: file too large (more than {MAX_BYTES // 1024} KiB)"
-                )
+                raise ComposeRejected(f"{name}: file too large (more than {MAX_BYTES // 1024} KiB)")
     finally:
         os.close(fd)
     return b"".join(chunks).decode(errors="replace")

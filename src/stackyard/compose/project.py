@@ -11,6 +11,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -18,7 +19,7 @@ from typing import Any, cast
 from stackyard import process
 from stackyard.compose.probe import ComposeTool
 from stackyard.compose.references import COMPOSE_FILES, OVERRIDE_FILES, check_references
-from stackyard.errors import Invalid, Unavailable
+from stackyard.errors import ComposeRejected, Invalid, Unavailable
 from stackyard.fs.jsonstore import JsonStore
 
 __all__ = [
@@ -67,9 +68,11 @@ def run_config(
     files: list[Path] | None = None,
     env_file: Path | None = None,
     docker_host: str | None = None,
+    project_dir: Path | None = None,
 ) -> dict[str, Any]:
     """`docker compose config` as JSON; Invalid carries compose's own error text (which
-    can only quote files of the stack folder: the references are checked first)."""
+    can only quote files of the stack folder: the references are checked first).
+    `project_dir`: the folder as the Docker host sees it (relative paths resolve to it)."""
     if tool.command is None:
         raise Unavailable("No compose tool is installed (docker compose v2 or docker-compose)")
     check_references(folder, files, env_file)
@@ -78,7 +81,7 @@ def run_config(
         args += ["-f", str(file)]
     if env_file is not None:
         args += ["--env-file", str(env_file)]
-    args += ["--project-directory", str(folder), "config", "--format", "json"]
+    args += ["--project-directory", str(project_dir or folder), "config", "--format", "json"]
     try:
         done = process.run(
             args,
@@ -90,10 +93,10 @@ def run_config(
     except OSError as exc:
         raise Unavailable(f"docker compose config could not be started: {exc}") from exc
     except process.OutputTooLarge as exc:
-        raise Invalid(f"Invalid compose file: {exc.detail}") from exc
+        raise ComposeRejected(exc.detail) from exc
     if done.returncode != 0:
         message = done.stderr.strip() or done.stdout.strip() or "invalid compose file"
-        raise Invalid(f"Invalid compose file: {message}")
+        raise ComposeRejected(message)
     try:
         return cast(dict[str, Any], json.loads(done.stdout))
     except json.JSONDecodeError as exc:
@@ -146,11 +149,16 @@ class ProjectCache:
     file too (`flush`), so that a restart does not run compose again for every stack."""
 
     def __init__(
-        self, tool: ComposeTool, docker_host: str | None = None, path: Path | None = None
+        self,
+        tool: ComposeTool,
+        docker_host: str | None = None,
+        path: Path | None = None,
+        project_dir: Callable[[Path], Path] | None = None,
     ) -> None:
         self.tool = tool
         self.docker_host = docker_host
         self.path = path
+        self.project_dir = project_dir or (lambda folder: folder)
         self._cache: dict[Path, tuple[tuple[Any, ...], Project | Invalid]] = self._load()
         self._dirty = False
         self._lock = threading.Lock()
@@ -163,7 +171,13 @@ class ProjectCache:
         if hit is None or hit[0] != stamp:
             try:
                 result: Project | Invalid = parse_project(
-                    run_config(self.tool, folder, docker_host=self.docker_host), folder.name
+                    run_config(
+                        self.tool,
+                        folder,
+                        docker_host=self.docker_host,
+                        project_dir=self.project_dir(folder),
+                    ),
+                    folder.name,
                 )
             except Invalid as exc:
                 result = exc
@@ -200,7 +214,13 @@ class ProjectCache:
             if not self._dirty:
                 return
             entries = [
-                {"v": CACHE_VERSION, "folder": str(folder), "stamp": stamp, "config": result.raw}
+                {
+                    "v": CACHE_VERSION,
+                    "folder": str(folder),
+                    "project_dir": str(self.project_dir(folder)),
+                    "stamp": stamp,
+                    "config": result.raw,
+                }
                 for folder, (stamp, result) in self._cache.items()
                 if isinstance(result, Project)
             ]
@@ -219,6 +239,8 @@ class ProjectCache:
             if not isinstance(entry, dict) or entry.get("v") != CACHE_VERSION:
                 continue  # resolved by an older version: resolve again
             folder = Path(entry["folder"])
+            if entry.get("project_dir", entry["folder"]) != str(self.project_dir(folder)):
+                continue  # resolved against another host path of the stacks folder
             stamp = tuple(tuple(item) for item in entry["stamp"])
             loaded[folder] = (stamp, parse_project(entry["config"], folder.name))
         return loaded

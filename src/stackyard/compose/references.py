@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from stackyard.compose.yaml import MAX_BYTES, load_yaml_all
-from stackyard.errors import Invalid
+from stackyard.errors import ComposeRejected, Invalid
 from stackyard.process import child_env
 
 #: Compose's own file names, in its order of preference, and its override files.
@@ -102,12 +102,12 @@ class _Checker:
             return
         self.seen.add(path)
         if len(self.seen) > MAX_FILES:
-            raise Invalid(f"{_PREFIX}the project reads more than {MAX_FILES} files")
+            raise ComposeRejected(f"the project reads more than {MAX_FILES} files")
         where = self._name(path)
         try:
             documents = load_yaml_all(_read_text(path))
         except Invalid as exc:
-            raise Invalid(f"{_PREFIX}{where}: {exc.detail}") from None
+            raise ComposeRejected(f"{where}: {exc.detail}") from None
         except OSError:
             return  # missing or unreadable: compose says so itself
         here = [os.path.dirname(path), *project_dirs]
@@ -175,7 +175,7 @@ class _Checker:
         real = os.path.realpath(path)
         if not self._contains(real):
             name = _shown(os.path.basename(path))
-            raise Invalid(f"{_PREFIX}{name} is a link that leaves the stack folder; {_RULE}")
+            raise ComposeRejected(f"{name} is a link that leaves the stack folder; {_RULE}")
         return real
 
     def _contains(self, real: str) -> bool:
@@ -191,13 +191,13 @@ class _Checker:
         named = f"{what} {raw!r}" + (f" in {where}" if where else "")
         for candidate in _expand(raw, lookup):
             if _REMOTE.match(candidate):
-                raise Invalid(f"{_PREFIX}{named} is remote; {_RULE}")
+                raise ComposeRejected(f"{named} is remote; {_RULE}")
             if candidate.startswith("~"):
-                raise Invalid(f"{_PREFIX}{named} points outside the stack folder; {_RULE}")
+                raise ComposeRejected(f"{named} points outside the stack folder; {_RULE}")
             for base in bases:
                 real = os.path.realpath(os.path.join(base, candidate))
                 if not self._contains(real):
-                    raise Invalid(f"{_PREFIX}{named} points outside the stack folder; {_RULE}")
+                    raise ComposeRejected(f"{named} points outside the stack folder; {_RULE}")
                 if real not in found:
                     found.append(real)
         return found
@@ -224,7 +224,6 @@ class _Checker:
 
 
 _RULE = "references must stay in the stack's own folder"
-_PREFIX = "Invalid compose file: "
 
 
 def _shown(name: str) -> str:
@@ -326,7 +325,7 @@ def _expand(text: str, lookup: Lookup) -> set[str]:
     for piece in pieces:
         total *= len(piece)
         if total > MAX_CANDIDATES:
-            raise Invalid(f"{_PREFIX}too many possible values of {text!r} to check its path")
+            raise ComposeRejected(f"too many possible values of {text!r} to check its path")
     return {"".join(combination) for combination in itertools.product(*pieces)}
 
 

@@ -34,8 +34,11 @@ async def run_compose(
     on_line: Callable[[str], None],
     docker_host: str | None = None,
     limits: process.Limits | None = None,
+    project_dir: Path | None = None,
 ) -> int:
     """Run `compose <progress flags> ARGS` in `folder`; every output line goes to on_line.
+    `project_dir`: the folder's path as the Docker host sees it, where that differs and
+    leads to the same folder (`stackyard.stacks.hostview`): relative paths resolve to it.
 
     Output is split on both newlines and carriage returns (text progress redraws with \\r)
     and decoded with replacement (never raises on output that is not UTF-8).
@@ -54,7 +57,12 @@ async def run_compose(
 
     try:
         code = await process.stream(
-            [*tool.command, *progress_args(tool), *args],
+            [
+                *tool.command,
+                *progress_args(tool),
+                *("--project-directory", str(project_dir or folder)),
+                *args,
+            ],
             on_output,
             cwd=folder,
             env=process.child_env(docker_host),

@@ -16,13 +16,11 @@ from stackyard.files.confine import clean, errors_for, opened_root, parent_in, s
 from stackyard.fs import beneath
 from stackyard.fs.at import (
     DIRECTORY,
-    NEW_FILE_MODE,
     FolderChain,
+    atomic_file_at,
     file_id,
     lstat_at,
     make_folders_at,
-    rename_at,
-    temp_file_at,
     write_all,
 )
 
@@ -84,33 +82,20 @@ async def receive(
                         raise Invalid(f"Not a file: {user_path}")
                     if st is not None and not overwrite:
                         raise Conflict(f"Already exists: {user_path}")
-                    fd, tmp = temp_file_at(folder, name, ".upload")
                 try:
-                    async for chunk in body:
-                        with errors_for(relative):
-                            write_all(fd, chunk)
-                        size += len(chunk)
+                    # A replaced file keeps its mode; the file appears only when complete.
+                    with atomic_file_at(folder, name, replace=overwrite, suffix=".upload") as new:
+                        async for chunk in body:
+                            with errors_for(relative):
+                                write_all(new.fd, chunk)
+                            size += len(chunk)
+                except FileExistsError as exc:  # appeared meanwhile
+                    raise Conflict(f"Already exists: {user_path}") from exc
+                except OSError as exc:
+                    if exc.errno in (errno.EISDIR, errno.ENOTEMPTY):
+                        raise Invalid(f"Not a file: {user_path}") from exc
                     with errors_for(relative):
-                        mode = NEW_FILE_MODE
-                        current = lstat_at(folder, name)
-                        if current is not None and stat.S_ISREG(current.st_mode):
-                            mode = stat.S_IMODE(current.st_mode)  # a replaced file keeps it
-                        os.fchmod(fd, mode)
-                        os.fsync(fd)
-                        try:
-                            rename_at(folder, tmp, folder, name, replace=overwrite)
-                        except FileExistsError as exc:  # appeared meanwhile
-                            raise Conflict(f"Already exists: {user_path}") from exc
-                        except OSError as exc:
-                            if exc.errno in (errno.EISDIR, errno.ENOTEMPTY):
-                                raise Invalid(f"Not a file: {user_path}") from exc
-                            raise
-                except BaseException:
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(tmp, dir_fd=folder)
-                    raise
-                finally:
-                    os.close(fd)
+                        raise
             finally:
                 if followed >= 0:
                     os.close(followed)

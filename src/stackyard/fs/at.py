@@ -1,6 +1,7 @@
 """Operations on (folder descriptor, name): nothing here follows a path string again.
 
-- `write_atomic_at`: a temporary file in the same folder, fsync, then a rename.
+- `atomic_file_at`, `write_atomic_at`: a temporary file in the same folder, fsync, a
+  rename, and the folder fsync'ed: every writer of a whole file uses it.
 - `temp_file_at`: an exclusive, randomly named file to stream into.
 - `rename_at`: rename, optionally never over an existing entry (RENAME_NOREPLACE).
 - `make_folders_at`: create a chain of folders, undone by `FolderChain.undo`.
@@ -108,15 +109,30 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-def write_atomic_at(
-    dir_fd: int, name: str, data: bytes, mode: int | None = None, *, replace: bool = True
-) -> os.stat_result:
-    """Write `name` in `dir_fd` whole or not at all; returns the new file's stat. The
-    mode is `mode`, else the replaced file's, else 0644. With replace=False an entry
-    that exists (or appears meanwhile) is refused with EEXIST."""
-    fd, tmp = temp_file_at(dir_fd, name)
+@dataclass
+class PendingFile:
+    """The temporary file of `atomic_file_at`: write to `fd`; `stat` is the file's once
+    it is in place."""
+
+    fd: int
+    temp_name: str
+    stat: os.stat_result | None = None
+
+
+@contextlib.contextmanager
+def atomic_file_at(
+    dir_fd: int, name: str, mode: int | None = None, *, replace: bool = True, suffix: str = ".tmp"
+) -> Iterator[PendingFile]:
+    """A file written whole or not at all, the one sequence every writer uses: the block
+    writes a private temporary file beside `name`; when it ends without error the file
+    gets its mode (`mode`, else the replaced file's, else 0644), is fsync'ed, renamed over
+    `name` and the folder fsync'ed, so the rename survives a crash. On any error, the
+    block's or the rename's, the temporary file is removed and `name` stays as it was.
+    With replace=False an entry that exists (or appears meanwhile) is refused (EEXIST)."""
+    fd, tmp = temp_file_at(dir_fd, name, suffix)
+    pending = PendingFile(fd, tmp)
     try:
-        write_all(fd, data)
+        yield pending
         if mode is None:
             existing = lstat_at(dir_fd, name)
             regular = existing is not None and stat.S_ISREG(existing.st_mode)
@@ -124,13 +140,25 @@ def write_atomic_at(
         os.fchmod(fd, mode)
         os.fsync(fd)
         rename_at(dir_fd, tmp, dir_fd, name, replace=replace)
-        return os.fstat(fd)
+        os.fsync(dir_fd)
+        pending.stat = os.fstat(fd)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp, dir_fd=dir_fd)
         raise
     finally:
         os.close(fd)
+
+
+def write_atomic_at(
+    dir_fd: int, name: str, data: bytes, mode: int | None = None, *, replace: bool = True
+) -> os.stat_result:
+    """Write `name` in `dir_fd` whole or not at all (`atomic_file_at`); returns the new
+    file's stat."""
+    with atomic_file_at(dir_fd, name, mode, replace=replace) as pending:
+        write_all(pending.fd, data)
+    assert pending.stat is not None
+    return pending.stat
 
 
 def read_all(fd: int, limit: int) -> bytes:

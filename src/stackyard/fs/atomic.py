@@ -1,6 +1,6 @@
 """Replacing a file by path whole or not at all, for the service's own files (the data
 folder: caches, stores, the secret key). User paths go through `at.write_atomic_at`
-with a confined folder descriptor; this shares its core and adds the folder fsync.
+with a confined folder descriptor; this opens the folder by path and uses the same core.
 
 The sequence: a private temporary file beside the target, written and fsync'ed, its
 mode set, renamed over the target, then the folder fsync'ed so that the rename itself
@@ -24,7 +24,6 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     folder = os.open(path.parent, DIRECTORY)
     try:
         write_atomic_at(folder, path.name, data, mode)
-        os.fsync(folder)
     finally:
         os.close(folder)
 

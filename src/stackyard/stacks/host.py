@@ -21,6 +21,7 @@ from stackyard.registry.client import RegistryClient
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
 from stackyard.settings import Settings
+from stackyard.stacks.hostview import host_view
 from stackyard.stacks.prefs import PrefsStore
 from stackyard.stacks.runs import RunBoard
 from stackyard.stacks.store import StackStore
@@ -40,7 +41,10 @@ class Host:
         self.tool = tool or compose_tool()
         data = settings.data_dir
         self.stacks_dir = settings.stacks_dir.resolve()
-        self.projects = ProjectCache(self.tool, settings.docker_host, data / "projects.json")
+        self.view = host_view(self.stacks_dir, settings.effective_stacks_host_dir)
+        self.projects = ProjectCache(
+            self.tool, settings.docker_host, data / "projects.json", self.view.project_dir
+        )
         # What the files declare, for the list (no compose run); the full resolutions
         # the list lacks are made in the background.
         self.declared = DeclaredCache(process.child_env(settings.docker_host))
@@ -62,8 +66,8 @@ class Host:
     def registry_client(self) -> RegistryClient:
         return RegistryClient(self.credentials.lookup, insecure_registries(self.docker))
 
-    def validate(self, folder: Path, compose: Path, env_file: Path | None) -> None:
-        run_config(self.tool, folder, [compose], env_file, self.settings.docker_host)
+    def validate(self, folder: Path, compose: list[Path], env_file: Path | None) -> None:
+        run_config(self.tool, folder, compose, env_file, self.settings.docker_host)
 
     def project(self, stack_id: str) -> Project:
         """The stack's resolved compose project (Invalid with compose's error)."""

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
+from stackyard import process
 from stackyard.compose.progress import ProgressFold, ProgressState
 from stackyard.db.types import utcnow
 from stackyard.errors import Conflict, StackyardError
@@ -209,7 +210,10 @@ class RunBoard:
             raise Conflict(f"Stack {stack!r} is busy" + (f" ({busy} in progress)" if busy else ""))
         run = Run(secrets.token_hex(8), stack, action, fold)
         self._runs[stack] = run
-        self._tasks[stack] = asyncio.create_task(self._drive(run, lock, steps))
+        # The run outlives the request that started it: its children are not the request's.
+        self._tasks[stack] = asyncio.create_task(
+            self._drive(run, lock, steps), context=process.detached()
+        )
         return run
 
     async def run(self, stack: str, action: str, fold: ProgressFold, steps: Steps) -> Run:

@@ -13,6 +13,7 @@ from stackyard.compose.project import Project
 from stackyard.compose.runner import run_compose
 from stackyard.docker.containers import compose_containers
 from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
+from stackyard.files import browse
 from stackyard.registry.logins import RegistryLogins
 from stackyard.stacks import removal
 from stackyard.stacks.host import Host
@@ -85,6 +86,10 @@ class StackService:
         status = stack_status(stack_id, resolved, containers, error)
         return StackView(status, self.host.runs.busy(stack_id), bool(prefs and prefs.auto_update))
 
+    def require(self, stack_id: str) -> None:
+        """NotFound unless the stack exists."""
+        self.host.store.folder(stack_id)
+
     def secrets(self, stack_id: str) -> str:
         return self.host.store.read_secrets(stack_id)
 
@@ -110,6 +115,14 @@ class StackService:
     def save(self, stack_id: str, kind: FileKind, content: str) -> None:
         self.host.store.write(stack_id, kind, content)
         self._refresh(stack_id)
+
+    def save_browsed(self, path: str, content: str, version: str | None) -> browse.TextFile:
+        """A file of the stacks folder saved from the file browser: a stack's compose
+        file or `.env` is checked as the stack page checks it (refused, it stays as it
+        was); what the stacks show is rebuilt."""
+        saved = browse.save_text(self.host.stacks_dir, path, content, version, self.host.validate)
+        self.host.changed()
+        return saved
 
     def _refresh(self, stack_id: str) -> None:
         # A compose file that no longer resolves shows its error in the listing.
@@ -214,7 +227,12 @@ class StackService:
         folder = self.host.store.folder(stack_id)
         for args in steps:
             code = await run_compose(
-                self.host.tool, folder, args, run.feed_line, self.host.settings.docker_host
+                self.host.tool,
+                folder,
+                args,
+                run.feed_line,
+                self.host.settings.docker_host,
+                project_dir=self.host.view.project_dir(folder),
             )
             if code != 0:
                 return code

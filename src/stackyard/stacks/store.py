@@ -13,21 +13,19 @@ import errno
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from stackyard.compose.candidate import Validator, check_candidate
 from stackyard.compose.project import COMPOSE_FILES, compose_file
 from stackyard.errors import Conflict, Forbidden, Invalid, NotFound
 from stackyard.fs import beneath
 from stackyard.fs.at import (
     DIRECTORY,
-    NEW_FILE_MODE,
-    lstat_at,
     remove_tree_at,
-    write_all,
     write_atomic_at,
 )
 from stackyard.fs.errors import converted
@@ -39,9 +37,6 @@ RESERVED = frozenset({"updates"})
 MAX_FILE_BYTES = 1024 * 1024
 #: The folder of the stacks folder that deleted stacks are moved to.
 TRASH = ".trash"
-
-#: Validates a candidate compose file (and env file) in a folder; raises Invalid.
-Validator = Callable[[Path, Path, Path | None], None]
 
 
 @dataclass(frozen=True)
@@ -117,7 +112,7 @@ class StackStore:
                 write_atomic_at(folder, "compose.yaml", compose.encode(), replace=False)
                 write_atomic_at(folder, ".env", env.encode(), replace=False)
                 with _as_seen_at({str(staging): str(target)}):
-                    self._validate(staging, staging / "compose.yaml", staging / ".env")
+                    self._validate(staging, [staging / "compose.yaml"], staging / ".env")
                 os.fchmod(folder, 0o755)
             finally:
                 os.close(folder)
@@ -158,16 +153,8 @@ class StackStore:
                 parent, final = beneath.open_parent_following(folder, name)
             try:
                 if kind in ("compose", "env"):
-                    env = path / ".env" if _has(folder, stack_id, ".env", strict=True) else None
-                    scratch = f".{name}.stackyard-check"
-                    with (
-                        _candidate(folder, stack_id, scratch, content),
-                        _as_seen_at({str(path / scratch): str(path / name)}),
-                    ):
-                        if kind == "compose":
-                            self._validate(path, path / scratch, env)
-                        else:
-                            self._validate(path, path / current, path / scratch)
+                    with _converted(stack_id, name):
+                        check_candidate(folder, path, name, content.encode(), self._validate)
                 mode = 0o600 if kind == "secrets" else None
                 with _converted(stack_id, name):
                     write_atomic_at(parent, final, content.encode(), mode)
@@ -251,13 +238,13 @@ def _read_in(folder: int, stack_id: str, name: str) -> str | None:
     return b"".join(chunks).decode(errors="replace")
 
 
-def _has(folder: int, stack_id: str, name: str, strict: bool = False) -> bool:
+def _has(folder: int, stack_id: str, name: str) -> bool:
     """Whether the stack folder has file `name`. A link out of the folder counts (reading
-    it is refused with a clear error) unless strict=True."""
+    it is refused with a clear error)."""
     try:
         fd = beneath.open_beneath(folder, name, os.O_PATH)
     except OSError as exc:
-        return exc.errno == errno.EXDEV and not strict
+        return exc.errno == errno.EXDEV
     try:
         return stat.S_ISREG(os.fstat(fd).st_mode)
     finally:
@@ -279,25 +266,6 @@ def _compose_name(folder: int, stack_id: str) -> str:
         finally:
             os.close(fd)
     raise NotFound(f"Stack {stack_id!r} does not exist")
-
-
-@contextlib.contextmanager
-def _candidate(folder: int, stack_id: str, scratch: str, content: str) -> Iterator[None]:
-    """The new content in a scratch file beside the real one, for compose to check."""
-    with _converted(stack_id, scratch):
-        if (st := lstat_at(folder, scratch)) is not None and not stat.S_ISDIR(st.st_mode):
-            os.unlink(scratch, dir_fd=folder)  # left over from a crash
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(scratch, flags, NEW_FILE_MODE, dir_fd=folder)
-    try:
-        try:
-            write_all(fd, content.encode())
-        finally:
-            os.close(fd)
-        yield
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(scratch, dir_fd=folder)
 
 
 @contextlib.contextmanager
