@@ -16,5 +16,7 @@ echo "== mypy"
 echo "== vitest"
 (cd web && npm test --silent 2>&1 | grep -v 'config "nodedir"')
 
-echo "== pytest"
-exec .venv/bin/pytest "$@"
+# Four workers on two cores: most tests wait on Docker, compose, a server or a browser.
+# Each worker has its own servers, registry, PostgreSQL cluster and Docker label.
+echo "== pytest (${PYTEST_WORKERS:-4} workers)"
+exec .venv/bin/pytest -n "${PYTEST_WORKERS:-4}" --dist worksteal "$@"

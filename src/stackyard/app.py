@@ -67,6 +67,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.db = db
         host = Host(settings)
         app.state.stacks = StackService(host)
+        asyncio.get_running_loop().run_in_executor(None, host.connect_early)
         watcher = None
         if settings.update_check_interval:
             watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))

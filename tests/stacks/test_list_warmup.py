@@ -40,7 +40,7 @@ def items(*names: str, stamp=("s",)) -> list[tuple[Path, tuple]]:
 
 def test_resolves_everything_a_few_at_a_time_and_writes_once_at_the_end():
     rec = Recorder()
-    warmer = Warmer(rec.resolve, rec.finished, workers=2)
+    warmer = Warmer(rec.resolve, rec.finished, workers=2, start_delay=0)
     began = time.monotonic()
     assert warmer.schedule(items(*(f"s{n}" for n in range(8)))) == 8
     assert time.monotonic() - began < 0.05  # scheduling never waits for the work
@@ -52,7 +52,7 @@ def test_resolves_everything_a_few_at_a_time_and_writes_once_at_the_end():
 
 def test_a_folder_is_queued_once_per_state_of_its_files():
     rec = Recorder(delay=0.1)
-    warmer = Warmer(rec.resolve, rec.finished, workers=1)
+    warmer = Warmer(rec.resolve, rec.finished, workers=1, start_delay=0)
     assert warmer.schedule(items("a", "b")) == 2
     assert warmer.schedule(items("a", "b")) == 0  # already queued or running
     assert warmer.schedule(items("a", stamp=("changed",))) == 1
@@ -62,7 +62,7 @@ def test_a_folder_is_queued_once_per_state_of_its_files():
 
 def test_a_failed_resolution_is_not_retried_for_the_same_files(monkeypatch):
     rec = Recorder(delay=0, fail={"a"})
-    warmer = Warmer(rec.resolve, rec.finished)
+    warmer = Warmer(rec.resolve, rec.finished, start_delay=0)
     warmer.schedule(items("a"))
     assert warmer.wait(10)
     assert warmer.schedule(items("a")) == 0
@@ -77,7 +77,7 @@ def test_a_failed_resolution_is_not_retried_for_the_same_files(monkeypatch):
 def test_long_batches_are_written_as_they_go(monkeypatch):
     monkeypatch.setattr(warmup, "FLUSH_EVERY", 3)
     rec = Recorder(delay=0)
-    warmer = Warmer(rec.resolve, rec.finished, workers=1)
+    warmer = Warmer(rec.resolve, rec.finished, workers=1, start_delay=0)
     warmer.schedule(items(*(f"s{n}" for n in range(7))))
     assert warmer.wait(10)
     assert rec.done == 3  # after 3, after 6, and the rest at the end
@@ -85,10 +85,27 @@ def test_long_batches_are_written_as_they_go(monkeypatch):
 
 def test_closed_takes_nothing_more():
     rec = Recorder(delay=0.2)
-    warmer = Warmer(rec.resolve, rec.finished, workers=1)
+    warmer = Warmer(rec.resolve, rec.finished, workers=1, start_delay=0)
     warmer.schedule(items("a", "b", "c"))
     time.sleep(0.05)
     warmer.close()
     assert warmer.wait(10)
     assert rec.resolved == ["a"]
     assert warmer.schedule(items("d")) == 0
+
+
+def test_workers_let_the_request_that_queued_them_finish_first():
+    """A new worker waits before its first resolution (the list that queued the work is
+    answered without compose competing with it); closing meanwhile resolves nothing."""
+    rec = Recorder(delay=0)
+    warmer = Warmer(rec.resolve, rec.finished, workers=1, start_delay=0.5)
+    warmer.schedule(items("a"))
+    time.sleep(0.2)
+    assert rec.resolved == []
+    assert warmer.wait(10) and rec.resolved == ["a"]
+
+    closing = Warmer(rec.resolve, rec.finished, workers=1, start_delay=5)
+    closing.schedule(items("b"))
+    closing.close()
+    assert closing.wait(2)  # the waiting worker ends at once
+    assert rec.resolved == ["a"]

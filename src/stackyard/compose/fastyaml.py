@@ -67,12 +67,18 @@ def load_yaml_all_fast(text: str) -> list[object]:
     try:
         loader = _CLoader(text)
         documents = []
+        # Without `*` in the text there is no alias: no node is shared, the expansion is
+        # the node count (bounded by the text), so one walk checks depth and keys.
+        aliases = "*" in text
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
-            check_expansion(node)
-            _check_depth(node)
+            if aliases:
+                check_expansion(node)
+                _check_depth(node)
+            else:
+                _check_tree(node)
             documents.append(loader.construct_document(node))
         return documents
     except yaml.MarkedYAMLError as exc:
@@ -94,6 +100,21 @@ if _LIBYAML:
         """libyaml's safe loader keeping unknown local tags as plain values."""
 
     _CLoader.add_constructor(None, bounded._untagged)
+
+
+def _check_tree(root: yaml.Node) -> None:
+    """For a document without aliases (a tree): nesting beyond MAX_DEPTH and duplicate
+    keys are refused, as `check_expansion` and `_check_depth` refuse them, in one walk."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise Invalid(bounded._TOO_DEEP)
+        if isinstance(node, yaml.MappingNode):
+            bounded._check_unique_keys(node)
+            stack.extend((part, depth + 1) for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in node.value)
 
 
 def _check_depth(root: yaml.Node) -> None:

@@ -63,6 +63,12 @@ class Host:
     def docker(self) -> docker.DockerClient:
         return connect(self.settings.docker_host)
 
+    def connect_early(self) -> None:
+        """Connect to the engine ahead of the first request, so that the first stack list
+        does not pay for it (a failure is left for that request to report)."""
+        with contextlib.suppress(Exception):
+            self.docker.ping()
+
     def registry_client(self) -> RegistryClient:
         return RegistryClient(self.credentials.lookup, insecure_registries(self.docker))
 

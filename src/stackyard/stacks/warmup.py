@@ -28,6 +28,9 @@ WORKERS = 2
 FLUSH_EVERY = 25
 #: Seconds before a resolution that failed (not as invalid) is tried again.
 RETRY_SECONDS = 300.0
+#: Seconds a new worker waits before its first resolution: the request that queued the
+#: work (a stack list) is answered first, without compose processes competing with it.
+START_DELAY = 1.0
 
 
 class Warmer:
@@ -36,12 +39,14 @@ class Warmer:
         resolve: Callable[[Path], None],
         done: Callable[[], None],
         workers: int = WORKERS,
+        start_delay: float = START_DELAY,
     ) -> None:
         """`resolve(folder)` resolves one folder fully (raising on failure); `done()` runs
         after resolutions (writes the cache, tells the summaries)."""
         self._resolve = resolve
         self._done = done
         self._workers = workers
+        self._start_delay = start_delay
         self._queue: deque[tuple[Path, tuple[Any, ...]]] = deque()
         self._queued: dict[Path, tuple[Any, ...]] = {}  # queued or being resolved, with its stamp
         self._failed: dict[Path, tuple[tuple[Any, ...], float]] = {}
@@ -95,6 +100,8 @@ class Warmer:
             self._cond.notify_all()
 
     def _work(self) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._closed, self._start_delay)
         while True:
             with self._cond:
                 item = self._queue.popleft() if self._queue and not self._closed else None
