@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from stackyard import __version__, process
-from stackyard.api import agent, audit, auth, docs, files, health, registries, stacks, system, users
+from stackyard.api import (
+    agent,
+    audit,
+    auth,
+    docs,
+    files,
+    health,
+    operate,
+    registries,
+    stacks,
+    system,
+    users,
+)
 from stackyard.api import errors as api_errors
 from stackyard.api.bodyguard import BodyGuard
 from stackyard.api.deps import authenticate, check_agent_token
 from stackyard.api.disconnect import ChildrenFollowTheClient
+from stackyard.api.headers import SecurityHeaders
 from stackyard.api.web import mount_ui
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
@@ -26,16 +39,6 @@ from stackyard.stacks.host import Host
 from stackyard.stacks.service import StackService
 
 Mode = Literal["central", "agent"]
-
-_SECURITY_HEADERS = {
-    "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",
-    "Content-Security-Policy": (
-        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
-        "frame-ancestors 'none'"
-    ),
-}
 
 
 def _api_router() -> APIRouter:
@@ -47,6 +50,7 @@ def _api_router() -> APIRouter:
     api.include_router(audit.router)
     api.include_router(system.router)
     api.include_router(stacks.router)
+    api.include_router(operate.router)
     api.include_router(registries.router)
     api.include_router(files.router)
     api.include_router(docs.router)
@@ -77,6 +81,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             if watcher is not None:
                 watcher.cancel()
             process.kill_all()  # no compose run outlives the service
+            await host.aclose()
             host.close()
             if mode == "central":
                 app.state.db.dispose()
@@ -94,14 +99,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     app.state.throttle = LoginThrottle()
     api_errors.install(app)
 
-    @app.middleware("http")
-    async def security_headers(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        response = await call_next(request)
-        for name, value in _SECURITY_HEADERS.items():
-            response.headers.setdefault(name, value)
-        return response
+    app.add_middleware(SecurityHeaders)
 
     if mode == "agent":
         app.add_middleware(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Annotated, TypeVar, cast
+from urllib.parse import urlsplit
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
@@ -109,6 +110,24 @@ def authenticate(request: HTTPConnection, method: str) -> Principal:
             if not same(sent, csrf_token(settings.effective_secret_key, cookie)):
                 raise Forbidden(f"Missing or invalid {CSRF_HEADER} header")
     request.scope.setdefault("state", {})["principal"] = principal
+    return principal
+
+
+def authenticate_websocket(websocket: HTTPConnection) -> Principal:
+    """A WebSocket's principal: an API token (bearer header), or the session cookie with
+    the CSRF token as the `csrf` query parameter (a browser's WebSocket carries no header
+    of ours) from a page of this service's own origin."""
+    if websocket.headers.get("authorization"):
+        return authenticate(websocket, "GET")
+    origin = websocket.headers.get("origin")
+    host = websocket.headers.get("host")
+    if origin is None or host is None or urlsplit(origin).netloc != host:
+        raise Forbidden("A WebSocket signed in by cookie must come from this service's pages")
+    cookie = websocket.cookies.get(SESSION_COOKIE, "")
+    sent = websocket.query_params.get("csrf", "")
+    principal = authenticate(websocket, "GET")
+    if not same(sent, csrf_token(get_settings(websocket).effective_secret_key, cookie)):
+        raise Forbidden("Missing or invalid csrf parameter")
     return principal
 
 

@@ -17,7 +17,8 @@ T = TypeVar("T")
 RECHECK_SECONDS = 2.0
 
 
-def _valid(db: Database, principal: Principal) -> bool:
+def still_valid_now(db: Database, principal: Principal) -> bool:
+    """Whether the credential that proved `principal` still works."""
     with db.session() as session:
         return still_valid(session, principal)
 
@@ -36,7 +37,7 @@ async def while_valid(
                 pending = asyncio.ensure_future(anext(iterator))
             done, _ = await asyncio.wait({pending}, timeout=every)
             if loop.time() - checked >= every:
-                if not await asyncio.to_thread(_valid, db, principal):
+                if not await asyncio.to_thread(still_valid_now, db, principal):
                     return
                 checked = loop.time()
             if not done:

@@ -1,4 +1,4 @@
-"""Compose containers on the engine, read with one list call (no inspect per container)."""
+"""Containers on the engine, read with one list call (no inspect per container)."""
 
 from __future__ import annotations
 
@@ -45,28 +45,38 @@ def _ports(entries: list[dict[str, Any]]) -> tuple[str, ...]:
 
 
 def compose_containers(client: docker.DockerClient) -> list[ContainerInfo]:
+    """Every container of a compose project (one-off `run` containers left out)."""
+    found = _listed(client, all=True, filters={"label": PROJECT})
+    return [c for c, labels in found if labels.get(ONEOFF) != "True"]
+
+
+def running_containers(client: docker.DockerClient) -> list[ContainerInfo]:
+    """Every running container of the engine, of compose projects or not."""
+    return [c for c, _ in _listed(client, filters={"status": "running"})]
+
+
+def _listed(
+    client: docker.DockerClient, **query: Any
+) -> list[tuple[ContainerInfo, dict[str, str]]]:
     try:
-        raw = client.api.containers(all=True, filters={"label": PROJECT})
+        raw = client.api.containers(**query)
     except DockerException as exc:
         raise Unavailable(f"Cannot list containers: {exc}") from exc
     found = []
     for c in raw:
         labels = c.get("Labels") or {}
-        if labels.get(ONEOFF) == "True":
-            continue
         health = _HEALTH.search(c.get("Status") or "")
-        found.append(
-            ContainerInfo(
-                id=c["Id"],
-                name=(c.get("Names") or ["/?"])[0].lstrip("/"),
-                project=labels.get(PROJECT, ""),
-                service=labels.get(SERVICE, ""),
-                working_dir=labels.get(WORKING_DIR),
-                state=c.get("State", ""),
-                status=c.get("Status", ""),
-                health=health.group(1).removeprefix("health: ") if health else None,
-                image=c.get("Image", ""),
-                ports=_ports(c.get("Ports") or []),
-            )
+        info = ContainerInfo(
+            id=c["Id"],
+            name=(c.get("Names") or ["/?"])[0].lstrip("/"),
+            project=labels.get(PROJECT, ""),
+            service=labels.get(SERVICE, ""),
+            working_dir=labels.get(WORKING_DIR),
+            state=c.get("State", ""),
+            status=c.get("Status", ""),
+            health=health.group(1).removeprefix("health: ") if health else None,
+            image=c.get("Image", ""),
+            ports=_ports(c.get("Ports") or []),
         )
+        found.append((info, labels))
     return found

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +16,10 @@ from stackyard import process
 from stackyard.compose.declared import DeclaredCache
 from stackyard.compose.probe import ComposeTool, compose_tool
 from stackyard.compose.project import Project, ProjectCache, fingerprint, run_config
+from stackyard.containers.usage import UsageCollector
+from stackyard.docker.containers import running_containers
 from stackyard.docker.engine import connect, insecure_registries
+from stackyard.docker.streams import EngineStreams
 from stackyard.errors import Invalid, StackyardError
 from stackyard.registry.client import RegistryClient
 from stackyard.registry.credentials import CredentialStore
@@ -58,6 +62,11 @@ class Host:
         self.prefs = PrefsStore(data / "stack-prefs.json")
         # The summary's cache key part that the engine cannot tell: what changed on disk.
         self.generation = 0
+        # Logs, resource use and events: async streams from the engine.
+        self.streams = EngineStreams(settings.docker_host)
+        self.usage = UsageCollector(
+            self.streams, lambda: asyncio.to_thread(running_containers, self.docker)
+        )
 
     @functools.cached_property
     def docker(self) -> docker.DockerClient:
@@ -147,6 +156,11 @@ class Host:
     def changed(self) -> None:
         """Something on disk or in the caches changed: summaries are rebuilt."""
         self.generation += 1
+
+    async def aclose(self) -> None:
+        """Stop the streams (resource use, the HTTP client of the streams)."""
+        await self.usage.close()
+        await self.streams.aclose()
 
     def close(self) -> None:
         self.warmer.close()

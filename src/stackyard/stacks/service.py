@@ -17,6 +17,7 @@ from stackyard.files import browse
 from stackyard.registry.logins import RegistryLogins
 from stackyard.stacks import removal
 from stackyard.stacks.host import Host
+from stackyard.stacks.operate import StackOperations
 from stackyard.stacks.prefs import StackPrefs
 from stackyard.stacks.pulls import pull_choice
 from stackyard.stacks.removal import DeletePlan, DeleteResult
@@ -50,6 +51,7 @@ class StackService:
     def __init__(self, host: Host) -> None:
         self.host = host
         self.updates = UpdateService(host)
+        self.operate = StackOperations(host)
         self.registries = RegistryLogins(host.credentials)
 
     # -- reading ----------------------------------------------------------------------

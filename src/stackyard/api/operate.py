@@ -1,0 +1,206 @@
+"""Operating a stack's containers: logs (live and as a file), a shell, resource use."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, WebSocket
+from fastapi.responses import StreamingResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+
+from stackyard.api.deps import (
+    PrincipalDep,
+    StacksDep,
+    authenticate_websocket,
+    current_principal,
+    get_db,
+    get_stacks,
+    require_operator,
+    signed_in_stream,
+)
+from stackyard.api.files import content_disposition
+from stackyard.auth.audit import record
+from stackyard.auth.principal import Role
+from stackyard.auth.streams import RECHECK_SECONDS, still_valid_now
+from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
+from stackyard.containers.shell import AUTO
+from stackyard.errors import Forbidden, StackyardError, Unauthorized
+from stackyard.stacks.operate import DEFAULT_TAIL, HostUsage
+
+router = APIRouter(tags=["operate"], dependencies=[Depends(current_principal)])
+
+ServiceQuery = Annotated[
+    str | None, Query(description="Only this service's containers", max_length=200)
+]
+ContainerQuery = Annotated[str | None, Query(description="Only this container", max_length=300)]
+
+
+@dataclass(frozen=True)
+class LogBatch:
+    lines: list[LogLine]
+
+
+async def stack_log_reader(
+    stack_id: str,
+    stacks: StacksDep,
+    service: ServiceQuery = None,
+    container: ContainerQuery = None,
+) -> LogReader:
+    """Found before a streamed response starts: a bad stack, service or container is a
+    404 with its detail, not a broken stream."""
+    return await stacks.operate.log_reader(stack_id, service, container)
+
+
+LogReaderDep = Annotated[LogReader, Depends(stack_log_reader)]
+
+
+@router.get(
+    "/stacks/{stack_id}/logs",
+    operation_id="stackLogs",
+    response_class=EventSourceResponse,
+    dependencies=[Depends(require_operator)],
+)
+async def stack_logs(
+    request: Request,
+    principal: PrincipalDep,
+    stacks: StacksDep,
+    reader: LogReaderDep,
+    tail: Annotated[int, Query(ge=0, le=MAX_TAIL, description="Lines before following")] = (
+        DEFAULT_TAIL
+    ),
+    follow: Annotated[bool, Query(description="Go on with new lines as they come")] = True,
+) -> AsyncIterator[ServerSentEvent]:
+    """Server-Sent Events: `lines` events (`LogBatch`, oldest first; the first is the
+    tail), then, with `follow`, more as the containers write them; containers that
+    restart or are recreated are followed into their new life. Without `follow`, `end`
+    after the tail. Closing the page ends the stream (and the engine's streams)."""
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        async for batch in stacks.operate.logs(reader, tail, follow):
+            yield ServerSentEvent(event="lines", data=LogBatch(batch))
+        yield ServerSentEvent(event="end", data={})
+
+    async for event in signed_in_stream(request, principal, events()):
+        yield event
+
+
+@router.get(
+    "/stacks/{stack_id}/logs/download",
+    operation_id="downloadStackLogs",
+    response_class=StreamingResponse,
+    dependencies=[Depends(require_operator)],
+    responses={200: {"description": "The whole log as text", "content": {"text/plain": {}}}},
+)
+async def download_stack_logs(
+    stack_id: str,
+    stacks: StacksDep,
+    reader: LogReaderDep,
+    service: ServiceQuery = None,
+    container: ContainerQuery = None,
+) -> StreamingResponse:
+    """Every line the containers have, merged by time: `time container stream text`."""
+    name = "-".join(part for part in (stack_id, service or container) if part) + ".log"
+    return StreamingResponse(
+        stacks.operate.log_file(reader),
+        media_type="text/plain; charset=utf-8",
+        headers={"Content-Disposition": content_disposition(name)},
+    )
+
+
+@router.get("/usage", operation_id="hostUsage")
+async def host_usage(stacks: StacksDep) -> HostUsage:
+    """Resource use of every running container of this host, per stack and in total:
+    one call for all (the engine's streams are shared by every page that asks)."""
+    return await stacks.operate.usage()
+
+
+# -- the shell ---------------------------------------------------------------------------
+#: WebSocket close codes: the service's own (4000-4999), like HTTP's.
+CLOSE_UNAUTHORIZED, CLOSE_FORBIDDEN, CLOSE_FAILED = 4401, 4403, 4500
+
+
+@router.websocket("/stacks/{stack_id}/containers/{container}/shell")
+async def container_shell(
+    websocket: WebSocket,
+    stack_id: str,
+    container: str,
+    command: str = AUTO,
+    cols: int = 80,
+    rows: int = 24,
+) -> None:
+    """An interactive terminal (admins). Binary messages are the terminal's bytes both
+    ways; a text message `{"type": "resize", "cols": C, "rows": R}` resizes it. The
+    session ends, with everything it started, when the socket closes; it is audited."""
+    try:
+        principal = await asyncio.to_thread(authenticate_websocket, websocket)
+        if not principal.has(Role.admin):
+            raise Forbidden("A shell needs the admin role")
+    except StackyardError as exc:
+        code = CLOSE_UNAUTHORIZED if isinstance(exc, Unauthorized) else CLOSE_FORBIDDEN
+        await websocket.close(code=code, reason=exc.detail[:120])
+        return
+    stacks, db = get_stacks(websocket), get_db(websocket)  # type: ignore[arg-type]
+    await websocket.accept()
+    target = f"{stack_id}/{container}"
+    try:
+        session = await stacks.operate.open_shell(stack_id, container, command, cols, rows)
+    except StackyardError as exc:
+        await websocket.send_text(json.dumps({"type": "error", "detail": exc.detail}))
+        await websocket.close(code=CLOSE_FAILED, reason=exc.detail[:120])
+        await asyncio.to_thread(
+            record, db, principal.username, "container.shell", target, "failure", exc.detail
+        )
+        return
+    began = time.monotonic()
+    shown = " ".join(session.command)
+    await asyncio.to_thread(
+        record, db, principal.username, "container.shell", target, "success", f"opened: {shown}"
+    )
+
+    async def out() -> None:
+        while chunk := await session.read():
+            await websocket.send_bytes(chunk)
+
+    async def into() -> None:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message.get("bytes") is not None:
+                await session.write(message["bytes"])
+            elif message.get("text") is not None:
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    control = json.loads(message["text"])
+                    if control.get("type") == "resize":
+                        await session.resize(int(control["cols"]), int(control["rows"]))
+                    elif control.get("type") == "input":
+                        await session.write(str(control["data"]).encode())
+
+    async def revoked() -> None:
+        while await asyncio.to_thread(still_valid_now, db, principal):
+            await asyncio.sleep(RECHECK_SECONDS)
+
+    tasks = [asyncio.create_task(job()) for job in (out, into, revoked)]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        exit_code = await session.exit_code()
+        await session.close()
+        with contextlib.suppress(RuntimeError):
+            await websocket.close()
+        seconds = round(time.monotonic() - began)
+        detail = f"closed after {seconds} s"
+        if exit_code is not None:
+            detail += f", exit code {exit_code}"
+        await asyncio.to_thread(
+            record, db, principal.username, "container.shell.end", target, "success", detail
+        )

@@ -1,0 +1,206 @@
+"""The Engine API's long streams (container logs, resource use, events), read
+asynchronously with httpx over the engine's own address.
+
+The Docker SDK reads streams in blocking calls: a log view followed for an hour would
+hold a thread for that hour, and closing the page could not interrupt it. Here a stream
+is an async iterator over one HTTP response: cancelling it (the client went away) closes
+the connection at once, and a slow reader slows the engine down instead of buffering
+(nothing but the chunk in hand is held). Errors are classified where they enter:
+`Unavailable` (the engine cannot be reached), `NotFound` (no such container).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import struct
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+
+from stackyard.errors import Invalid, NotFound, Unavailable
+
+DEFAULT_SOCKET = "/var/run/docker.sock"
+
+StreamName = Literal["stdout", "stderr"]
+_STREAMS: dict[int, StreamName] = {0: "stdout", 1: "stdout", 2: "stderr"}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One piece of a container's output: which stream, and its bytes."""
+
+    stream: StreamName
+    data: bytes
+
+
+def _transport(docker_host: str | None) -> tuple[httpx.AsyncBaseTransport, str]:
+    """The transport and base URL for DOCKER_HOST (unix socket or plain tcp)."""
+    address = docker_host or os.environ.get("DOCKER_HOST") or f"unix://{DEFAULT_SOCKET}"
+    parts = urlsplit(address)
+    if parts.scheme == "unix":
+        return httpx.AsyncHTTPTransport(uds=parts.path or DEFAULT_SOCKET), "http://docker"
+    if parts.scheme in ("tcp", "http"):
+        if os.environ.get("DOCKER_TLS_VERIFY"):
+            raise Unavailable("Streams from a TLS-protected Docker address are not supported")
+        return httpx.AsyncHTTPTransport(), f"http://{parts.netloc}"
+    raise Unavailable(f"Unsupported Docker address for streams: {parts.scheme}://")
+
+
+class EngineStreams:
+    """One async HTTP client to the engine, for streams; `aclose` when done."""
+
+    def __init__(self, docker_host: str | None = None) -> None:
+        self.docker_host = docker_host
+        self._client: httpx.AsyncClient | None = None
+
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            transport, base = _transport(self.docker_host)
+            # No read timeout: a followed log is quiet for as long as the container is.
+            timeout = httpx.Timeout(10.0, read=None)
+            self._client = httpx.AsyncClient(transport=transport, base_url=base, timeout=timeout)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    @asynccontextmanager
+    async def _stream(
+        self, path: str, params: Mapping[str, str], what: str
+    ) -> AsyncIterator[httpx.Response]:
+        client = self._http()
+        try:
+            response = await client.send(
+                client.build_request("GET", path, params=params), stream=True
+            )
+        except httpx.HTTPError as exc:
+            raise _unreachable(exc, what) from exc
+        try:
+            if response.status_code >= 400:
+                body = (await response.aread()).decode(errors="replace")
+                _refused(response.status_code, body, what)
+            yield response
+        except httpx.HTTPError as exc:
+            raise _unreachable(exc, what) from exc
+        finally:
+            await _close(response)
+
+    async def inspect(self, container_id: str) -> dict[str, Any]:
+        what = f"Container {container_id[:12]}"
+        try:
+            response = await self._http().get(f"/containers/{container_id}/json")
+        except httpx.HTTPError as exc:
+            raise _unreachable(exc, what) from exc
+        if response.status_code >= 400:
+            _refused(response.status_code, response.text, what)
+        return dict(response.json())
+
+    async def logs(
+        self,
+        container_id: str,
+        *,
+        tty: bool,
+        follow: bool,
+        tail: int | None = None,
+        since: str | None = None,
+    ) -> AsyncIterator[Frame]:
+        """The container's output with timestamps: frames as the engine sends them (one
+        log entry each for a container without a terminal; raw chunks with one)."""
+        params = {"stdout": "1", "stderr": "1", "timestamps": "1", "follow": "1" if follow else "0"}
+        params["tail"] = "all" if tail is None else str(tail)
+        if since is not None:
+            params["since"] = since
+        async with self._stream(f"/containers/{container_id}/logs", params, "Logs") as response:
+            chunks = response.aiter_raw()  # as received (a chunk size would wait to fill it)
+            if tty:
+                async for chunk in chunks:
+                    yield Frame("stdout", chunk)
+                return
+            async for frame in _demultiplex(chunks):
+                yield frame
+
+    async def stats(self, container_id: str) -> AsyncIterator[dict[str, Any]]:
+        """The container's resource use, one sample a second, until it stops."""
+        async with self._stream(
+            f"/containers/{container_id}/stats", {"stream": "1"}, "Stats"
+        ) as response:
+            async for line in response.aiter_lines():
+                if line.strip():
+                    yield json.loads(line)
+
+    async def events(
+        self, filters: Mapping[str, list[str]], listening: asyncio.Event | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """The engine's events matching `filters`, from now on; `listening` is set once
+        the engine has answered (events from then on are not missed)."""
+        params = {"filters": json.dumps(dict(filters))}
+        async with self._stream("/events", params, "Events") as response:
+            if listening is not None:
+                listening.set()
+            async for line in response.aiter_lines():
+                if line.strip():
+                    yield json.loads(line)
+
+
+async def _close(response: httpx.Response) -> None:
+    """Close a stream's connection even when its reader is being cancelled (the client
+    went away), once or again and again: the close runs in a task of its own, which a
+    cancellation of the reader does not interrupt. Interrupted, it would leave the
+    connection open, the engine writing into it."""
+    closing = asyncio.ensure_future(response.aclose())
+    _closing.add(closing)
+    closing.add_done_callback(_closing.discard)
+    await asyncio.shield(closing)
+
+
+#: Closes in progress (held so that they are not collected before they finish).
+_closing: set[asyncio.Future[None]] = set()
+
+
+def _unreachable(exc: httpx.HTTPError, what: str) -> Unavailable:
+    return Unavailable(f"{what}: cannot reach the Docker engine ({type(exc).__name__})")
+
+
+def _refused(status: int, body: str, what: str) -> None:
+    """Raise the error for an engine's refusal (status >= 400)."""
+    message = _message(body)
+    if status == 404:
+        raise NotFound(f"{what}: no such container")
+    if status == 400:
+        raise Invalid(f"{what}: {message}")
+    raise Unavailable(f"{what}: the engine answered {status}: {message}")
+
+
+def _message(body: str) -> str:
+    try:
+        return str(json.loads(body).get("message") or body).strip()
+    except (ValueError, AttributeError):
+        return body.strip()[:300]
+
+
+_HEADER = struct.Struct(">BxxxL")
+
+
+async def _demultiplex(chunks: AsyncIterator[bytes]) -> AsyncIterator[Frame]:
+    """The engine's multiplexed stream (an 8-byte header: stream and length, then the
+    payload) as frames. Partial frames wait for their rest; nothing else is kept."""
+    pending = bytearray()
+    async for chunk in chunks:
+        pending += chunk
+        offset = 0
+        while len(pending) - offset >= _HEADER.size:
+            kind, size = _HEADER.unpack_from(pending, offset)
+            end = offset + _HEADER.size + size
+            if end > len(pending):
+                break
+            yield Frame(_STREAMS.get(kind, "stdout"), bytes(pending[offset + _HEADER.size : end]))
+            offset = end
+        del pending[:offset]

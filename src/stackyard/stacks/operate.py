@@ -1,0 +1,126 @@
+"""Operating a stack's containers day to day: their logs, a shell in one of them, and what
+they use. The container-level work is in `stackyard.containers`; this module finds a
+stack's containers (as the stack list does: by compose project and by folder)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from stackyard.containers import shell
+from stackyard.containers.logs import LogLine, LogReader, Target, merged_lines, targets_of
+from stackyard.containers.usage import ContainerUsage, UsageTotals
+from stackyard.docker.containers import ContainerInfo, compose_containers
+from stackyard.errors import Invalid, NotFound, StackyardError
+from stackyard.stacks.host import Host
+from stackyard.stacks.status import ContainerIndex
+
+#: Lines of a log view before it follows, unless asked otherwise.
+DEFAULT_TAIL = 300
+
+
+@dataclass(frozen=True)
+class HostUsage:
+    containers: list[ContainerUsage]
+    stacks: dict[str, UsageTotals]
+    total: UsageTotals
+
+
+class StackOperations:
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    # -- finding containers -----------------------------------------------------------
+    def _index(self) -> ContainerIndex:
+        return ContainerIndex(compose_containers(self.host.docker), self.host.roots())
+
+    def containers(self, stack_id: str) -> tuple[list[ContainerInfo], set[str]]:
+        """The stack's containers and the compose project names they run under."""
+        self.host.store.folder(stack_id)
+        project = self.host.listed_projects([stack_id])[stack_id]
+        name = None if isinstance(project, StackyardError) else project.name
+        found = self._index().of(stack_id, name)
+        return found, {c.project for c in found} | {name or stack_id}
+
+    def container(self, stack_id: str, container: str) -> ContainerInfo:
+        """One of the stack's containers, by name (NotFound otherwise)."""
+        found, _ = self.containers(stack_id)
+        for candidate in found:
+            if candidate.name == container:
+                return candidate
+        raise NotFound(f"Stack {stack_id!r} has no container {container!r}")
+
+    # -- logs -------------------------------------------------------------------------
+    async def log_reader(
+        self, stack_id: str, service: str | None = None, container: str | None = None
+    ) -> LogReader:
+        found, projects = await asyncio.to_thread(self.containers, stack_id)
+
+        def wanted(target: Target) -> bool:
+            return (service is None or target.service == service) and (
+                container is None or target.name == container
+            )
+
+        targets = [t for t in targets_of(found) if wanted(t)]
+        if service is not None and not any(c.service == service for c in found):
+            names = sorted({c.service for c in found})
+            raise NotFound(
+                f"Stack {stack_id!r} has no container of service {service!r}"
+                + (f" (services with containers: {', '.join(names)})" if names else "")
+            )
+        if container is not None and not targets:
+            raise NotFound(f"Stack {stack_id!r} has no container {container!r}")
+        return LogReader(self.host.streams, targets, projects, wanted)
+
+    async def logs(
+        self, reader: LogReader, tail: int = DEFAULT_TAIL, follow: bool = True
+    ) -> AsyncIterator[list[LogLine]]:
+        """The last `tail` lines (one batch), then, with `follow`, new lines as they come."""
+        if tail < 0:
+            raise Invalid("tail must be 0 or more")
+        first = await reader.tail(tail)
+        yield first
+        if follow:
+            async for batch in reader.follow():
+                yield batch
+
+    async def log_file(self, reader: LogReader) -> AsyncIterator[bytes]:
+        """Every line the containers have, merged by time, as text: `time container
+        stream text` per line, in chunks of about 64 KiB."""
+        chunk: list[str] = []
+        size = 0
+        async for line in merged_lines(reader):
+            text = f"{line.time} {line.container} {line.stream} {line.text}\n"
+            chunk.append(text)
+            size += len(text)
+            if size >= 64 * 1024:
+                yield "".join(chunk).encode(errors="replace")
+                chunk, size = [], 0
+        if chunk:
+            yield "".join(chunk).encode(errors="replace")
+
+    # -- shell ------------------------------------------------------------------------
+    async def open_shell(
+        self, stack_id: str, container: str, command: str, cols: int, rows: int
+    ) -> shell.Session:
+        info = await asyncio.to_thread(self.container, stack_id, container)
+        if info.state != "running":
+            raise Invalid(f"Container {container!r} is {info.state}, not running")
+        return await shell.open_session(self.host.docker, info.id, command, cols, rows)
+
+    # -- resource use -----------------------------------------------------------------
+    async def usage(self) -> HostUsage:
+        """Every running container's use, summed per stack and for the host."""
+        containers = await self.host.usage.snapshot()
+        index = await asyncio.to_thread(self._index)
+        ids = await asyncio.to_thread(self.host.store.ids)
+        projects = await asyncio.to_thread(self.host.listed_projects, ids)
+        by_id = {u.id: u for u in containers}
+        stacks = {}
+        for stack_id, project in projects.items():
+            name = None if isinstance(project, StackyardError) else project.name
+            mine = [by_id[c.id] for c in index.of(stack_id, name) if c.id in by_id]
+            if mine:
+                stacks[stack_id] = UsageTotals.of(mine)
+        return HostUsage(containers, stacks, UsageTotals.of(containers))

@@ -1,0 +1,110 @@
+"""Resource use against the engine's own figures (`docker stats`), for containers whose
+use is known: one that holds 64 MiB (a file in its /dev/shm, which is memory), one that
+keeps a CPU busy, one that restarts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.containers.test_logs import bearer
+from tests.support.stacks import compose
+
+pytestmark = pytest.mark.docker
+
+MIB = 1024 * 1024
+COMPOSE = """services:
+  holder:
+    image: stackyard-test/busybox:1
+    labels: [stackyard.test=stack]
+    command:
+      - sh
+      - -c
+      - |
+        trap 'exit 0' TERM
+        head -c 67108864 /dev/urandom > /dev/shm/held
+        while true; do sleep 1 & wait $$!; done
+  busy:
+    image: stackyard-test/busybox:1
+    labels: [stackyard.test=stack]
+    command: ["sh", "-c", "trap 'exit 0' TERM; while true; do :; done"]
+  flaky:
+    image: stackyard-test/busybox:1
+    labels: [stackyard.test=stack]
+    restart: always
+    command: ["sh", "-c", "sleep 1; exit 3"]
+"""
+
+
+def docker_stats(name: str) -> dict:
+    done = subprocess.run(
+        ["docker", "stats", "--no-stream", "--format", "{{json .}}", name],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def size(text: str) -> float:
+    """`docker stats` sizes (`64.2MiB`, `1.5GiB`, `512KiB`, `0B`) in bytes."""
+    units = {"B": 1, "KiB": 1024, "MiB": MIB, "GiB": 1024 * MIB, "kB": 1000, "MB": 1e6, "GB": 1e9}
+    for unit in sorted(units, key=len, reverse=True):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * units[unit]
+    raise ValueError(text)
+
+
+def test_usage_matches_the_engine_s_own_figures(server, docker_cleanup):
+    stack_id = f"use-{uuid.uuid4().hex[:6]}"
+    folder = Path(server.env["STACKS_DIR"]) / stack_id
+    folder.mkdir()
+    (folder / "compose.yaml").write_text(COMPOSE)
+    docker_cleanup.compose_project(stack_id)
+    compose(folder.parent, stack_id, "up", "-d")
+    headers = bearer(server)
+
+    deadline = time.monotonic() + 30
+    while True:
+        answer = httpx.get(f"{server.url}/api/usage", headers=headers, timeout=30)
+        assert answer.status_code == 200, answer.text
+        usage = answer.json()
+        mine = {c["service"]: c for c in usage["containers"] if c["project"] == stack_id}
+        ready = (
+            {"holder", "busy"} <= set(mine)
+            and (mine["holder"]["memory_used"] or 0) > 60 * MIB
+            and (mine.get("flaky") or {}).get("restarts")
+        )
+        if ready or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+
+    holder, busy = mine["holder"], mine["busy"]
+    engine = docker_stats(f"{stack_id}-holder-1")
+    used_by_engine = size(engine["MemUsage"].split(" / ")[0])
+    assert 64 * MIB <= holder["memory_used"] < 80 * MIB
+    assert abs(holder["memory_used"] - used_by_engine) < 4 * MIB, (holder, engine)
+    assert (
+        holder["memory_limit"] == size(engine["MemUsage"].split(" / ")[1])
+        or abs(holder["memory_limit"] - size(engine["MemUsage"].split(" / ")[1]))
+        < 0.01 * holder["memory_limit"]
+    )
+    assert holder["pids"] >= 1 and holder["restarts"] == 0 and holder["started_at"]
+
+    engine_cpu = float(docker_stats(f"{stack_id}-busy-1")["CPUPerc"].rstrip("%"))
+    assert busy["cpu_percent"] > 50 and engine_cpu > 50  # one CPU kept busy (of 100 %)
+    assert mine["flaky"]["restarts"] >= 1
+
+    totals = usage["stacks"][stack_id]
+    assert totals["containers"] == len(mine)
+    assert totals["memory_used"] == sum(c["memory_used"] or 0 for c in mine.values())
+    assert totals["cpu_percent"] == pytest.approx(
+        sum(c["cpu_percent"] or 0 for c in mine.values()), abs=0.05
+    )
+    assert usage["total"]["containers"] >= len(mine)
