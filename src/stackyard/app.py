@@ -51,6 +51,7 @@ def _api_router() -> APIRouter:
     api.include_router(system.router)
     api.include_router(stacks.router)
     api.include_router(operate.router)
+    api.include_router(operate.sockets)
     api.include_router(registries.router)
     api.include_router(files.router)
     api.include_router(docs.router)

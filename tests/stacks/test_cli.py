@@ -1,12 +1,13 @@
 """`stackyard stack ...`: the same actions from a terminal, drawn with a progress bar."""
 
 import subprocess
+import time
 
 import pytest
 
 from stackyard.stacks.runs import StackLock
 from tests.support.service import STACKYARD_BIN, service_env
-from tests.support.stacks import compose_text, service
+from tests.support.stacks import compose, compose_text, service
 
 pytestmark = pytest.mark.docker
 
@@ -60,3 +61,28 @@ def test_cli_waits_for_nobody_and_reports_errors(tmp_path, make_stack):
     broken = make_stack("clibroken", compose_text(web=service(image="127.0.0.1:1/none:1")))
     failed = cli(tmp_path, "up", broken)
     assert failed.returncode == 1 and f"error: start of {broken}" in failed.stderr
+
+
+def test_logs_from_the_command_line(tmp_path, make_stack, stacks_dir):
+    stack_id = make_stack(
+        "clilogs",
+        compose_text(
+            web=service(command='["sh", "-c", "echo to-out; echo to-err >&2; sleep 600"]'),
+            other=service(command='["sh", "-c", "echo other-out; sleep 600"]'),
+        ),
+    )
+    compose(stacks_dir, stack_id, "up", "-d")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        shown = cli(tmp_path, "logs", stack_id, "--tail", "10")
+        if "to-err" in shown.stderr and "other-out" in shown.stdout:
+            break
+        time.sleep(0.3)
+    assert shown.returncode == 0, shown.stderr
+    assert f"{stack_id}-web-1" in shown.stdout and "to-out" in shown.stdout
+    assert "to-err" in shown.stderr and "to-err" not in shown.stdout  # stderr to stderr
+    only = cli(tmp_path, "logs", stack_id, "other", "-t")
+    assert "other-out" in only.stdout and "to-out" not in only.stdout
+    assert "Z other-out" in only.stdout  # with its timestamp
+    missing = cli(tmp_path, "logs", stack_id, "nope")
+    assert missing.returncode == 1 and "has no container of service 'nope'" in missing.stderr

@@ -14,6 +14,7 @@ from fastapi import APIRouter, Depends, Query, Request, WebSocket
 from fastapi.responses import StreamingResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 
+from stackyard.aio import to_the_end
 from stackyard.api.deps import (
     PrincipalDep,
     StacksDep,
@@ -34,6 +35,8 @@ from stackyard.errors import Forbidden, StackyardError, Unauthorized
 from stackyard.stacks.operate import DEFAULT_TAIL, HostUsage
 
 router = APIRouter(tags=["operate"], dependencies=[Depends(current_principal)])
+#: WebSocket routes authenticate themselves (`authenticate_websocket`).
+sockets = APIRouter(tags=["operate"])
 
 ServiceQuery = Annotated[
     str | None, Query(description="Only this service's containers", max_length=200)
@@ -125,7 +128,7 @@ async def host_usage(stacks: StacksDep) -> HostUsage:
 CLOSE_UNAUTHORIZED, CLOSE_FORBIDDEN, CLOSE_FAILED = 4401, 4403, 4500
 
 
-@router.websocket("/stacks/{stack_id}/containers/{container}/shell")
+@sockets.websocket("/stacks/{stack_id}/containers/{container}/shell")
 async def container_shell(
     websocket: WebSocket,
     stack_id: str,
@@ -186,21 +189,22 @@ async def container_shell(
         while await asyncio.to_thread(still_valid_now, db, principal):
             await asyncio.sleep(RECHECK_SECONDS)
 
+    async def finish() -> None:
+        exit_code = await session.exit_code()
+        await session.close()
+        with contextlib.suppress(Exception):  # already closed, by either side
+            await websocket.close()
+        detail = f"closed after {round(time.monotonic() - began)} s"
+        if exit_code is not None:
+            detail += f", exit code {exit_code}"
+        await asyncio.to_thread(
+            record, db, principal.username, "container.shell.end", target, "success", detail
+        )
+
     tasks = [asyncio.create_task(job()) for job in (out, into, revoked)]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
     finally:
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        exit_code = await session.exit_code()
-        await session.close()
-        with contextlib.suppress(RuntimeError):
-            await websocket.close()
-        seconds = round(time.monotonic() - began)
-        detail = f"closed after {seconds} s"
-        if exit_code is not None:
-            detail += f", exit code {exit_code}"
-        await asyncio.to_thread(
-            record, db, principal.username, "container.shell.end", target, "success", detail
-        )
+        await to_the_end(finish())  # the session's processes end, whatever happens here

@@ -66,3 +66,46 @@ def stack_check() -> None:
     for stack in summary.stacks:
         states = ", ".join(f"{i.service}: {i.state}" for i in stack.images)
         typer.echo(f"{stack.stack}\t{'UPDATE' if stack.has_update else 'ok'}\t{states}")
+
+
+#: Colours of the container names, one per container in turn (as `docker compose logs`).
+_COLOURS = ["cyan", "yellow", "green", "magenta", "blue", "bright_cyan", "bright_yellow"]
+
+
+@app.command("logs")
+def stack_logs(
+    name: Annotated[str, typer.Argument(help="The stack id")],
+    service: Annotated[str | None, typer.Argument(help="Only this service")] = None,
+    follow: Annotated[bool, typer.Option("-f", "--follow", help="Follow new lines")] = False,
+    tail: Annotated[int, typer.Option("--tail", "-n", help="Lines before following")] = 300,
+    timestamps: Annotated[bool, typer.Option("-t", "--timestamps", help="Show times")] = False,
+) -> None:
+    """Show a stack's logs (all its containers, or one service's): the last lines, then
+    with -f new ones as they come, also from containers recreated meanwhile. Ctrl-C ends."""
+    from stackyard.containers.logs import LogLine
+
+    operate = _common.stacks().operate
+    colours: dict[str, str] = {}
+    width = 0
+
+    def show(line: LogLine) -> None:
+        nonlocal width
+        colour = colours.setdefault(line.container, _COLOURS[len(colours) % len(_COLOURS)])
+        width = max(width, len(line.container))
+        prefix = typer.style(f"{line.container:<{width}} |", fg=colour)
+        stamp = f"{line.time} " if timestamps else ""
+        typer.echo(f"{prefix} {stamp}{line.text}", err=line.stream == "stderr")
+
+    async def go() -> None:
+        reader = await operate.log_reader(name, service)
+        try:
+            async for batch in operate.logs(reader, tail, follow):
+                for line in batch:
+                    show(line)
+        finally:
+            await operate.host.aclose()
+
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        raise typer.Exit(130) from None

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from stackyard.aio import to_the_end
 from stackyard.errors import Invalid, NotFound, Unavailable
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -91,7 +92,9 @@ class EngineStreams:
         except httpx.HTTPError as exc:
             raise _unreachable(exc, what) from exc
         finally:
-            await _close(response)
+            # Closed even while the reader is being cancelled (the client went away):
+            # interrupted, the close would leave the engine writing into the connection.
+            await to_the_end(response.aclose())
 
     async def inspect(self, container_id: str) -> dict[str, Any]:
         what = f"Container {container_id[:12]}"
@@ -148,21 +151,6 @@ class EngineStreams:
             async for line in response.aiter_lines():
                 if line.strip():
                     yield json.loads(line)
-
-
-async def _close(response: httpx.Response) -> None:
-    """Close a stream's connection even when its reader is being cancelled (the client
-    went away), once or again and again: the close runs in a task of its own, which a
-    cancellation of the reader does not interrupt. Interrupted, it would leave the
-    connection open, the engine writing into it."""
-    closing = asyncio.ensure_future(response.aclose())
-    _closing.add(closing)
-    closing.add_done_callback(_closing.discard)
-    await asyncio.shield(closing)
-
-
-#: Closes in progress (held so that they are not collected before they finish).
-_closing: set[asyncio.Future[None]] = set()
 
 
 def _unreachable(exc: httpx.HTTPError, what: str) -> Unavailable:
