@@ -7,12 +7,12 @@ import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, WebSocket
 from fastapi.responses import StreamingResponse
-from fastapi.sse import EventSourceResponse, ServerSentEvent
+from fastapi.sse import EventSourceResponse
 
 from stackyard.aio import to_the_end
 from stackyard.api.deps import (
@@ -47,6 +47,9 @@ ContainerQuery = Annotated[str | None, Query(description="Only this container", 
 @dataclass(frozen=True)
 class LogBatch:
     lines: list[LogLine]
+    end: bool = field(
+        default=False, metadata={"description": "The last event: nothing follows (no follow)"}
+    )
 
 
 async def stack_log_reader(
@@ -78,19 +81,19 @@ async def stack_logs(
         DEFAULT_TAIL
     ),
     follow: Annotated[bool, Query(description="Go on with new lines as they come")] = True,
-) -> AsyncIterator[ServerSentEvent]:
-    """Server-Sent Events: `lines` events (`LogBatch`, oldest first; the first is the
+) -> AsyncIterator[LogBatch]:
+    """Server-Sent Events, each a `LogBatch` of lines (oldest first; the first is the
     tail), then, with `follow`, more as the containers write them; containers that
-    restart or are recreated are followed into their new life. Without `follow`, `end`
-    after the tail. Closing the page ends the stream (and the engine's streams)."""
+    restart or are recreated are followed into their new life. Without `follow`, a batch
+    with `end` after the tail. Closing the page ends the stream (and the engine's)."""
 
-    async def events() -> AsyncIterator[ServerSentEvent]:
+    async def batches() -> AsyncIterator[LogBatch]:
         async for batch in stacks.operate.logs(reader, tail, follow):
-            yield ServerSentEvent(event="lines", data=LogBatch(batch))
-        yield ServerSentEvent(event="end", data={})
+            yield LogBatch(batch)
+        yield LogBatch([], end=True)
 
-    async for event in signed_in_stream(request, principal, events()):
-        yield event
+    async for batch in signed_in_stream(request, principal, batches()):
+        yield batch
 
 
 @router.get(
