@@ -1,4 +1,6 @@
+import { lazy, Suspense } from "react";
 import { Route, Routes } from "react-router";
+import { Loading } from "./components/Loading";
 import { UnsavedChangesGuard } from "./components/useUnsavedChanges";
 import { LoginPage } from "./features/auth/LoginPage";
 import { RequireAuth } from "./features/auth/RequireAuth";
@@ -13,6 +15,9 @@ import { NotFoundPage } from "./features/shell/NotFoundPage";
 import { Shell } from "./features/shell/Shell";
 import { StackDetailPage } from "./features/stacks/StackDetailPage";
 import { StacksPage } from "./features/stacks/StacksPage";
+
+/** The terminal (xterm.js) is loaded when a shell is opened, in a chunk of its own. */
+const ShellPage = lazy(() => import("./features/operate/ShellPage").then((m) => ({ default: m.ShellPage })));
 
 /**
  * All routes; the router itself (a data router, browser or memory) is provided by the
@@ -34,6 +39,14 @@ export function AppRoutes() {
           <Route index element={<DashboardPage />} />
           <Route path="stacks" element={<StacksPage />} />
           <Route path="stacks/:id" element={<StackDetailPage />} />
+          <Route
+            path="stacks/:id/shell/:container"
+            element={
+              <Suspense fallback={<Loading />}>
+                <ShellPage />
+              </Suspense>
+            }
+          />
           <Route path="files" element={<FilesPage />} />
           <Route path="backups" element={<BackupsPage />} />
           <Route path="destinations" element={<DestinationsPage />} />

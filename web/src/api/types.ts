@@ -1,4 +1,4 @@
-import type { paths } from "./schema";
+import type { components, paths } from "./schema";
 
 type JsonContent<T> = T extends { content: { "application/json": infer B } } ? B : never;
 
@@ -57,3 +57,10 @@ export type Folder = ResponseBody<"/api/files", "get">;
 export type FileEntry = Folder["entries"][number];
 export type TextFile = ResponseBody<"/api/files/content", "get">;
 export type UploadedFile = ResponseBody<"/api/files/upload", "put">;
+
+/** One batch of a stack's log stream (Server-Sent Events: the schema's item type). */
+export type LogBatch = components["schemas"]["LogBatch"];
+export type LogLine = LogBatch["lines"][number];
+export type HostUsage = ResponseBody<"/api/usage", "get">;
+export type ContainerUsage = HostUsage["containers"][number];
+export type UsageTotals = HostUsage["total"];

@@ -81,7 +81,12 @@ export function installFakeEventSource(): typeof FakeEventSource {
   return FakeEventSource;
 }
 
-/** The newest source that is still open. */
-export function openSource(): FakeEventSource | undefined {
-  return FakeEventSource.instances.filter((s) => !s.closed).at(-1);
+/** The newest source still open whose URL holds `match` (a run's events by default). */
+export function openSource(match = "/run/events"): FakeEventSource | undefined {
+  return FakeEventSource.instances.filter((s) => !s.closed && s.url.includes(match)).at(-1);
+}
+
+/** Every source created whose URL holds `match`. */
+export function sourcesOf(match: string): FakeEventSource[] {
+  return FakeEventSource.instances.filter((s) => s.url.includes(match));
 }

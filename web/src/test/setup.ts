@@ -1,6 +1,12 @@
 import "@testing-library/jest-dom/vitest";
 import { cleanup } from "@testing-library/react";
-import { afterEach, vi } from "vitest";
+import { afterEach, beforeEach, vi } from "vitest";
+import { installFakeEventSource } from "./fakeEventSource";
+
+// jsdom has no EventSource: every test gets the fake (pages open log and run streams).
+beforeEach(() => {
+  installFakeEventSource();
+});
 
 afterEach(() => {
   cleanup();

@@ -7,6 +7,8 @@ const CAPABILITIES: Record<Capability, Role[]> = {
   "stacks.run": ["admin", "operator"],
   "stacks.checkUpdates": ["admin", "operator"],
   "stacks.autoUpdate": ["admin", "operator"],
+  "stacks.logs": ["admin", "operator"],
+  "stacks.shell": ["admin"],
   "stacks.editFiles": ["admin"],
   "stacks.create": ["admin"],
   "stacks.delete": ["admin"],

@@ -12,6 +12,10 @@ export type Capability =
   | "stacks.checkUpdates"
   /** The per-stack auto-update toggle (PUT /api/stacks/{id}/auto-update). */
   | "stacks.autoUpdate"
+  /** Read a stack's logs (they may hold secrets): live, and as a file. */
+  | "stacks.logs"
+  /** A shell in a running container (root on it, as a rule). */
+  | "stacks.shell"
   /** Edit compose and .env, read and edit .secrets. */
   | "stacks.editFiles"
   /** Create a stack. */
@@ -31,8 +35,9 @@ export const ROLES: readonly Role[] = ["admin", "operator", "viewer"];
 /** One line per role, for choosing one. */
 export const ROLE_DESCRIPTIONS: Record<Role, string> = {
   admin: "Everything: creates and deletes stacks, edits compose files, .env and secrets, files, users.",
-  operator: "Runs stack actions, checks for updates and sets auto-update; cannot edit or create stacks.",
-  viewer: "Reads only: stacks, their status, updates and run output.",
+  operator:
+    "Runs stack actions, reads logs, checks for updates and sets auto-update; cannot edit or create stacks.",
+  viewer: "Reads only: stacks, their status, resource use, updates and run output (no logs).",
 };
 
 const RANK: Record<Role, number> = { viewer: 0, operator: 1, admin: 2 };
@@ -41,6 +46,8 @@ const LEAST_ROLE: Record<Capability, Role> = {
   "stacks.run": "operator",
   "stacks.checkUpdates": "operator",
   "stacks.autoUpdate": "operator",
+  "stacks.logs": "operator",
+  "stacks.shell": "admin",
   "stacks.editFiles": "admin",
   "stacks.create": "admin",
   "stacks.delete": "admin",

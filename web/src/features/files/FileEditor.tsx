@@ -6,7 +6,7 @@ import { ConfirmDialog } from "../../components/Dialog";
 import { Loading } from "../../components/Loading";
 import { saveDraft, takeDraft, useUnsavedChanges } from "../../components/useUnsavedChanges";
 import type { LoginLocationState } from "../auth/RequireAuth";
-import { CodeEditor } from "./CodeEditor";
+import { CodeEditor } from "../../components/editor/CodeEditor";
 import { editorLanguage } from "./paths";
 import { fileContentQueryOptions, useSaveFile } from "./queries";
 

@@ -1,3 +1,5 @@
+import type { EditorLanguage } from "../../components/editor/codemirror";
+
 /** Paths as the files API takes them: relative to the stacks folder, "/" between parts, "" is the root. */
 
 /** The parts of a path, without empty or "." parts. */
@@ -34,7 +36,6 @@ export function nameProblem(name: string): string | null {
   return null;
 }
 
-export type EditorLanguage = "yaml" | "env" | "plain";
 
 /** YAML for `.yml`/`.yaml`, KEY=VALUE for `.env`, `*.env` and `.secrets`, plain text otherwise. */
 export function editorLanguage(path: string): EditorLanguage {

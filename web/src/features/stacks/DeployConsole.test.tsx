@@ -2,7 +2,7 @@ import { QueryClientProvider } from "@tanstack/react-query";
 import { render, screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { createQueryClient } from "../../queryClient";
-import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
+import { installFakeEventSource, openSource, sourcesOf } from "../../test/fakeEventSource";
 import { installFakeFetch, json } from "../../test/fakeFetch";
 import { adminUser, signedInAs } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
@@ -118,18 +118,18 @@ describe("deploy console rendering", () => {
   });
 
   it("says so when the stack never ran anything", async () => {
-    const events = installFakeEventSource();
+    installFakeEventSource();
     installFakeFetch({ "GET /api/stacks/web/run": () => json({ detail: "No run" }, { status: 404 }) });
     renderConsole();
 
     expect(await screen.findByText("No action has run on this stack yet.")).toBeInTheDocument();
-    expect(events.instances).toHaveLength(0);
+    expect(sourcesOf("/run/events")).toHaveLength(0);
   });
 });
 
 describe("deploy console following a run", () => {
   it("connects to a run in progress when the page opens and follows its states", async () => {
-    const events = installFakeEventSource();
+    installFakeEventSource();
     installFakeFetch({ "GET /api/stacks/web/run": makeRun({}, { percent: 5 }) });
     const { unmount } = renderConsole();
 
@@ -151,7 +151,7 @@ describe("deploy console following a run", () => {
 
     unmount();
     expect(source?.closed).toBe(true);
-    expect(events.instances).toHaveLength(1);
+    expect(sourcesOf("/run/events")).toHaveLength(1);
   });
 
   it("closes the stream at the end of the run and refreshes the stacks and the update summary", async () => {

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
 import type { StackDetail } from "../../api/types";
+import { codeEditorIn, setText, textOf, typeAtEnd } from "../../test/codeEditor";
 import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
@@ -111,26 +112,24 @@ describe("stack detail", () => {
     const { user } = renderApp("/stacks/web");
 
     const form = await screen.findByRole("form", { name: "compose.yaml" });
-    const editor = within(form).getByLabelText("compose.yaml");
-    expect(editor).toHaveValue(detail.compose);
-    await user.clear(editor);
-    await user.type(editor, "services:\n  app:\n    imagee: nginx");
+    const editor = await codeEditorIn(form, "compose.yaml");
+    expect(textOf(editor)).toBe(detail.compose);
+    setText(editor, "services:\n  app:\n    imagee: nginx");
     await user.click(within(form).getByRole("button", { name: "Save compose.yaml" }));
 
     expect(await within(form).findByRole("alert")).toHaveTextContent(
       "validating compose.yaml: services.app additional properties 'imagee' not allowed",
     );
-    expect(editor).toHaveValue("services:\n  app:\n    imagee: nginx");
+    expect(textOf(editor)).toBe("services:\n  app:\n    imagee: nginx");
     expect(await fake.calls("PUT", "/api/stacks/web/compose")[0]?.json()).toEqual({
       content: "services:\n  app:\n    imagee: nginx",
     });
 
-    await user.clear(editor);
-    await user.type(editor, "services:\n  app:\n    image: nginx:1.28\n");
+    setText(editor, "services:\n  app:\n    image: nginx:1.28\n");
     await user.click(within(form).getByRole("button", { name: "Save compose.yaml" }));
     expect(await within(form).findByRole("status")).toHaveTextContent("compose.yaml saved.");
     expect(within(form).queryByRole("alert")).not.toBeInTheDocument();
-    expect(editor).toHaveValue("services:\n  app:\n    image: nginx:1.28\n");
+    expect(textOf(editor)).toBe("services:\n  app:\n    image: nginx:1.28\n");
   });
 
   it("saves .env", async () => {
@@ -138,9 +137,7 @@ describe("stack detail", () => {
     const { user } = renderApp("/stacks/web");
 
     const form = await screen.findByRole("form", { name: ".env" });
-    const editor = within(form).getByLabelText(".env");
-    await user.clear(editor);
-    await user.type(editor, "PORT=9090\n");
+    setText(await codeEditorIn(form, ".env"), "PORT=9090\n");
     await user.click(within(form).getByRole("button", { name: "Save .env" }));
     expect(await within(form).findByRole("status")).toHaveTextContent(".env saved.");
     expect(await fake.calls("PUT", "/api/stacks/web/env")[0]?.json()).toEqual({ content: "PORT=9090\n" });
@@ -161,9 +158,9 @@ describe("stack detail", () => {
 
     await user.click(screen.getByRole("button", { name: "Show secrets" }));
     const form = await screen.findByRole("form", { name: ".secrets" });
-    const editor = within(form).getByLabelText(".secrets");
-    expect(editor).toHaveValue("DB_PASSWORD=hunter2\n");
-    await user.type(editor, "API_KEY=x\n");
+    const editor = await codeEditorIn(form, ".secrets");
+    expect(textOf(editor)).toBe("DB_PASSWORD=hunter2\n");
+    typeAtEnd(editor, "API_KEY=x\n");
     await user.click(within(form).getByRole("button", { name: "Save .secrets" }));
     expect(await within(form).findByRole("status")).toHaveTextContent(".secrets saved.");
     expect(await fake.calls("PUT", "/api/stacks/web/secrets")[0]?.json()).toEqual({
@@ -333,6 +330,43 @@ describe("stack detail", () => {
 });
 
 describe("stack file editors", () => {
+  it("saves and deploys: the file first, then compose up, followed in the console", async () => {
+    const order: string[] = [];
+    installFakeFetch(
+      detailRoutes({
+        "PUT /api/stacks/web/compose": async (request) => {
+          order.push("save");
+          const { content } = (await request.json()) as { content: string };
+          return json({ ...detail, compose: content });
+        },
+        "POST /api/stacks/web/actions/start": () => {
+          order.push("start");
+          return json(makeRun({ id: "run-9", action: "start" }, { percent: 0 }), { status: 202 });
+        },
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+    const form = await screen.findByRole("form", { name: "compose.yaml" });
+    typeAtEnd(await codeEditorIn(form, "compose.yaml"), "# deployed\n");
+    await user.click(within(form).getByRole("button", { name: "Save and deploy" }));
+    await waitFor(() => expect(order).toEqual(["save", "start"]));
+    await waitFor(() => expect(openSource()?.url).toBe("/api/stacks/web/run/events"));
+  });
+
+  it("refuses to deploy what compose refused: nothing starts", async () => {
+    const fake = installFakeFetch(
+      detailRoutes({
+        "PUT /api/stacks/web/compose": () => json({ detail: "Invalid compose file: nope" }, { status: 400 }),
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+    const form = await screen.findByRole("form", { name: "compose.yaml" });
+    typeAtEnd(await codeEditorIn(form, "compose.yaml"), "broken: [\n");
+    await user.click(within(form).getByRole("button", { name: "Save and deploy" }));
+    expect(await within(form).findByRole("alert")).toHaveTextContent("nope");
+    expect(fake.calls("POST", "/api/stacks/web/actions/start")).toHaveLength(0);
+  });
+
   it("labels a refused .env as an invalid .env file, not a compose file", async () => {
     installFakeFetch(
       detailRoutes({
@@ -342,7 +376,7 @@ describe("stack file editors", () => {
     );
     const { user } = renderApp("/stacks/web");
     const form = await screen.findByRole("form", { name: ".env" });
-    await user.type(within(form).getByLabelText(".env"), "=oops");
+    typeAtEnd(await codeEditorIn(form, ".env"), "=oops");
     await user.click(within(form).getByRole("button", { name: "Save .env" }));
     const alert = await within(form).findByRole("alert");
     expect(alert).toHaveTextContent(/^Invalid \.env fileline 1: unexpected character$/);
@@ -354,11 +388,12 @@ describe("stack file editors", () => {
     installFakeFetch(detailRoutes());
     const { user } = renderApp("/stacks/web");
     const form = await screen.findByRole("form", { name: "compose.yaml" });
-    await user.type(within(form).getByLabelText("compose.yaml"), "# note\n");
+    const editor = await codeEditorIn(form, "compose.yaml");
+    typeAtEnd(editor, "# note\n");
     await user.click(screen.getByRole("link", { name: "Settings" }));
     expect(confirm).toHaveBeenCalledWith("Your changes to compose.yaml are not saved. Leave and discard them?");
     expect(screen.getByTestId("location")).toHaveTextContent("/stacks/web");
-    expect(within(form).getByLabelText("compose.yaml")).toHaveValue(`${detail.compose}# note\n`);
+    expect(textOf(editor)).toBe(`${detail.compose}# note\n`);
 
     confirm.mockReturnValue(true);
     await user.click(screen.getByRole("link", { name: "Settings" }));
@@ -387,7 +422,7 @@ describe("stack file editors", () => {
     );
     const { user } = renderApp("/stacks/web");
     const form = await screen.findByRole("form", { name: ".env" });
-    await user.type(within(form).getByLabelText(".env"), "DEBUG=1\n");
+    typeAtEnd(await codeEditorIn(form, ".env"), "DEBUG=1\n");
     signedIn = false; // the session expires
     await user.click(within(form).getByRole("button", { name: "Save .env" }));
 
@@ -399,7 +434,7 @@ describe("stack file editors", () => {
 
     await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/stacks/web"));
     const again = await screen.findByRole("form", { name: ".env" });
-    expect(within(again).getByLabelText(".env")).toHaveValue("PORT=8080\nDEBUG=1\n");
+    expect(textOf(await codeEditorIn(again, ".env"))).toBe("PORT=8080\nDEBUG=1\n");
     expect(within(again).getByRole("status")).toHaveTextContent(
       "Your unsaved changes to .env were kept while you signed in again, and are restored here.",
     );

@@ -7,20 +7,23 @@ import { ErrorBanner } from "../../components/ErrorBanner";
 import { ErrorText } from "../../components/ErrorText";
 import { formatDateTime, shortDigest } from "../../components/format";
 import { Loading } from "../../components/Loading";
-import { Table } from "../../components/Table";
+import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
+import { LogsCard } from "../operate/LogsCard";
+import { UsageCard } from "../operate/UsageCard";
 import { DeployConsole } from "./DeployConsole";
 import { DeleteStackCard } from "./DeleteStack";
 import { stackQueryOptions, stackUpdatesQueryOptions, useSetAutoUpdate } from "./queries";
 import { BusyIndicator, CheckUpdates, PortList, StackActions, StateBadge, UpdatePill } from "./StackBits";
 import { ReadOnlyStackFile, SecretsEditor, StackFileEditor } from "./StackFiles";
 
-function ServiceRows({ service }: { service: StackService }) {
+function ServiceRows({ stackId, service }: { stackId: string; service: StackService }) {
+  const mayShell = useCan("stacks.shell");
   if (service.containers.length === 0) {
     return (
       <tr>
         <th scope="row">{service.name}</th>
-        <td colSpan={5} className="muted">
+        <td colSpan={mayShell ? 6 : 5} className="muted">
           No container{service.image ? ` (image ${service.image})` : ""}
         </td>
       </tr>
@@ -55,6 +58,19 @@ function ServiceRows({ service }: { service: StackService }) {
           <td>
             <PortList ports={c.ports} />
           </td>
+          {mayShell && (
+            <RowActions>
+              {c.state === "running" && (
+                <Link
+                  className="button"
+                  to={`/stacks/${encodeURIComponent(stackId)}/shell/${encodeURIComponent(c.name)}`}
+                  aria-label={`Shell in ${c.name}`}
+                >
+                  Shell
+                </Link>
+              )}
+            </RowActions>
+          )}
         </tr>
       ))}
     </>
@@ -64,15 +80,16 @@ function ServiceRows({ service }: { service: StackService }) {
 const SERVICE_COLUMNS = ["Service", "Container", "State", "Health", "Image", "Ports"] as const;
 
 function ServicesCard({ stack }: { stack: StackDetail }) {
+  const mayShell = useCan("stacks.shell");
   return (
     <section className="card" aria-labelledby="services-title">
       <h2 id="services-title">Services</h2>
       {stack.services.length === 0 ? (
         <p className="muted">No services{stack.state === "invalid" ? " (the compose file does not resolve)" : ""}.</p>
       ) : (
-        <Table label="Services" columns={SERVICE_COLUMNS}>
+        <Table label="Services" columns={SERVICE_COLUMNS} actions={mayShell}>
           {stack.services.map((service) => (
-            <ServiceRows key={service.name} service={service} />
+            <ServiceRows key={service.name} stackId={stack.id} service={service} />
           ))}
         </Table>
       )}
@@ -198,6 +215,7 @@ export function StackDetailPage() {
   const { id = "" } = useParams();
   const mayEditFiles = useCan("stacks.editFiles");
   const mayDelete = useCan("stacks.delete");
+  const mayReadLogs = useCan("stacks.logs");
   const stack = useQuery(stackQueryOptions(id));
   const updates = useQuery(stackUpdatesQueryOptions());
   const update = updates.data?.stacks.find((u) => u.stack === id);
@@ -242,6 +260,8 @@ export function StackDetailPage() {
       <StackActions stack={data} hasUpdate={update?.has_update} />
       <DeployConsole stackId={data.id} busy={data.busy} />
       <ServicesCard stack={data} />
+      <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />
+      {mayReadLogs && <LogsCard stackId={data.id} services={data.services.map((s) => s.name)} />}
       <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />
       <section className="card" aria-labelledby="files-title">
         <h2 id="files-title">Files</h2>

@@ -13,7 +13,16 @@ import {
   useUnsavedChanges,
 } from "../../components/useUnsavedChanges";
 import type { LoginLocationState } from "../auth/RequireAuth";
-import { stackSecretsQueryOptions, useSaveSecrets, useSaveStackFile, type StackFileKind } from "./queries";
+import { CodeEditor } from "../../components/editor/CodeEditor";
+import type { EditorLanguage } from "../../components/editor/codemirror";
+import { useCan } from "../auth/permissions";
+import {
+  stackSecretsQueryOptions,
+  useSaveSecrets,
+  useSaveStackFile,
+  useStackAction,
+  type StackFileKind,
+} from "./queries";
 
 /** Prefixes the server puts before a validation error: the form's own label says it. */
 const ERROR_PREFIXES = [/^Invalid compose file:\s*/i, /^Invalid \.env file:\s*/i];
@@ -42,16 +51,19 @@ function SaveError({ error, invalidLabel }: { error: unknown; invalidLabel?: str
 function TextFileForm({
   label,
   content,
-  rows,
+  language,
   save,
   draftKey,
   invalidLabel,
+  deploy,
 }: {
   label: string;
   content: string;
-  rows: number;
+  language: EditorLanguage;
   draftKey?: string;
   invalidLabel?: string;
+  /** Offers "Save and deploy": after a successful save, this runs (`up -d`). */
+  deploy?: () => void;
   save: {
     mutate: (content: string, options: { onSuccess: () => void; onError: (error: unknown) => void }) => void;
     isPending: boolean;
@@ -80,11 +92,13 @@ function TextFileForm({
     if (draftKey && restored !== null) takeDraft(draftKey);
   }, [draftKey, restored]);
 
-  function onSubmit(event: FormEvent<HTMLFormElement>) {
-    event.preventDefault();
+  function doSave(thenDeploy: boolean) {
     setSaved(false);
     save.mutate(draft, {
-      onSuccess: () => setSaved(true),
+      onSuccess: () => {
+        setSaved(true);
+        if (thenDeploy) deploy?.();
+      },
       onError: (error) => {
         if (!isUnauthorized(error) || !draftKey) return;
         // The session expired: keep the text, sign in again, and come back to it.
@@ -96,25 +110,39 @@ function TextFileForm({
     });
   }
 
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    doSave(false);
+  }
+
   return (
     <form className="form wide" onSubmit={onSubmit} aria-label={label}>
-      <Field label={label}>
-        <textarea
-          className="code-editor"
-          rows={rows}
-          spellCheck={false}
+      <div className="field">
+        <CodeEditor
           value={draft}
-          aria-describedby={hintId}
-          onChange={(e) => {
-            setDraft(e.target.value);
+          language={language}
+          label={label}
+          onChange={(value) => {
+            setDraft(value);
             setSaved(false);
           }}
+          onSave={() => doSave(false)}
         />
-      </Field>
+      </div>
       <div className="actions">
         <button type="submit" className="primary" disabled={save.isPending}>
           {save.isPending ? "Saving…" : `Save ${label}`}
         </button>
+        {deploy && (
+          <button
+            type="button"
+            disabled={save.isPending}
+            onClick={() => doSave(true)}
+            title="Save, then start the stack with the saved file (compose up -d)"
+          >
+            Save and deploy
+          </button>
+        )}
         <button
           type="button"
           disabled={!dirty || save.isPending}
@@ -180,15 +208,21 @@ export function StackFileEditor({
   content: string;
 }) {
   const save = useSaveStackFile(stackId, kind);
+  const action = useStackAction();
+  const mayRun = useCan("stacks.run");
   return (
-    <TextFileForm
-      label={label}
-      content={content}
-      rows={kind === "compose" ? 18 : 6}
-      save={save}
-      draftKey={`stack:${stackId}:${kind}`}
-      invalidLabel={kind === "compose" ? "Invalid compose file" : "Invalid .env file"}
-    />
+    <>
+      <TextFileForm
+        label={label}
+        content={content}
+        language={kind === "compose" ? "yaml" : "env"}
+        deploy={mayRun ? () => action.mutate({ id: stackId, action: "start" }) : undefined}
+        save={save}
+        draftKey={`stack:${stackId}:${kind}`}
+        invalidLabel={kind === "compose" ? "Invalid compose file" : "Invalid .env file"}
+      />
+      {action.isError && <ErrorText error={action.error} />}
+    </>
   );
 }
 
@@ -219,7 +253,7 @@ export function SecretsEditor({ stackId, hasSecrets }: { stackId: string; hasSec
         <Loading />
       ) : (
         // No draft kept across a sign-in here: secret values never go to browser storage.
-        <TextFileForm label=".secrets" content={secrets.data.content} rows={6} save={save} />
+        <TextFileForm label=".secrets" content={secrets.data.content} language="env" save={save} />
       )}
       <div className="actions">
         <button

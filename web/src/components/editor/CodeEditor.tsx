@@ -1,6 +1,5 @@
 import { useEffect, useRef, useState } from "react";
-import type { EditorHandle } from "./codemirror";
-import type { EditorLanguage } from "./paths";
+import type { EditorHandle, EditorLanguage } from "./codemirror";
 
 /**
  * A code editor over `value`: CodeMirror (loaded on first use, in its own chunk) with YAML or

@@ -23,7 +23,6 @@ import {
   lineNumbers,
 } from "@codemirror/view";
 import { tags as t } from "@lezer/highlight";
-import type { EditorLanguage } from "./paths";
 
 interface EnvState {
   /** Past the `=` of a KEY=VALUE line. */
@@ -105,6 +104,9 @@ const theme = EditorView.theme({
   },
   "&.cm-focused .cm-cursor": { borderLeftColor: "var(--text)" },
 });
+
+/** What the editor highlights: YAML, KEY=VALUE lines, or nothing. */
+export type EditorLanguage = "yaml" | "env" | "plain";
 
 function languageExtension(language: EditorLanguage): Extension {
   if (language === "yaml") return yaml();

@@ -1,0 +1,191 @@
+import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
+import type { LogBatch } from "../../api/types";
+import { appendBounded, lineHtml, logDownloadUrl, logStreamUrl, matches, MAX_LINES, shortTime, type ShownLine } from "./logs";
+
+/** How often arrived lines are drawn (a busy container writes thousands a second). */
+const DRAW_MS = 150;
+
+type StreamStatus = "connecting" | "live" | "ended" | "disconnected";
+
+/**
+ * A stack's log stream: the tail, then new lines as they come. Lines are drawn a few times
+ * a second; while `paused`, they are held (bounded too) and drawn on resume. A broken stream
+ * is not reconnected on its own (that would repeat the tail): `reconnect` starts it again.
+ */
+function useLogStream(stackId: string, service: string, paused: boolean) {
+  const [lines, setLines] = useState<ShownLine[]>([]);
+  const [held, setHeld] = useState(0);
+  const [status, setStatus] = useState<StreamStatus>("connecting");
+  const [attempt, setAttempt] = useState(0);
+  const pending = useRef<ShownLine[]>([]);
+  const pausedRef = useRef(paused);
+  pausedRef.current = paused;
+
+  useEffect(() => {
+    let seq = 0;
+    pending.current = [];
+    setLines([]);
+    setHeld(0);
+    setStatus("connecting");
+    const source = new EventSource(logStreamUrl(stackId, { service: service || undefined }));
+    source.onopen = () => setStatus("live");
+    source.onmessage = (event: MessageEvent<string>) => {
+      let batch: LogBatch;
+      try {
+        batch = JSON.parse(event.data) as LogBatch;
+      } catch {
+        return;
+      }
+      setStatus((now) => (now === "connecting" ? "live" : now));
+      const numbered = batch.lines.map((line) => ({ ...line, seq: seq++ }));
+      pending.current = appendBounded(pending.current, numbered);
+      if (batch.end) {
+        setStatus("ended");
+        source.close();
+      }
+    };
+    source.onerror = () => {
+      if (source.readyState === EventSource.CONNECTING || source.readyState === EventSource.CLOSED) {
+        source.close();
+        setStatus((now) => (now === "ended" ? now : "disconnected"));
+      }
+    };
+    const timer = window.setInterval(() => {
+      if (pending.current.length === 0) return;
+      if (pausedRef.current) {
+        setHeld(pending.current.length);
+        return;
+      }
+      const arrived = pending.current;
+      pending.current = [];
+      setHeld(0);
+      setLines((shown) => appendBounded(shown, arrived));
+    }, DRAW_MS);
+    return () => {
+      source.close();
+      window.clearInterval(timer);
+    };
+  }, [stackId, service, attempt]);
+
+  return { lines, held, status, reconnect: () => setAttempt((n) => n + 1) };
+}
+
+const STATUS_TEXT: Record<StreamStatus, string> = {
+  connecting: "Connecting…",
+  live: "Following",
+  ended: "Ended",
+  disconnected: "Disconnected",
+};
+
+export function LogsCard({ stackId, services }: { stackId: string; services: string[] }) {
+  const [service, setService] = useState("");
+  const [search, setSearch] = useState("");
+  const [paused, setPaused] = useState(false);
+  const [showTimes, setShowTimes] = useState(true);
+  const [atEnd, setAtEnd] = useState(true);
+  const { lines, held, status, reconnect } = useLogStream(stackId, service, paused);
+  const viewRef = useRef<HTMLDivElement>(null);
+  const searchId = useId();
+
+  const shown = useMemo(() => lines.filter((line) => matches(line, search)), [lines, search]);
+  const containers = useMemo(() => new Set(lines.map((line) => line.container)).size, [lines]);
+
+  // New lines keep the view at its end, unless the reader scrolled up (or paused).
+  useLayoutEffect(() => {
+    const view = viewRef.current;
+    if (view && atEnd && !paused) view.scrollTop = view.scrollHeight;
+  }, [shown, atEnd, paused]);
+
+  function jumpToEnd() {
+    const view = viewRef.current;
+    if (view) view.scrollTop = view.scrollHeight;
+    setAtEnd(true);
+  }
+
+  return (
+    <section className="card logs-card" aria-labelledby="logs-title">
+      <h2 id="logs-title">Logs</h2>
+      <div className="log-tools">
+        <label>
+          <span>Containers</span>
+          <select value={service} onChange={(event) => setService(event.target.value)}>
+            <option value="">All services</option>
+            {services.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label htmlFor={searchId} className="log-search">
+          <span>Search</span>
+          <input
+            id={searchId}
+            type="search"
+            value={search}
+            placeholder="Text in the lines shown"
+            onChange={(event) => setSearch(event.target.value)}
+          />
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={showTimes} onChange={(event) => setShowTimes(event.target.checked)} />
+          <span>Times</span>
+        </label>
+        <button type="button" onClick={() => setPaused((now) => !now)} aria-pressed={paused}>
+          {paused ? "Resume" : "Pause"}
+        </button>
+        <a className="button" href={logDownloadUrl(stackId, service || undefined)} download>
+          Download log
+        </a>
+      </div>
+      <p className="muted small log-status" role="status">
+        {STATUS_TEXT[status]}
+        {paused && held > 0 ? ` · paused, ${held} new line${held === 1 ? "" : "s"} waiting` : paused ? " · paused" : ""}
+        {search ? ` · ${shown.length} of ${lines.length} lines match` : ` · ${lines.length} lines`}
+        {lines.length >= MAX_LINES ? ` (the newest ${MAX_LINES}; download for all)` : ""}
+        {status === "disconnected" && (
+          <>
+            {" "}
+            <button type="button" className="link-button" onClick={reconnect}>
+              Reconnect
+            </button>
+          </>
+        )}
+      </p>
+      <div
+        ref={viewRef}
+        className="log-view"
+        role="log"
+        aria-label="Log lines"
+        tabIndex={0}
+        onScroll={(event) => {
+          const view = event.currentTarget;
+          setAtEnd(view.scrollTop + view.clientHeight >= view.scrollHeight - 8);
+        }}
+      >
+        {shown.length === 0 ? (
+          <p className="muted log-empty">{status === "connecting" ? "Loading…" : "No lines."}</p>
+        ) : (
+          shown.map((line) => (
+            <div key={line.seq} className={line.stream === "stderr" ? "log-line log-stderr" : "log-line"}>
+              {showTimes && (
+                <time className="log-time" dateTime={line.time}>
+                  {shortTime(line.time)}
+                </time>
+              )}
+              {containers > 1 && <span className="log-container">{line.container}</span>}
+              {line.stream === "stderr" && <span className="log-stream" title="standard error">err</span>}
+              {/* lineHtml escapes the text; only its colour codes become spans. */}
+              <span className="log-text" dangerouslySetInnerHTML={{ __html: lineHtml(line.text) }} />
+            </div>
+          ))
+        )}
+      </div>
+      {!atEnd && (
+        <button type="button" className="log-jump" onClick={jumpToEnd}>
+          Jump to the end
+        </button>
+      )}
+    </section>
+  );
+}
