@@ -52,6 +52,18 @@ export function leaveWithoutAsking(): void {
   passNext = true;
 }
 
+/**
+ * For leaving that is not a navigation (signing out): asks when an editor has unsaved
+ * edits. True: go ahead (the navigation that follows is not asked again); false: stay.
+ */
+export function confirmLeaving(): boolean {
+  const message = pendingMessage();
+  if (message === null) return true;
+  if (!window.confirm(message)) return false;
+  passNext = true;
+  return true;
+}
+
 /** Asked synchronously, as the router decides (no render in between): true blocks. */
 const shouldBlock: BlockerFunction = ({ currentLocation, nextLocation }) => {
   if (passNext) {

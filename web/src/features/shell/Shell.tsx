@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState } from "react";
 import { NavLink, Outlet, useLocation, useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
+import { confirmLeaving } from "../../components/useUnsavedChanges";
 import { useCurrentUser, useLogout } from "../auth/queries";
 import { navItemsFor } from "./navigation";
 import { healthQueryOptions } from "./queries";
@@ -40,7 +41,10 @@ function UserMenu() {
       <button
         type="button"
         disabled={logout.isPending}
-        onClick={() => logout.mutate(undefined, { onSettled: () => void navigate("/login", { replace: true }) })}
+        onClick={() => {
+          if (!confirmLeaving()) return; // unsaved edits: the user chose to stay
+          logout.mutate(undefined, { onSettled: () => void navigate("/login", { replace: true }) });
+        }}
       >
         Sign out
       </button>

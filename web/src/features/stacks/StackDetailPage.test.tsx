@@ -400,6 +400,24 @@ describe("stack file editors", () => {
     await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/settings"));
   });
 
+  it("asks before signing out with unsaved edits, and stays signed in when told to", async () => {
+    const confirm = vi.spyOn(window, "confirm").mockReturnValue(false);
+    const fake = installFakeFetch(detailRoutes({ "POST /api/auth/logout": () => noContent() }));
+    const { user } = renderApp("/stacks/web");
+    const form = await screen.findByRole("form", { name: "compose.yaml" });
+    typeAtEnd(await codeEditorIn(form, "compose.yaml"), "# unsaved\n");
+    await user.click(screen.getByRole("button", { name: "Sign out" }));
+    expect(confirm).toHaveBeenCalledTimes(1);
+    expect(fake.calls("POST", "/api/auth/logout")).toHaveLength(0);
+    expect(screen.getByTestId("location")).toHaveTextContent("/stacks/web");
+
+    confirm.mockReturnValue(true);
+    await user.click(screen.getByRole("button", { name: "Sign out" }));
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/login"));
+    expect(fake.calls("POST", "/api/auth/logout")).toHaveLength(1);
+    expect(confirm).toHaveBeenCalledTimes(2); // not asked again by the navigation
+  });
+
   it("keeps the text across a sign-in when the session expired at Save, and restores it", async () => {
     const confirm = vi.spyOn(window, "confirm");
     let signedIn = true;
