@@ -75,6 +75,9 @@ POLICY: dict[str, str | None] = {
     "uploadFile": "admin",
     "deleteEntry": "admin",
     "pathsExist": "admin",
+    "stackLogs": "operator",
+    "downloadStackLogs": "operator",
+    "hostUsage": "viewer",
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
 ROLES = ["admin", "operator", "viewer", None]

@@ -96,6 +96,13 @@ def test_a_shell_in_the_browser(page, live_server, talking):
     page.keyboard.type("echo answer-$((6*7))\n")
     expect(page.locator(".xterm-rows")).to_contain_text("answer-42", timeout=10_000)
 
+    # Ctrl-C reaches the program in the terminal: a long sleep is interrupted.
+    page.keyboard.type("sleep 300; echo after-sleep\n")
+    page.wait_for_timeout(300)
+    page.keyboard.press("Control+C")
+    page.keyboard.type("echo interrupted-$((2+3))\n")
+    expect(page.locator(".xterm-rows")).to_contain_text("interrupted-5", timeout=10_000)
+
     # The terminal follows the window: a narrower window, fewer columns in the container.
     first_cols = size_in_terminal(page, "first")[1]
     page.set_viewport_size({"width": 700, "height": 500})

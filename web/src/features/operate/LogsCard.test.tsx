@@ -87,7 +87,7 @@ describe("logs on the stack page", () => {
     installFakeFetch(routes());
     const { user } = renderApp("/stacks/web");
     const { card } = await logView();
-    await user.selectOptions(within(card).getByRole("combobox", { name: "Containers" }), "app");
+    await user.selectOptions(within(card).getByRole("combobox", { name: "Containers" }), "service:app");
     await waitFor(() => expect(openSource("/logs")?.url).toBe("/api/stacks/web/logs?service=app"));
     expect(sourcesOf("/logs").filter((s) => !s.closed)).toHaveLength(1); // the old one closed
     expect(within(card).getByRole("link", { name: "Download log" })).toHaveAttribute(

@@ -1,6 +1,16 @@
 import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { LogBatch } from "../../api/types";
-import { appendBounded, lineHtml, logDownloadUrl, logStreamUrl, matches, MAX_LINES, shortTime, type ShownLine } from "./logs";
+import {
+  appendBounded,
+  lineHtml,
+  logDownloadUrl,
+  logStreamUrl,
+  matches,
+  MAX_LINES,
+  shortTime,
+  type LogQuery,
+  type ShownLine,
+} from "./logs";
 
 /** How often arrived lines are drawn (a busy container writes thousands a second). */
 const DRAW_MS = 150;
@@ -12,7 +22,8 @@ type StreamStatus = "connecting" | "live" | "ended" | "disconnected";
  * a second; while `paused`, they are held (bounded too) and drawn on resume. A broken stream
  * is not reconnected on its own (that would repeat the tail): `reconnect` starts it again.
  */
-function useLogStream(stackId: string, service: string, paused: boolean) {
+function useLogStream(stackId: string, filter: LogQuery, paused: boolean) {
+  const { service, container } = filter;
   const [lines, setLines] = useState<ShownLine[]>([]);
   const [held, setHeld] = useState(0);
   const [status, setStatus] = useState<StreamStatus>("connecting");
@@ -27,7 +38,7 @@ function useLogStream(stackId: string, service: string, paused: boolean) {
     setLines([]);
     setHeld(0);
     setStatus("connecting");
-    const source = new EventSource(logStreamUrl(stackId, { service: service || undefined }));
+    const source = new EventSource(logStreamUrl(stackId, { service, container }));
     source.onopen = () => setStatus("live");
     source.onmessage = (event: MessageEvent<string>) => {
       let batch: LogBatch;
@@ -65,7 +76,7 @@ function useLogStream(stackId: string, service: string, paused: boolean) {
       source.close();
       window.clearInterval(timer);
     };
-  }, [stackId, service, attempt]);
+  }, [stackId, service, container, attempt]);
 
   return { lines, held, status, reconnect: () => setAttempt((n) => n + 1) };
 }
@@ -77,13 +88,22 @@ const STATUS_TEXT: Record<StreamStatus, string> = {
   disconnected: "Disconnected",
 };
 
-export function LogsCard({ stackId, services }: { stackId: string; services: string[] }) {
-  const [service, setService] = useState("");
+/** What a log view shows: every container, one service's, or one container's. */
+export interface LogSource {
+  service: string;
+  containers: string[];
+}
+
+export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSource[] }) {
+  // "" all; "service:NAME"; "container:NAME".
+  const [choice, setChoice] = useState("");
   const [search, setSearch] = useState("");
   const [paused, setPaused] = useState(false);
   const [showTimes, setShowTimes] = useState(true);
   const [atEnd, setAtEnd] = useState(true);
-  const { lines, held, status, reconnect } = useLogStream(stackId, service, paused);
+  const [kind, name] = choice ? (choice.split(/:(.*)/s) as [string, string]) : ["", ""];
+  const filter = { service: kind === "service" ? name : undefined, container: kind === "container" ? name : undefined };
+  const { lines, held, status, reconnect } = useLogStream(stackId, filter, paused);
   const viewRef = useRef<HTMLDivElement>(null);
   const searchId = useId();
 
@@ -108,12 +128,18 @@ export function LogsCard({ stackId, services }: { stackId: string; services: str
       <div className="log-tools">
         <label>
           <span>Containers</span>
-          <select value={service} onChange={(event) => setService(event.target.value)}>
+          <select value={choice} onChange={(event) => setChoice(event.target.value)}>
             <option value="">All services</option>
-            {services.map((name) => (
-              <option key={name} value={name}>
-                {name}
-              </option>
+            {sources.map((source) => (
+              <optgroup key={source.service} label={source.service}>
+                <option value={`service:${source.service}`}>{source.service}</option>
+                {source.containers.length > 1 &&
+                  source.containers.map((container) => (
+                    <option key={container} value={`container:${container}`}>
+                      {container}
+                    </option>
+                  ))}
+              </optgroup>
             ))}
           </select>
         </label>
@@ -134,7 +160,7 @@ export function LogsCard({ stackId, services }: { stackId: string; services: str
         <button type="button" onClick={() => setPaused((now) => !now)} aria-pressed={paused}>
           {paused ? "Resume" : "Pause"}
         </button>
-        <a className="button" href={logDownloadUrl(stackId, service || undefined)} download>
+        <a className="button" href={logDownloadUrl(stackId, filter)} download>
           Download log
         </a>
       </div>

@@ -35,6 +35,7 @@ describe("log views", () => {
   it("builds the stream and download addresses", () => {
     expect(logStreamUrl("my stack", { service: "web", tail: 100 })).toBe("/api/stacks/my%20stack/logs?service=web&tail=100");
     expect(logStreamUrl("app")).toBe("/api/stacks/app/logs");
-    expect(logDownloadUrl("app", "db")).toBe("/api/stacks/app/logs/download?service=db");
+    expect(logDownloadUrl("app", { service: "db" })).toBe("/api/stacks/app/logs/download?service=db");
+    expect(logStreamUrl("app", { container: "app-db-2" })).toBe("/api/stacks/app/logs?container=app-db-2");
   });
 });

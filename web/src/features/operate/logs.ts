@@ -12,6 +12,8 @@ export interface ShownLine extends LogLine {
 export interface LogQuery {
   /** One service's containers; all of the stack's when unset. */
   service?: string;
+  /** One container. */
+  container?: string;
   /** Lines before following. */
   tail?: number;
 }
@@ -22,13 +24,13 @@ function query(params: Record<string, string | number | undefined>): string {
 }
 
 /** The live stream of a stack's logs (Server-Sent Events of `LogBatch`, same origin). */
-export function logStreamUrl(stackId: string, { service, tail }: LogQuery = {}): string {
-  return `/api/stacks/${encodeURIComponent(stackId)}/logs${query({ service, tail })}`;
+export function logStreamUrl(stackId: string, { service, container, tail }: LogQuery = {}): string {
+  return `/api/stacks/${encodeURIComponent(stackId)}/logs${query({ service, container, tail })}`;
 }
 
 /** The whole log as a file (the browser streams it to disk). */
-export function logDownloadUrl(stackId: string, service?: string): string {
-  return `/api/stacks/${encodeURIComponent(stackId)}/logs/download${query({ service })}`;
+export function logDownloadUrl(stackId: string, { service, container }: LogQuery = {}): string {
+  return `/api/stacks/${encodeURIComponent(stackId)}/logs/download${query({ service, container })}`;
 }
 
 /** `lines` with `more` after them, only the last `max` kept. */

@@ -261,7 +261,12 @@ export function StackDetailPage() {
       <DeployConsole stackId={data.id} busy={data.busy} />
       <ServicesCard stack={data} />
       <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />
-      {mayReadLogs && <LogsCard stackId={data.id} services={data.services.map((s) => s.name)} />}
+      {mayReadLogs && (
+        <LogsCard
+          stackId={data.id}
+          sources={data.services.map((s) => ({ service: s.name, containers: s.containers.map((c) => c.name) }))}
+        />
+      )}
       <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />
       <section className="card" aria-labelledby="files-title">
         <h2 id="files-title">Files</h2>
