@@ -16,6 +16,7 @@ from stackyard.api import (
     agent,
     audit,
     auth,
+    backups,
     docs,
     files,
     health,
@@ -33,6 +34,7 @@ from stackyard.api.headers import SecurityHeaders
 from stackyard.api.web import mount_ui
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
+from stackyard.backups.service import BackupService
 from stackyard.db import Database
 from stackyard.settings import Settings
 from stackyard.stacks.host import Host
@@ -52,6 +54,7 @@ def _api_router() -> APIRouter:
     api.include_router(stacks.router)
     api.include_router(operate.router)
     api.include_router(operate.sockets)
+    api.include_router(backups.router)
     api.include_router(registries.router)
     api.include_router(files.router)
     api.include_router(docs.router)
@@ -72,7 +75,10 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.db = db
         host = Host(settings)
         app.state.stacks = StackService(host)
-        asyncio.get_running_loop().run_in_executor(None, host.connect_early)
+        app.state.backups = BackupService(app.state.stacks)
+        loop = asyncio.get_running_loop()
+        loop.run_in_executor(None, host.connect_early)
+        loop.run_in_executor(None, app.state.backups.clean_up)
         watcher = None
         if settings.update_check_interval:
             watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))
@@ -117,7 +123,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         authenticate=authenticate,
         max_bytes=lambda: settings.max_json_bytes,
         public=frozenset({("POST", "/api/auth/login")}),
-        streamed=frozenset({("PUT", "/api/files/upload")}),
+        streamed=frozenset({("PUT", "/api/files/upload"), ("PUT", "/api/backups/upload")}),
     )
 
     app.include_router(_api_router())

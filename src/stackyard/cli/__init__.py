@@ -40,13 +40,14 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from stackyard.cli import serve, stacks, tokens, users
+    from stackyard.cli import backups, serve, stacks, tokens, users
 
     serve.register(app)
     app.add_typer(users.app, name="user")
     app.add_typer(tokens.app, name="token")
     app.add_typer(serve.agent_app, name="agent")
     app.add_typer(stacks.app, name="stack")
+    app.add_typer(backups.app, name="backup")
 
 
 _register()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from stackyard.backups.service import BackupService
     from stackyard.db import Database
     from stackyard.settings import Settings
     from stackyard.stacks.service import StackService
@@ -33,3 +34,9 @@ def stacks() -> StackService:
     current = settings()
     current.prepare_dirs()
     return StackService(Host(current))
+
+
+def backups() -> BackupService:
+    from stackyard.backups.service import BackupService
+
+    return BackupService(stacks())

@@ -23,11 +23,14 @@ def _size(n: int) -> str:
 
 
 def counter(progress: ProgressState) -> str:
-    if not progress.layers_total:
+    """ "12.0 MB of 40.0 MB · 2 of 5 layers" (a pull) or "... · 1 of 3 volumes and binds"
+    (a backup or a restore)."""
+    if not progress.layers_total and not progress.bytes_total:
         return ""
+    items = "volumes and binds" if progress.mode == "transfer" else "layers"
     return (
         f"{_size(progress.bytes_done)} of {_size(progress.bytes_total)} · "
-        f"{progress.layers_done} of {progress.layers_total} layers"
+        f"{progress.layers_done} of {progress.layers_total} {items}"
     )
 
 

@@ -157,11 +157,24 @@ class ContainerProgress:
     done: bool
 
 
+#: json: compose's events; text: its plain output (older tools); transfer: a backup or a
+#: restore (bytes and assets, `layers_*` counting assets).
+Mode = Literal["json", "text", "transfer"]
+
+
+@dataclass
+class Transfer:
+    bytes_done: int = 0
+    bytes_total: int = 0
+    items_done: int = 0
+    items_total: int = 0
+
+
 @dataclass(frozen=True)
 class ProgressState:
     """What the console and the CLI draw: one snapshot of a fold."""
 
-    mode: Literal["json", "text"]
+    mode: Mode
     percent: Annotated[float | None, Field(description="null: indeterminate (plain text output)")]
     bytes_done: int
     bytes_total: int
@@ -173,7 +186,7 @@ class ProgressState:
     errors: list[str]
 
     @classmethod
-    def empty(cls, mode: Literal["json", "text"] = "json") -> ProgressState:
+    def empty(cls, mode: Mode = "json") -> ProgressState:
         return cls(mode, None, 0, 0, 0, 0, [], [], [], [])
 
 
@@ -181,7 +194,7 @@ class ProgressState:
 class ProgressFold:
     """Folds events (or text lines) into the state the console and the CLI draw."""
 
-    mode: Literal["json", "text"] = "json"
+    mode: Mode = "json"
     containers_expected: bool = True  # False for a pull: the bar is all download
     max_lines: int = 5000
     layers: dict[str, Layer] = field(default_factory=dict)
@@ -191,19 +204,24 @@ class ProgressFold:
     lines: list[ProgressLine] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     finished: bool = False
+    transfer: Transfer = field(default_factory=Transfer)
     _line_index: dict[str, int] = field(default_factory=dict)
 
     # -- input ------------------------------------------------------------------------
     def feed_line(self, line: str) -> None:
         """A raw output line: parsed in json mode, kept as is in text mode."""
         line = line.rstrip("\r\n")
-        if self.mode == "json":
+        if self.mode != "text":  # a transfer's compose steps speak json too
             event = parse_json_line(line)
             if event is not None:
                 self.feed(event)
                 return
         if line.strip():
             self._put_line(None, line, "error" if _looks_like_error(line) else "info")
+
+    def advance(self, bytes_done: int, bytes_total: int, items_done: int, items_total: int) -> None:
+        """Where a transfer (backup, restore) stands."""
+        self.transfer = Transfer(bytes_done, bytes_total, items_done, items_total)
 
     def error(self, message: str) -> None:
         """An error of the run itself (compose's final error, or a failure around it)."""
@@ -267,6 +285,8 @@ class ProgressFold:
 
     # -- output -----------------------------------------------------------------------
     def snapshot(self) -> ProgressState:
+        if self.mode == "transfer":
+            return self._transfer_snapshot()
         layers = list(self.layers.values())
         # Layers the engine already had are no download work: they weigh nothing.
         work = [ly for ly in layers if ly.phase != "Already exists"]
@@ -297,6 +317,29 @@ class ProgressFold:
                 for key, step in self.resources.items()
             ],
             lines=list(self.lines),  # ProgressLine is frozen: the list is copied, not its items
+            errors=list(self.errors),
+        )
+
+    def _transfer_snapshot(self) -> ProgressState:
+        t = self.transfer
+        if self.finished and not self.errors:
+            percent: float | None = 100.0
+        elif t.bytes_total:
+            percent = round(min(99.9, 100 * t.bytes_done / t.bytes_total), 1)
+        elif t.items_total:
+            percent = round(min(99.9, 100 * t.items_done / t.items_total), 1)
+        else:
+            percent = None
+        return ProgressState(
+            mode="transfer",
+            percent=percent,
+            bytes_done=t.bytes_done,
+            bytes_total=t.bytes_total,
+            layers_done=t.items_done,
+            layers_total=t.items_total,
+            images=[],
+            containers=[],
+            lines=list(self.lines),
             errors=list(self.errors),
         )
 

@@ -10,6 +10,7 @@ container whose environment holds the marker (SIGHUP, then SIGKILL).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
 import secrets
@@ -117,19 +118,54 @@ class Session:
             await self._signal("KILL")
 
     async def _signal(self, signal_name: str) -> None:
-        def run() -> None:
-            created = self.client.api.exec_create(
-                self.container_id,
-                ["/bin/sh", "-c", _STOP_SCRIPT, "stop", f"{MARKER}={self.marker}", signal_name],
-                stdout=False,
-                stderr=False,
-            )
-            self.client.api.exec_start(created["Id"], detach=True)
-
         try:
-            await asyncio.to_thread(run)
+            await asyncio.to_thread(
+                signal_marked, self.client, self.container_id, self.marker, signal_name
+            )
         except DockerException as exc:
             log.warning("Could not end the shell session in %s: %s", self.container_id[:12], exc)
+
+
+def signal_marked(client: docker.DockerClient, container_id: str, marker: str, signal: str) -> None:
+    """Send `signal` to every process of the container whose environment has the marker
+    (a short exec of its own; the engine cannot stop an exec)."""
+    created = client.api.exec_create(
+        container_id,
+        ["/bin/sh", "-c", _STOP_SCRIPT, "stop", f"{MARKER}={marker}", signal],
+        stdout=False,
+        stderr=False,
+    )
+    client.api.exec_start(created["Id"], detach=True)
+
+
+def run_command(
+    client: docker.DockerClient, container_id: str, command: str, timeout: float
+) -> tuple[int | None, str]:
+    """Run `sh -c command` in the running container to its end, at most `timeout`
+    seconds: (exit code, output); the code is None when it was stopped at the limit (it
+    and what it started are ended, as a shell session's are)."""
+    marker = secrets.token_hex(12)
+
+    def execute() -> tuple[int | None, str]:
+        created = client.api.exec_create(
+            container_id, ["sh", "-c", command], environment={MARKER: marker}
+        )
+        output = client.api.exec_start(created["Id"])
+        info = client.api.exec_inspect(created["Id"])
+        text = output.decode(errors="replace") if isinstance(output, bytes) else ""
+        return info.get("ExitCode"), text
+
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    future = pool.submit(execute)
+    try:
+        return future.result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        for signal in ("TERM", "KILL"):
+            with contextlib.suppress(DockerException):
+                signal_marked(client, container_id, marker, signal)
+        return None, ""
+    finally:
+        pool.shutdown(wait=False)
 
 
 def _size(cols: int, rows: int) -> tuple[int, int]:

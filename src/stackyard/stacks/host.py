@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import docker
+from docker.errors import DockerException
 
 from stackyard import process
 from stackyard.compose.declared import DeclaredCache
@@ -19,6 +21,7 @@ from stackyard.compose.project import Project, ProjectCache, fingerprint, run_co
 from stackyard.containers.usage import UsageCollector
 from stackyard.docker.containers import running_containers
 from stackyard.docker.engine import connect, insecure_registries
+from stackyard.docker.helper import Helpers
 from stackyard.docker.streams import EngineStreams
 from stackyard.errors import Invalid, StackyardError
 from stackyard.registry.client import RegistryClient
@@ -71,6 +74,23 @@ class Host:
     @functools.cached_property
     def docker(self) -> docker.DockerClient:
         return connect(self.settings.docker_host)
+
+    @functools.cached_property
+    def _engine_name(self) -> str:
+        try:
+            return str(self.docker.info().get("Name") or "")
+        except DockerException:
+            return ""
+
+    def host_name(self) -> str:
+        """This host's name as its engine knows it (what archive names carry), or the
+        setting STACKYARD_HOST_NAME when given."""
+        return self.settings.host_name or self._engine_name or "host"
+
+    def helpers(self) -> Helpers:
+        """The helper-container runner of this service (its helpers labelled as its own)."""
+        owner = hashlib.sha256(str(self.settings.data_dir.resolve()).encode()).hexdigest()[:12]
+        return Helpers(self.docker, self.settings.backup_helper_image, owner)
 
     def connect_early(self) -> None:
         """Connect to the engine ahead of the first request, so that the first stack list

@@ -149,7 +149,7 @@ class StackService:
         # running from it there is nothing to bring down either.
         steps = () if plan.error is not None and not plan.containers else (args,)
         run = await self.host.runs.run(
-            stack_id, "delete", self._fold("down"), lambda r: self._steps(stack_id, steps, r)
+            stack_id, "delete", self._fold("down"), lambda r: self.compose_steps(stack_id, steps, r)
         )
         if run.status != "succeeded":
             raise Conflict(
@@ -198,7 +198,7 @@ class StackService:
         steps = ACTIONS[action]
         if action in _PULLS:
             steps = await self._pulling(stack_id, steps, run)
-        code = await self._steps(stack_id, steps, run)
+        code = await self.compose_steps(stack_id, steps, run)
         if code == 0 and action in _PULLS:
             await self.updates.reconcile(stack_id)
         self.host.changed()
@@ -225,7 +225,11 @@ class StackService:
             if args[0] != "pull" or choice.pull
         )
 
-    async def _steps(self, stack_id: str, steps: tuple[tuple[str, ...], ...], run: Run) -> int:
+    async def compose_steps(
+        self, stack_id: str, steps: tuple[tuple[str, ...], ...], run: Run
+    ) -> int:
+        """Compose commands in the stack's folder, one after another, their output into
+        `run`; the first failing one's exit code (0 when all succeeded)."""
         folder = self.host.store.folder(stack_id)
         for args in steps:
             code = await run_compose(

@@ -1,0 +1,172 @@
+"""Backups: a stack's inventory, creating archives, the archives kept here, restoring.
+
+Creating and checking backups is an operator's action; downloading (archives hold the
+stacks' `.secrets`), uploading, deleting and restoring (which replaces data) are admins'.
+Creating, downloading, uploading, deleting and restoring are audited. A backup or a
+restore runs as the stack's run: follow it at `/api/stacks/{id}/run/events`."""
+
+from __future__ import annotations
+
+from typing import Annotated, cast
+
+from fastapi import APIRouter, Depends, Request, status
+from fastapi.responses import FileResponse
+from pydantic import Field
+
+from stackyard.api.deps import AdminDep, DbDep, OperatorDep, current_principal, require_operator
+from stackyard.api.files import content_disposition
+from stackyard.api.models import Body
+from stackyard.auth.audit import audited
+from stackyard.backups.capture import Selection
+from stackyard.backups.model import Inventory, Manifest
+from stackyard.backups.service import BackupService, RestoreRequest
+from stackyard.backups.store import ArchiveInfo, VerifyReport
+from stackyard.stacks.runs import RunState
+
+router = APIRouter(tags=["backups"], dependencies=[Depends(current_principal)])
+
+
+def get_backups(request: Request) -> BackupService:
+    return cast(BackupService, request.app.state.backups)
+
+
+BackupsDep = Annotated[BackupService, Depends(get_backups)]
+
+
+class BackupIn(Body):
+    include_binds: bool = Field(True, description="Capture bind-mounted folders at all")
+    binds: list[str] | None = Field(
+        None,
+        description="Binds to capture (host paths, or paths inside the stack folder); "
+        "null: those the inventory selects",
+    )
+    volumes: list[str] | None = Field(
+        None,
+        description="Volumes to capture (engine names or compose keys); null: those the "
+        "inventory selects",
+    )
+
+
+class RestoreIn(Body):
+    stack: str | None = Field(
+        None, max_length=200, description="Restore under this name (a clone); null: its own"
+    )
+    overwrite: bool = Field(
+        False, description="Restore over an existing stack: its volumes are wiped first"
+    )
+    restore_binds: bool = Field(True, description="Write bind folders back to their paths")
+    assets: list[str] | None = Field(
+        None, description="Only these volumes or binds (key, name or path); null: all"
+    )
+
+
+@router.get(
+    "/stacks/{stack_id}/backup/inventory",
+    operation_id="backupInventory",
+    dependencies=[Depends(require_operator)],
+)
+async def backup_inventory(stack_id: str, backups: BackupsDep) -> Inventory:
+    """The stack's volumes and binds with their sizes, what a backup takes by default
+    and why not, and how the stacks folder's paths map between service and host."""
+    return await backups.inventory(stack_id)
+
+
+@router.post(
+    "/stacks/{stack_id}/backups",
+    operation_id="createBackup",
+    status_code=status.HTTP_202_ACCEPTED,
+)
+async def create_backup(
+    stack_id: str, body: BackupIn, operator: OperatorDep, db: DbDep, backups: BackupsDep
+) -> RunState:
+    """Start a backup; 409 while the stack is busy. Follow it at `/run/events`."""
+    with audited(db, operator.username, "backup.create", stack_id):
+        selection = Selection(body.include_binds, body.binds, body.volumes)
+        run = await backups.create(stack_id, selection)
+    return run.state()
+
+
+@router.get("/backups", operation_id="listBackups", dependencies=[Depends(require_operator)])
+def list_backups(backups: BackupsDep) -> list[ArchiveInfo]:
+    """The archives kept on this host, newest first."""
+    return backups.store.list()
+
+
+@router.get("/backups/{name}", operation_id="getBackup", dependencies=[Depends(require_operator)])
+def get_backup(name: str, backups: BackupsDep) -> Manifest:
+    """An archive's manifest: what it holds and how each asset was captured."""
+    return backups.manifest(name)
+
+
+@router.get(
+    "/backups/{name}/download",
+    operation_id="downloadBackup",
+    response_class=FileResponse,
+    responses={200: {"content": {"application/x-tar": {}}}},
+)
+def download_backup(name: str, admin: AdminDep, db: DbDep, backups: BackupsDep) -> FileResponse:
+    with audited(db, admin.username, "backup.download", name):
+        path = backups.store.path(name)
+    return FileResponse(
+        path,
+        media_type="application/x-tar",
+        headers={"Content-Disposition": content_disposition(name)},
+    )
+
+
+@router.put(
+    "/backups/upload",
+    operation_id="uploadBackup",
+    status_code=status.HTTP_201_CREATED,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/x-tar": {"schema": {"type": "string", "format": "binary"}}},
+        }
+    },
+)
+async def upload_backup(
+    request: Request, admin: AdminDep, db: DbDep, backups: BackupsDep
+) -> ArchiveInfo:
+    """An archive made elsewhere (the body is its bytes): checked through, then kept
+    under the name archives get; a damaged or unsafe one is refused and not kept."""
+    with audited(db, admin.username, "backup.upload") as note:
+        info = await backups.store.upload(request.stream())
+        note.target = info.name
+    return info
+
+
+@router.delete(
+    "/backups/{name}", operation_id="deleteBackup", status_code=status.HTTP_204_NO_CONTENT
+)
+def delete_backup(name: str, admin: AdminDep, db: DbDep, backups: BackupsDep) -> None:
+    with audited(db, admin.username, "backup.delete", name):
+        backups.store.delete(name)
+
+
+@router.post(
+    "/backups/{name}/verify",
+    operation_id="verifyBackup",
+    dependencies=[Depends(require_operator)],
+)
+async def verify_backup(name: str, backups: BackupsDep) -> VerifyReport:
+    """Read every member through: checksums, and each entry safe to restore."""
+    return await backups.verify(name)
+
+
+@router.post(
+    "/backups/{name}/restore",
+    operation_id="restoreBackup",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={409: {"description": "The stack exists and overwrite was not asked for"}},
+)
+async def restore_backup(
+    name: str, body: RestoreIn, admin: AdminDep, db: DbDep, backups: BackupsDep
+) -> RunState:
+    """Start a restore into the archive's stack (or `stack`, a clone). Follow it at the
+    target stack's `/run/events`."""
+    request = RestoreRequest(body.stack, body.overwrite, body.restore_binds, body.assets)
+    with audited(db, admin.username, "backup.restore", name) as note:
+        run = await backups.restore(backups.store.path(name), request)
+        note.detail = f"into {run.stack}" + (" (overwrite)" if body.overwrite else "")
+    return run.state()

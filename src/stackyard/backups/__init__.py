@@ -1,0 +1,1 @@
+"""Backups: a stack with all its data, captured, verified and restored."""

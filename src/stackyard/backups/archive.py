@@ -1,0 +1,308 @@
+"""The backup archive: one plain tar file holding
+
+    stack.tar.gz            the stack folder (compose files, .env, .secrets, config, extras)
+    volumes/<n>.tar.gz      one per captured named volume
+    binds/<n>.tar.gz        one per captured bind-mounted folder
+    manifest.json           version 2 (last: it holds every member's checksum)
+
+Each inner tar is the engine's own archive of the data (numeric owners, modes, whole-
+second times, symlinks, hardlinks), its entries under `data/`, gzip-compressed. Version 1
+archives (`manifest.json` with a `stack_id`, `compose.yaml`, `.env`, `volumes/*.tar`) are
+read too.
+
+The outer tar is written in one pass to a seekable file: a member's header is written
+first with size 0, its data streamed (never held in memory), then the header rewritten
+with the real size. Inner tars are read through `tarfile` in stream mode, one entry at a
+time, for counting and for the checks that keep a restore inside its target.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import posixpath
+import tarfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, BinaryIO, cast
+
+from zlib_ng import gzip_ng, zlib_ng
+
+from stackyard.backups.model import Manifest, dump_manifest, load_manifest
+from stackyard.errors import Invalid
+
+MANIFEST = "manifest.json"
+STACK_MEMBER = "stack.tar.gz"
+#: The folder every inner tar's entries live under.
+ROOT = "data"
+BLOCK = 512
+#: Bytes copied at a time.
+CHUNK = 1024 * 1024
+
+
+# -- writing ---------------------------------------------------------------------------
+class ArchiveWriter:
+    """The outer tar, written in one pass (see the module) to a seekable file."""
+
+    def __init__(self, fileobj: BinaryIO, mtime: float) -> None:
+        self.file = fileobj
+        self.mtime = int(mtime)
+
+    def _header(self, name: str, size: int) -> bytes:
+        info = tarfile.TarInfo(name)
+        info.size, info.mtime, info.mode = size, self.mtime, 0o600
+        header = info.tobuf(format=tarfile.GNU_FORMAT)
+        if len(header) != BLOCK:  # member names are ours and short
+            raise ValueError(f"member name too long: {name}")
+        return header
+
+    @contextlib.contextmanager
+    def member(self, name: str) -> Iterator[MemberSink]:
+        """A member written while the block writes to the yielded sink."""
+        start = self.file.tell()
+        self.file.write(self._header(name, 0))
+        sink = MemberSink(self.file)
+        yield sink
+        size = sink.size
+        self.file.write(b"\0" * (-size % BLOCK))
+        end = self.file.tell()
+        self.file.seek(start)
+        self.file.write(self._header(name, size))
+        self.file.seek(end)
+
+    def add(self, name: str, data: bytes) -> None:
+        with self.member(name) as sink:
+            sink.write(data)
+
+    def close(self) -> None:
+        self.file.write(b"\0" * (2 * BLOCK))
+        self.file.flush()
+
+
+@dataclass
+class MemberSink:
+    """Where a member's bytes go; counts and hashes them."""
+
+    file: BinaryIO
+    size: int = 0
+    digest: hashlib._Hash = field(default_factory=hashlib.sha256)
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+        self.size += len(data)
+        self.digest.update(data)
+
+    def sha256(self) -> str:
+        return self.digest.hexdigest()
+
+
+class GzipWriter:
+    """gzip-compresses into a sink (zlib-ng: the same format, several times faster)."""
+
+    def __init__(self, sink: MemberSink, level: int) -> None:
+        self.sink = sink
+        self._compressor = zlib_ng.compressobj(level, zlib_ng.DEFLATED, 31)
+
+    def write(self, data: bytes) -> None:
+        if data:
+            self.sink.write(self._compressor.compress(data))
+
+    def close(self) -> None:
+        self.sink.write(self._compressor.flush())
+
+
+# -- reading inner tars ----------------------------------------------------------------
+class ChunkReader(io.RawIOBase):
+    """A readable file over an iterator of chunks; each byte read is also handed to
+    `tee` (the compressor of a capture), so a scan and a copy are one pass."""
+
+    def __init__(self, chunks: Iterable[bytes], tee: GzipWriter | None = None) -> None:
+        self._chunks = iter(chunks)
+        self._pending = memoryview(b"")
+        self._tee = tee
+        self.consumed = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while not self._pending:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._pending = memoryview(chunk)
+        count = min(len(buffer), len(self._pending))
+        piece = self._pending[:count]
+        buffer[:count] = piece
+        if self._tee is not None:
+            self._tee.write(bytes(piece))
+        self._pending = self._pending[count:]
+        self.consumed += count
+        return count
+
+    def drain(self) -> None:
+        """Read (and tee) what is left: the archive's end padding."""
+        while self.read(CHUNK):
+            pass
+
+
+@dataclass
+class TarSummary:
+    entries: int = 0
+    files: int = 0
+    bytes: int = 0
+
+
+def _inside(path: str) -> bool:
+    """Whether a relative path stays in its root once normalized."""
+    normal = posixpath.normpath(path)
+    return not posixpath.isabs(path) and normal != ".." and not normal.startswith("../")
+
+
+def check_entry(info: tarfile.TarInfo, links: set[str]) -> None:
+    """Refuse an entry that would land outside the target: an absolute name, `..`, a
+    name through a symlink of the same archive, a hardlink or a relative symlink that
+    points out. (Absolute symlinks are kept as they are: they name paths in the
+    container that uses the data, and nothing is ever written through them.)"""
+    name = info.name.rstrip("/")
+    if posixpath.isabs(info.name) or ".." in name.split("/") or "\0" in name:
+        raise Invalid(f"Unsafe member in the archive: {info.name!r} leaves its folder")
+    if name != ROOT and not name.startswith(ROOT + "/"):
+        raise Invalid(f"Unsafe member in the archive: {info.name!r} is outside {ROOT}/")
+    parent = posixpath.dirname(name)
+    while parent and parent != ROOT:
+        if parent in links:
+            raise Invalid(f"Unsafe member in the archive: {info.name!r} goes through a link")
+        parent = posixpath.dirname(parent)
+    if info.islnk() and (posixpath.isabs(info.linkname) or not _inside(info.linkname)):
+        raise Invalid(f"Unsafe member in the archive: hardlink {info.name!r} points out")
+    if info.issym():
+        links.add(name)
+        if not posixpath.isabs(info.linkname):
+            target = posixpath.join(posixpath.dirname(name), info.linkname)
+            if not _inside(target) or not (posixpath.normpath(target) + "/").startswith(ROOT + "/"):
+                raise Invalid(
+                    f"Unsafe member in the archive: symlink {info.name!r} points out of it"
+                )
+
+
+def scan_tar(readable: IO[bytes] | io.RawIOBase, check: bool = True) -> TarSummary:
+    """Read a tar stream to its end, entry by entry (data skipped, not kept): what it
+    holds; with `check`, Invalid at the first unsafe entry. A damaged tar is Invalid."""
+    summary = TarSummary()
+    links: set[str] = set()
+    try:
+        with tarfile.open(fileobj=readable, mode="r|", bufsize=CHUNK) as tar:
+            for info in tar:
+                if check:
+                    check_entry(info, links)
+                summary.entries += 1
+                if info.isfile():
+                    summary.files += 1
+                    summary.bytes += info.size
+    except tarfile.TarError as exc:
+        raise Invalid(f"A tar in the archive is damaged: {exc}") from exc
+    except (EOFError, OSError) as exc:  # gzip's own errors are OSErrors
+        raise Invalid(f"A tar in the archive is cut short or damaged: {exc}") from exc
+    return summary
+
+
+# -- reading archives ------------------------------------------------------------------
+class ArchiveReader:
+    """An archive on disk: its manifest and members (read where they lie)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._tar = tarfile.open(path, mode="r:")  # noqa: SIM115 (closed by `close`)
+        except (tarfile.TarError, OSError) as exc:
+            raise Invalid(f"{path.name} is not a backup archive: {exc}") from exc
+        try:
+            self.members = {m.name: m for m in self._tar.getmembers() if m.isfile()}
+        except (tarfile.TarError, EOFError) as exc:
+            self._tar.close()
+            raise Invalid(f"{path.name} is cut short or damaged: {exc}") from exc
+        if MANIFEST not in self.members:
+            self._tar.close()
+            raise Invalid(f"{path.name} holds no {MANIFEST}: it is not a backup archive")
+        self.manifest: Manifest = load_manifest(self.read(MANIFEST, limit=64 * 1024 * 1024))
+
+    def read(self, name: str, limit: int) -> bytes:
+        with self.open(name) as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise Invalid(f"{name} in the archive is too large")
+        return data
+
+    @contextlib.contextmanager
+    def open(self, name: str) -> Iterator[IO[bytes]]:
+        info = self.members.get(name)
+        if info is None:
+            raise Invalid(f"The archive has no member {name}")
+        handle = self._tar.extractfile(info)
+        if handle is None:
+            raise Invalid(f"{name} in the archive cannot be read")
+        try:
+            yield handle
+        finally:
+            handle.close()
+
+    def chunks(self, name: str) -> Iterator[bytes]:
+        """A member's bytes as stored, in chunks (for the engine, or a download)."""
+        with self.open(name) as handle:
+            while chunk := handle.read(CHUNK):
+                yield chunk
+
+    def size(self, name: str) -> int:
+        return self.members[name].size if name in self.members else 0
+
+    def close(self) -> None:
+        self._tar.close()
+
+    def __enter__(self) -> ArchiveReader:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+class _Hashing(io.RawIOBase):
+    """Reads through a member, hashing the bytes as stored."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+        self.digest = hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        data = self.raw.read(len(buffer))
+        buffer[: len(data)] = data
+        self.digest.update(data)
+        return len(data)
+
+
+def check_member(reader: ArchiveReader, name: str, sha256: str | None, gzipped: bool) -> TarSummary:
+    """One inner tar, read through: its checksum (when the manifest has one) and every
+    entry checked; Invalid otherwise."""
+    with reader.open(name) as handle:
+        hashing = _Hashing(handle)
+        buffered = io.BufferedReader(hashing, CHUNK)
+        stream: IO[bytes] = (
+            cast(IO[bytes], gzip_ng.GzipNGFile(fileobj=buffered, mode="rb"))  # type: ignore[no-untyped-call]
+            if gzipped
+            else cast(IO[bytes], buffered)
+        )
+        summary = scan_tar(stream)
+        while buffered.read(CHUNK):  # what follows the tar's end (gzip's trailer)
+            pass
+    if sha256 is not None and hashing.digest.hexdigest() != sha256:
+        raise Invalid(f"{name} in the archive does not match its checksum: it is damaged")
+    return summary
+
+
+def write_manifest(writer: ArchiveWriter, manifest: Manifest) -> None:
+    writer.add(MANIFEST, dump_manifest(manifest))

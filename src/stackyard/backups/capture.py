@@ -1,0 +1,286 @@
+"""Writing a backup archive: the stack folder and each chosen asset, read through helper
+containers (the engine's archive of each), compressed and checksummed while they stream
+into the archive, then the manifest; the archive is checked once written.
+
+Runs in a worker thread (`stackyard.backups.service` stops and starts the stack around
+it). Nothing is held in memory beyond a chunk; the archive is written under a temporary
+name in the archives folder and renamed only when complete and checked, and removed on
+any failure.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tarfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path, PurePosixPath
+
+from docker.models.containers import Container
+
+from stackyard.backups.archive import (
+    ROOT,
+    STACK_MEMBER,
+    ArchiveReader,
+    ArchiveWriter,
+    ChunkReader,
+    GzipWriter,
+    TarSummary,
+    scan_tar,
+    write_manifest,
+)
+from stackyard.backups.model import FORMAT_VERSION, Asset, AssetResult, Inventory, Manifest
+from stackyard.docker.helper import HelperMount, Helpers
+from stackyard.errors import Invalid
+
+#: Called with (bytes read, assets done) as the capture goes.
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What to capture. `volumes` and `binds` name assets (a volume's engine name or
+    compose key; a bind's host path, or its path inside the stack folder); None takes the
+    inventory's default selection. `include_binds` False captures no bind at all."""
+
+    include_binds: bool = True
+    binds: list[str] | None = None
+    volumes: list[str] | None = None
+
+
+def choose(inventory: Inventory, selection: Selection) -> tuple[list[Asset], dict[str, str]]:
+    """The assets to capture, and why each other one is not."""
+    chosen: list[Asset] = []
+    skipped: dict[str, str] = {}
+    wanted_volumes = set(selection.volumes) if selection.volumes is not None else None
+    wanted_binds = set(selection.binds) if selection.binds is not None else None
+    known = (
+        {a.name for a in inventory.assets}
+        | {a.compose_key for a in inventory.assets if a.compose_key}
+        | {a.inside_stack for a in inventory.assets if a.inside_stack}
+    )
+    for name in (wanted_volumes or set()) | (wanted_binds or set()):
+        if name not in known:
+            raise Invalid(f"The stack has no volume or bind {name!r} (see its inventory)")
+    for asset in inventory.assets:
+        names = {asset.name, asset.compose_key, asset.inside_stack} - {None}
+        if asset.kind == "bind" and not selection.include_binds:
+            skipped[asset.key] = "binds were not included"
+            continue
+        wanted = wanted_volumes if asset.kind == "volume" else wanted_binds
+        if wanted is None:
+            if not asset.selected:
+                skipped[asset.key] = asset.reason or "not selected"
+                continue
+        elif not names & wanted:
+            skipped[asset.key] = "not selected"
+            continue
+        if not asset.exists:
+            skipped[asset.key] = asset.reason or "does not exist"
+            continue
+        chosen.append(asset)
+    return chosen, skipped
+
+
+def _cover(folder: Path, excluded: set[PurePosixPath]) -> list[PurePosixPath]:
+    """The paths of the stack folder to archive so that everything but `excluded` (and
+    what is under it) is included: whole subtrees where nothing is excluded below."""
+    if not excluded:
+        return [PurePosixPath(".")]
+    result: list[PurePosixPath] = []
+    pending = [PurePosixPath(".")]
+    while pending:
+        current = pending.pop()
+        for entry in sorted(os.scandir(folder / current), key=lambda e: e.name):
+            relative = (
+                current / entry.name if current != PurePosixPath(".") else PurePosixPath(entry.name)
+            )
+            if relative in excluded:
+                continue
+            below = any(relative in path.parents for path in excluded)
+            if below and entry.is_dir(follow_symlinks=False):
+                pending.append(relative)
+            else:
+                result.append(relative)
+    return result
+
+
+def _entry_from(path: Path, name: str) -> tarfile.TarInfo:
+    """A directory entry for a folder on the way to what is archived."""
+    st = os.lstat(path)
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE
+    info.mode, info.uid, info.gid = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
+    info.mtime = int(st.st_mtime)
+    return info
+
+
+class _TarOut:
+    """A file-like that a `tarfile` in write mode writes into a gzip writer."""
+
+    def __init__(self, gzip: GzipWriter) -> None:
+        self.gzip = gzip
+
+    def write(self, data: bytes) -> int:
+        self.gzip.write(data)
+        return len(data)
+
+
+@dataclass
+class Capture:
+    helpers: Helpers
+    level: int
+    progress: Progress
+    read: int = 0
+    done: int = 0
+
+    def _count(self, chunks: Iterable[bytes]) -> Iterable[bytes]:
+        for chunk in chunks:
+            self.read += len(chunk)
+            self.progress(self.read, self.done)
+            yield chunk
+
+    def asset(self, writer: ArchiveWriter, member: str, mount: HelperMount) -> AssetResult:
+        """One asset's data (mounted at /data in a helper), as a gzip member."""
+        with writer.member(member) as sink, self.helpers.created([mount]) as helper:
+            gzip = GzipWriter(sink, self.level)
+            reader = ChunkReader(self._count(self.helpers.read_tar(helper, f"/{ROOT}")), gzip)
+            summary = scan_tar(reader)  # refuses what a restore would refuse
+            reader.drain()
+            gzip.close()
+        self.done += 1
+        key = f"{mount.kind}:{mount.source}"
+        return AssetResult(key, member, True, sink.size, summary.files, sink.sha256(), None)
+
+    def stack_folder(
+        self, writer: ArchiveWriter, folder_local: Path, folder_host: str, excluded: set[str]
+    ) -> tuple[str, TarSummary]:
+        """The stack folder without the binds inside it (captured on their own, or not
+        at all): its files read through a helper, under `data/`."""
+        mount = HelperMount("bind", folder_host, f"/{ROOT}", read_only=True)
+        cover = _cover(folder_local, {PurePosixPath(p) for p in excluded})
+        summary = TarSummary()
+        with writer.member(STACK_MEMBER) as sink, self.helpers.created([mount]) as helper:
+            gzip = GzipWriter(sink, self.level)
+            if cover == [PurePosixPath(".")]:
+                reader = ChunkReader(self._count(self.helpers.read_tar(helper, f"/{ROOT}")), gzip)
+                summary = scan_tar(reader)
+                reader.drain()
+            else:
+                summary = self._stack_parts(helper, gzip, folder_local, cover)
+            gzip.close()
+        return sink.sha256(), summary
+
+    def _stack_parts(
+        self, helper: Container, gzip: GzipWriter, folder: Path, cover: list[PurePosixPath]
+    ) -> TarSummary:
+        """The covered parts, renamed under `data/` into one tar (with entries for the
+        folders on the way, from the service's own view of the stack folder)."""
+        summary = TarSummary()
+        written: set[str] = set()
+        target = _TarOut(gzip)
+        with tarfile.open(fileobj=target, mode="w|", format=tarfile.PAX_FORMAT) as out:  # type: ignore[call-overload]
+            out.addfile(_entry_from(folder, ROOT))
+            for part in cover:
+                for parent in reversed(part.parents[:-1]):
+                    name = f"{ROOT}/{parent}"
+                    if name not in written:
+                        out.addfile(_entry_from(folder / parent, name))
+                        written.add(name)
+                chunks = self._count(self.helpers.read_tar(helper, f"/{ROOT}/{part}"))
+                up = part.parent
+                prefix = f"{ROOT}/{up}/" if up != PurePosixPath(".") else f"{ROOT}/"
+                source = ChunkReader(chunks)
+                with tarfile.open(fileobj=source, mode="r|", bufsize=1 << 20) as src:
+                    for info in src:
+                        info.name = prefix + info.name
+                        if info.islnk():
+                            info.linkname = prefix + info.linkname
+                        handle = src.extractfile(info) if info.isfile() else None
+                        out.addfile(info, handle)
+                        summary.entries += 1
+                        summary.files += int(info.isfile())
+        return summary
+
+
+def verify_written(path: Path, manifest: Manifest) -> None:
+    """The archive as written: every member there, readable, of its checksum, and the
+    data not empty. Invalid otherwise."""
+    import hashlib
+
+    with ArchiveReader(path) as reader:
+        expected = [(STACK_MEMBER, manifest.stack_sha256)] + [
+            (a.member, a.sha256) for a in manifest.assets if a.captured and a.member
+        ]
+        for member, digest in expected:
+            if member not in reader.members:
+                raise Invalid(f"The archive lacks {member}")
+            if reader.size(member) == 0:
+                raise Invalid(f"{member} in the archive is empty")
+            hashed = hashlib.sha256()
+            for chunk in reader.chunks(member):
+                hashed.update(chunk)
+            if digest is not None and hashed.hexdigest() != digest:
+                raise Invalid(f"{member} was not written correctly (its checksum differs)")
+
+
+def write_archive(
+    path: Path,
+    inventory: Inventory,
+    chosen: list[Asset],
+    skipped: dict[str, str],
+    helpers: Helpers,
+    folder_local: Path,
+    meta: tuple[str, str, datetime],
+    level: int,
+    progress: Progress,
+) -> Manifest:
+    """The archive at `path` (which must not exist; removed again on failure)."""
+    host, version, created = meta
+    excluded = {a.inside_stack for a in inventory.assets if a.inside_stack not in (None, ".")}
+    capture = Capture(helpers, level, progress)
+    results: list[AssetResult] = []
+    try:
+        with open(path, "xb") as file:
+            writer = ArchiveWriter(file, created.timestamp())
+            stack_sha, _ = capture.stack_folder(
+                writer, folder_local, inventory.folder, {p for p in excluded if p}
+            )
+            counters = {"volume": 0, "bind": 0}
+            for asset in inventory.assets:
+                if asset in chosen:
+                    n = counters[asset.kind]
+                    counters[asset.kind] += 1
+                    member = f"{asset.kind}s/{n}.tar.gz"
+                    result = capture.asset(
+                        writer, member, HelperMount(asset.kind, asset.name, f"/{ROOT}", True)
+                    )
+                    if result.bytes == 0 or result.sha256 is None:
+                        raise Invalid(f"{asset.name} gave no data")
+                    results.append(result)
+                else:
+                    reason = skipped.get(asset.key, "not selected")
+                    results.append(AssetResult(asset.key, None, False, 0, 0, None, reason))
+            manifest = Manifest(
+                format_version=FORMAT_VERSION,
+                stack_id=inventory.stack_id,
+                created_at=created,
+                service_version=version,
+                host=host,
+                inventory=inventory,
+                assets=results,
+                stack_member=STACK_MEMBER,
+                stack_sha256=stack_sha,
+            )
+            write_manifest(writer, manifest)
+            writer.close()
+            os.fsync(file.fileno())
+        verify_written(path, manifest)
+        return manifest
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        raise

@@ -1,0 +1,271 @@
+"""Restoring an archive: the stack folder and each chosen asset written back through
+helper containers (the engine's own extraction: numeric owners, modes, times of files and
+folders, symlinks, hardlinks).
+
+Every member to be restored is read through first: its checksum and every entry checked
+(nothing absolute, no `..`, nothing through a symlink, no link pointing out). Only then
+is anything written, so a damaged or hostile archive changes nothing. Volume contents
+(and bind folders) are wiped before extraction, so files made after the backup do not
+survive; NFS/CIFS volumes are never wiped. Under a new name the stack is a clone beside
+the original: its bind paths inside the stack folder follow it, its volumes are renamed
+to the new project, and nothing of the original's (outside folders, shared volumes) is
+written.
+
+Runs in a worker thread (`stackyard.backups.service` stops and starts the stack).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+from docker.errors import DockerException
+from docker.errors import NotFound as DockerNotFound
+
+from stackyard.backups.archive import ROOT, ArchiveReader, check_member
+from stackyard.backups.model import Asset, AssetResult, Manifest
+from stackyard.compose.project import normalize_project_name
+from stackyard.docker.containers import PROJECT
+from stackyard.docker.helper import HelperMount, Helpers
+from stackyard.errors import Invalid, Unavailable
+from stackyard.fs.at import DIRECTORY, write_atomic_at
+from stackyard.slugs import slugify
+
+#: Called with (bytes written, assets done).
+Progress = Callable[[int, int], None]
+VOLUME_LABEL = "com.docker.compose.volume"
+#: Removes everything in /data, dotfiles too, and leaves /data itself.
+_WIPE = ["sh", "-c", "find /data -mindepth 1 -maxdepth 1 -exec rm -rf {} +"]
+
+
+@dataclass(frozen=True)
+class RestoreItem:
+    """One member of the archive and where it goes."""
+
+    result: AssetResult
+    kind: str  # volume or bind
+    target: str  # the volume name, or the host path
+    wipe: bool
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    source_id: str
+    target_id: str
+    renamed: bool
+    items: list[RestoreItem]
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def target_id(manifest: Manifest, new_name: str | None) -> str:
+    """The stack the archive restores into: the new name, else the manifest's
+    `stack_id`, slugified either way (`../..` cannot leave the stacks folder)."""
+    return slugify(new_name or manifest.stack_id)
+
+
+def _asset_of(manifest: Manifest, key: str) -> Asset | None:
+    if manifest.inventory is None:
+        return None
+    return next((a for a in manifest.inventory.assets if a.key == key), None)
+
+
+def _renamed_volume(name: str, source_id: str, project: str, target: str) -> str | None:
+    """A volume's name for the clone: its project prefix swapped; None for a volume that
+    belongs to no project of this stack (shared, or named by hand)."""
+    new_project = normalize_project_name(target)
+    for prefix in {f"{project}_", f"{normalize_project_name(source_id)}_"}:
+        if name.startswith(prefix):
+            return f"{new_project}_{name[len(prefix) :]}"
+    return None
+
+
+def plan(
+    manifest: Manifest,
+    target: str,
+    target_folder_host: str,
+    restore_binds: bool,
+    wanted: list[str] | None,
+) -> RestorePlan:
+    """Where each captured asset goes (see the module); `wanted` narrows it down to some
+    assets (by key, volume name or compose key, or bind path)."""
+    source = slugify(manifest.stack_id)
+    renamed = target != source
+    project = manifest.inventory.project if manifest.inventory else normalize_project_name(source)
+    items: list[RestoreItem] = []
+    skipped: dict[str, str] = {}
+    names = set(wanted) if wanted is not None else None
+    for result in manifest.assets:
+        if not result.captured or not result.member:
+            continue
+        kind, _, name = result.key.partition(":")
+        asset = _asset_of(manifest, result.key)
+        aliases = {result.key, name} | (
+            {asset.compose_key, asset.inside_stack} - {None} if asset else set()
+        )
+        if names is not None and not aliases & names:
+            skipped[result.key] = "not chosen"
+            continue
+        if kind == "volume":
+            remote = bool(asset and asset.remote)
+            volume = name
+            if manifest.format_version == 1 and not name.startswith(f"{project}_"):
+                volume = f"{project}_{name}"  # version 1 kept the compose key only
+            if renamed:
+                new = _renamed_volume(volume, source, project, target)
+                if new is None:
+                    skipped[result.key] = (
+                        "a volume not of this stack's project: a clone does not overwrite it"
+                    )
+                    continue
+                volume = new
+            note = "NFS/CIFS: not wiped" if remote else None
+            items.append(RestoreItem(result, "volume", volume, wipe=not remote, note=note))
+        elif kind == "bind":
+            inside = asset.inside_stack if asset else None
+            if not restore_binds:
+                skipped[result.key] = "bind folders were not to be written back"
+            elif inside is not None:
+                path = posixpath.normpath(posixpath.join(target_folder_host, inside))
+                items.append(RestoreItem(result, "bind", path, wipe=True))
+            elif renamed:
+                skipped[result.key] = (
+                    "outside the stack folder: a clone does not write to the original's folders"
+                )
+            else:
+                items.append(RestoreItem(result, "bind", name, wipe=True))
+    if names is not None and not items and all(r == "not chosen" for r in skipped.values()):
+        raise Invalid("None of the chosen assets is in the archive")
+    return RestorePlan(source, target, renamed, items, skipped)
+
+
+def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progress) -> None:
+    """Every member the restore reads, read through and checked (see the module)."""
+    manifest = reader.manifest
+    if manifest.stack_member:
+        check_member(reader, manifest.stack_member, manifest.stack_sha256, gzipped=True)
+    for n, item in enumerate(restore.items):
+        member = item.result.member or ""
+        check_member(reader, member, item.result.sha256, gzipped=member.endswith(".gz"))
+        progress(0, n)
+
+
+@contextlib.contextmanager
+def _folder(path: Path) -> Iterator[int]:
+    fd = os.open(path, DIRECTORY | os.O_NOFOLLOW)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _ensure_volume(client: docker.DockerClient, name: str, project: str, key: str | None) -> None:
+    try:
+        client.api.inspect_volume(name)
+        return
+    except DockerNotFound:
+        pass
+    except DockerException as exc:
+        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+    labels = {PROJECT: project}
+    if key:
+        labels[VOLUME_LABEL] = key
+    try:
+        client.api.create_volume(name, labels=labels)
+    except DockerException as exc:
+        raise Unavailable(f"Volume {name} could not be created: {exc}") from exc
+
+
+def _ensure_folder(helpers: Helpers, path: str) -> None:
+    """A host folder for a bind, made (with its missing parents) where its parent is."""
+    parent, base = posixpath.split(path.rstrip("/"))
+    helpers.check_output(
+        [HelperMount("bind", parent or "/", "/parent")],
+        ["sh", "-c", 'mkdir -p "/parent/$1"', "mkdir", base],
+        timeout=120,
+    )
+
+
+def restore_data(
+    reader: ArchiveReader,
+    restore: RestorePlan,
+    helpers: Helpers,
+    folder_local: Path,
+    folder_host: str,
+    progress: Progress,
+) -> list[str]:
+    """Write the checked archive back (see the module); what was done, line by line."""
+    manifest = reader.manifest
+    done: list[str] = []
+    written = 0
+
+    def counted(name: str) -> Iterator[bytes]:
+        nonlocal written
+        for chunk in reader.chunks(name):
+            written += len(chunk)
+            progress(written, len(done))
+            yield chunk
+
+    folder_local.mkdir(parents=True, exist_ok=True)
+    if manifest.stack_member:
+        with helpers.created([HelperMount("bind", folder_host, f"/{ROOT}")]) as helper:
+            helpers.write_tar(helper, "/", counted(manifest.stack_member))
+        done.append("stack folder")
+    else:  # version 1: the compose file and .env as members of their own
+        with _folder(folder_local) as fd:
+            for name in ("compose.yaml", "docker-compose.yml", ".env"):
+                if name in reader.members:
+                    write_atomic_at(fd, name, reader.read(name, limit=1024 * 1024))
+        done.append("compose file and .env")
+    if restore.renamed:
+        _rewrite_for_clone(folder_local, folder_host, manifest, restore)
+    project = normalize_project_name(restore.target_id)
+    for item in restore.items:
+        member = item.result.member or ""
+        if item.kind == "volume":
+            asset = _asset_of(manifest, item.result.key)
+            key = asset.compose_key if asset else None
+            _ensure_volume(helpers.client, item.target, project, key)
+            mount = HelperMount("volume", item.target, f"/{ROOT}")
+        else:
+            _ensure_folder(helpers, item.target)
+            mount = HelperMount("bind", item.target, f"/{ROOT}")
+        if item.wipe:
+            helpers.check_output([mount], _WIPE, timeout=3600)
+        with helpers.created([mount]) as helper:
+            helpers.write_tar(helper, "/", counted(member))
+        done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
+        progress(written, len(done))
+    return done
+
+
+def _rewrite_for_clone(
+    folder: Path, folder_host: str, manifest: Manifest, restore: RestorePlan
+) -> None:
+    """The clone's compose file: absolute paths into the original's folder point into
+    the clone's, and volume names given by hand with the original's project prefix get
+    the clone's."""
+    inventory = manifest.inventory
+    if inventory is None:
+        return
+    replacements = {inventory.folder: folder_host}
+    for item in restore.items:
+        if item.kind == "volume":
+            old = item.result.key.partition(":")[2]
+            replacements[old] = item.target
+    for name in ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"):
+        path = folder / name
+        if not path.is_file():
+            continue
+        text = path.read_text()
+        changed = text
+        for old, new in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
+            changed = changed.replace(old, new)
+        if changed != text:
+            with _folder(folder) as fd:
+                write_atomic_at(fd, name, changed.encode())

@@ -1,0 +1,315 @@
+"""Backups of this host's stacks: the inventory, creating an archive, restoring one, with
+their progress as runs of the stack (one at a time per stack, followed like a deploy).
+
+Around a capture the stack is made quiet: each running service's `stackyard.backup.pre`
+hook runs (`docker exec`, `sh -c`, at most `stackyard.backup.timeout` seconds, 300 by
+default; a database dump into a volume, say), a running stack is stopped, captured and
+started again, then the `stackyard.backup.post` hooks run. A stopped stack stays stopped.
+Whatever fails, a stack that was running is running again at the end. A restore stops a
+running stack and starts it again the same way; a stopped one stays stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stackyard import __version__
+from stackyard.backups import capture, restore
+from stackyard.backups.archive import ArchiveReader
+from stackyard.backups.inventory import inventory
+from stackyard.backups.model import Asset, Inventory, Manifest
+from stackyard.backups.names import archive_name
+from stackyard.backups.restore import RestorePlan
+from stackyard.backups.store import ArchiveStore, VerifyReport
+from stackyard.compose.progress import ProgressFold
+from stackyard.containers.shell import run_command
+from stackyard.docker.containers import ContainerInfo
+from stackyard.docker.helper import Helpers
+from stackyard.errors import Conflict, Invalid, StackyardError
+from stackyard.stacks.runs import Run
+
+log = logging.getLogger(__name__)
+
+PRE_HOOK = "stackyard.backup.pre"
+POST_HOOK = "stackyard.backup.post"
+HOOK_TIMEOUT = "stackyard.backup.timeout"
+DEFAULT_HOOK_TIMEOUT = 300.0
+
+if TYPE_CHECKING:
+    from stackyard.stacks.service import StackService
+
+
+@dataclass(frozen=True)
+class RestoreRequest:
+    new_name: str | None = None
+    overwrite: bool = False
+    restore_binds: bool = True
+    assets: list[str] | None = None
+
+
+class BackupService:
+    def __init__(self, stacks: StackService) -> None:
+        self.stacks = stacks
+        self.host = stacks.host
+        self.store = ArchiveStore(self.host.settings.data_dir / "backups")
+
+    def helpers(self) -> Helpers:
+        return self.host.helpers()
+
+    def manifest(self, name: str) -> Manifest:
+        with ArchiveReader(self.store.path(name)) as reader:
+            return reader.manifest
+
+    async def verify(self, name: str) -> VerifyReport:
+        return await asyncio.to_thread(self.store.verify, name)
+
+    def clean_up(self) -> None:
+        """What an interrupted run of the service left: temporary archives, helpers."""
+        try:
+            self.store.sweep()
+            self.helpers().sweep()
+        except Exception:  # the engine may be away: the next start tries again
+            log.warning("Cleaning up after an interrupted run failed", exc_info=True)
+
+    # -- inventory ----------------------------------------------------------------------
+    async def inventory(self, stack_id: str) -> Inventory:
+        self.host.store.folder(stack_id)
+        return await asyncio.to_thread(inventory, self.host, stack_id)
+
+    # -- create -------------------------------------------------------------------------
+    async def create(self, stack_id: str, selection: capture.Selection) -> Run:
+        """Start a backup of the stack (its progress is the stack's run)."""
+        found = await self.inventory(stack_id)
+        chosen, skipped = capture.choose(found, selection)  # Invalid before anything runs
+        fold = ProgressFold(mode="transfer")
+
+        async def steps(run: Run) -> int:
+            return await self._create(stack_id, found, chosen, skipped, run)
+
+        return self.host.runs.start(stack_id, "backup", fold, steps)
+
+    async def _create(
+        self,
+        stack_id: str,
+        found: Inventory,
+        chosen: list[Asset],
+        skipped: dict[str, str],
+        run: Run,
+    ) -> int:
+        total = sum(a.size or 0 for a in chosen) + _folder_size(self.host.store.folder(stack_id))
+        progress = _reporter(run, total, len(chosen))
+        created = datetime.now(UTC)
+        name = archive_name(stack_id, await asyncio.to_thread(self.host.host_name), created)
+        target = self.store.new_path(name)
+        temporary = self.store.temporary(target.name)
+        hooks = await asyncio.to_thread(self._hooks, stack_id)
+        running = await self._running(stack_id)
+        run.feed_line(
+            f"Backing up {stack_id}: the stack folder and {len(chosen)} of "
+            f"{len(found.assets)} volumes and binds"
+        )
+        for key, reason in skipped.items():
+            run.feed_line(f"Not captured: {key.partition(':')[2]} ({reason})")
+        try:
+            await self._hook(run, hooks, running, PRE_HOOK)
+            async with self._quiet(stack_id, running, run):
+                manifest = await asyncio.to_thread(
+                    capture.write_archive,
+                    temporary,
+                    found,
+                    chosen,
+                    skipped,
+                    self.helpers(),
+                    self.host.store.folder(stack_id),
+                    (await asyncio.to_thread(self.host.host_name), __version__, created),
+                    self.host.settings.backup_level,
+                    progress,
+                )
+            await self._hook(run, hooks, await self._running(stack_id), POST_HOOK)
+            await asyncio.to_thread(temporary.rename, target)
+        except StackyardError as exc:
+            run.fail(f"Backup failed: {exc.detail}")
+            return 1
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+        size = target.stat().st_size
+        run.feed_line(
+            f"Archive {target.name}: {size} bytes, checked "
+            f"({sum(1 for a in manifest.assets if a.captured)} volumes and binds captured)"
+        )
+        return 0
+
+    # -- restore ------------------------------------------------------------------------
+    def restore_plan(self, path: Path, request: RestoreRequest) -> tuple[RestorePlan, Path, str]:
+        """What a restore does, checked before it starts: Conflict for an existing stack
+        without `overwrite`, Invalid for a bad archive or choice."""
+        with ArchiveReader(path) as reader:
+            manifest = reader.manifest
+        target = restore.target_id(manifest, request.new_name)
+        folder_local = self.host.stacks_dir / target
+        exists = folder_local.exists() or folder_local.is_symlink()
+        if exists and not request.overwrite:
+            raise Conflict(
+                f"Stack {target!r} exists: restoring over it needs overwrite (its volumes are "
+                "wiped and their contents replaced by the archive's)"
+            )
+        if exists:
+            self.host.store.folder(target)  # a real stack folder, not a link or a file
+        folder_host = str(self.host.view.project_dir(folder_local))
+        plan = restore.plan(manifest, target, folder_host, request.restore_binds, request.assets)
+        return plan, folder_local, folder_host
+
+    async def restore(self, path: Path, request: RestoreRequest) -> Run:
+        """Start restoring the archive at `path` (its progress is the target's run)."""
+        plan, folder_local, folder_host = await asyncio.to_thread(self.restore_plan, path, request)
+        fold = ProgressFold(mode="transfer")
+
+        async def steps(run: Run) -> int:
+            return await self._restore(path, plan, folder_local, folder_host, run)
+
+        return self.host.runs.start(plan.target_id, "restore", fold, steps)
+
+    async def _restore(
+        self,
+        path: Path,
+        plan: RestorePlan,
+        folder_local: Path,
+        folder_host: str,
+        run: Run,
+    ) -> int:
+        target = plan.target_id
+        running = await self._running(target) if folder_local.exists() else []
+        with ArchiveReader(path) as reader:
+            total = sum(reader.size(i.result.member or "") for i in plan.items)
+            total += reader.size(reader.manifest.stack_member or "")
+            progress = _reporter(run, total, len(plan.items))
+            run.feed_line(f"Restoring {path.name} as {target}: checking the archive first")
+            for key, reason in plan.skipped.items():
+                run.feed_line(f"Not restored: {key.partition(':')[2]} ({reason})")
+            try:
+                await asyncio.to_thread(restore.check_archive, reader, plan, lambda b, n: None)
+                async with self._quiet(target, running, run):
+                    done = await asyncio.to_thread(
+                        restore.restore_data,
+                        reader,
+                        plan,
+                        self.helpers(),
+                        folder_local,
+                        folder_host,
+                        progress,
+                    )
+            except StackyardError as exc:
+                run.fail(f"Restore failed: {exc.detail}")
+                return 1
+        self.host.projects.forget(folder_local)
+        self.host.changed()
+        for line in done:
+            run.feed_line(f"Restored {line}")
+        return 0
+
+    # -- around the data ----------------------------------------------------------------
+    async def _running(self, stack_id: str) -> list[ContainerInfo]:
+        found, _ = await asyncio.to_thread(self.stacks.operate.containers, stack_id)
+        return [c for c in found if c.state == "running"]
+
+    @contextlib.asynccontextmanager
+    async def _quiet(
+        self, stack_id: str, running: list[ContainerInfo], run: Run
+    ) -> AsyncIterator[None]:
+        """The stack stopped while the block runs, when it was running; started again
+        after it, whatever happened."""
+        if not running:
+            run.feed_line("The stack is not running: it stays stopped")
+            yield
+            return
+        run.feed_line("Stopping the stack for a consistent copy")
+        if await self.stacks.compose_steps(stack_id, (("stop",),), run) != 0:
+            raise Conflict("The stack could not be stopped: nothing was copied")
+        try:
+            yield
+        finally:
+            run.feed_line("Starting the stack again")
+            if await self.stacks.compose_steps(stack_id, (("up", "-d"),), run) != 0:
+                run.fail("The stack could not be started again: see the output above")
+
+    def _hooks(self, stack_id: str) -> dict[str, dict[str, str]]:
+        """Per service, its backup hook labels (from the compose file)."""
+        try:
+            raw = self.host.project(stack_id).raw
+        except StackyardError:
+            return {}
+        hooks = {}
+        for service, spec in (raw.get("services") or {}).items():
+            labels = spec.get("labels") or {}
+            if isinstance(labels, list):  # compose config gives a mapping; be lenient
+                labels = dict(item.split("=", 1) for item in labels if "=" in item)
+            wanted = {k: str(v) for k, v in labels.items() if k.startswith("stackyard.backup.")}
+            if wanted:
+                hooks[str(service)] = wanted
+        return hooks
+
+    async def _hook(
+        self,
+        run: Run,
+        hooks: dict[str, dict[str, str]],
+        running: list[ContainerInfo],
+        which: str,
+    ) -> None:
+        for service, labels in hooks.items():
+            command = labels.get(which)
+            if not command:
+                continue
+            containers = [c for c in running if c.service == service]
+            if not containers:
+                run.feed_line(f"Hook {which} of {service}: not run (the service is not running)")
+                continue
+            try:
+                timeout = float(labels.get(HOOK_TIMEOUT) or DEFAULT_HOOK_TIMEOUT)
+            except ValueError:
+                timeout = DEFAULT_HOOK_TIMEOUT
+            for container in containers:
+                run.feed_line(f"Hook {which} of {service} in {container.name}: {command}")
+                code, output = await asyncio.to_thread(
+                    run_command, self.host.docker, container.id, command, timeout
+                )
+                for line in output.splitlines()[-20:]:
+                    run.feed_line(f"  {line}")
+                if code is None:
+                    raise Invalid(f"Hook {which} of {service} did not finish within {timeout:g} s")
+                if code != 0:
+                    raise Invalid(f"Hook {which} of {service} failed (exit status {code})")
+
+
+def _folder_size(folder: Path) -> int:
+    """About what the stack folder's own files weigh (for the progress bar)."""
+    total = 0
+    with contextlib.suppress(OSError):
+        for entry in folder.iterdir():
+            with contextlib.suppress(OSError):
+                if entry.is_file() and not entry.is_symlink():
+                    total += entry.stat().st_size
+    return total
+
+
+def _reporter(run: Run, total: int, items: int) -> Callable[[int, int], None]:
+    """Progress from the worker thread, handed to the run on its loop (a few times a
+    second at most)."""
+    loop = asyncio.get_running_loop()
+    last = [0.0]
+
+    def report(done: int, items_done: int) -> None:
+        now = loop.time()
+        if now - last[0] < 0.1 and items_done < items:
+            return
+        last[0] = now
+        loop.call_soon_threadsafe(run.advance, done, max(total, done), items_done, items)
+
+    return report

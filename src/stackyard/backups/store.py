@@ -1,0 +1,178 @@
+"""Archives kept on this host: `<data>/backups/*.tar` (a private folder). Listed with
+what their manifests say, downloaded, deleted, uploaded (an archive made elsewhere:
+streamed to a temporary file, checked through, then named as archives are named), and
+checked on demand. Names never leave the folder; temporary files never outlive a call."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from stackyard.backups.archive import STACK_MEMBER, ArchiveReader, check_member
+from stackyard.backups.model import Manifest
+from stackyard.backups.names import SUFFIX, archive_name
+from stackyard.errors import Invalid, NotFound
+from stackyard.fs.at import write_all
+
+#: Largest archive accepted by upload (bytes); the disk is the real limit.
+MAX_UPLOAD = 1 << 44
+_PARTIAL = ".partial-"
+
+
+@dataclass(frozen=True)
+class ArchiveInfo:
+    name: str
+    size: int
+    stack_id: str | None
+    host: str | None
+    created_at: datetime | None
+    format_version: int | None
+    assets: list[str]
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckedMember:
+    member: str
+    files: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    name: str
+    ok: bool
+    members: list[CheckedMember]
+    error: str | None
+
+
+class ArchiveStore:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _ready(self) -> Path:
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return self.folder
+
+    def path(self, name: str) -> Path:
+        """An archive of the folder by name (NotFound otherwise; names never leave it)."""
+        if "/" in name or name.startswith(".") or not name.endswith(SUFFIX) or "\0" in name:
+            raise Invalid(f"{name!r} is not an archive name")
+        path = self.folder / name
+        if not path.is_file():
+            raise NotFound(f"No archive {name!r}")
+        return path
+
+    def new_path(self, name: str) -> Path:
+        """Where a new archive of that name goes (a suffix when it is taken)."""
+        folder = self._ready()
+        candidate = folder / name
+        n = 2
+        while candidate.exists():
+            candidate = folder / name.replace(SUFFIX, f"-{n}{SUFFIX}")
+            n += 1
+        return candidate
+
+    def temporary(self, name: str) -> Path:
+        return self._ready() / f".{name}{_PARTIAL}{secrets.token_hex(6)}"
+
+    def info(self, path: Path) -> ArchiveInfo:
+        size = path.stat().st_size
+        try:
+            with ArchiveReader(path) as reader:
+                m = reader.manifest
+                captured = [a.key for a in m.assets if a.captured]
+                return ArchiveInfo(
+                    path.name, size, m.stack_id, m.host, m.created_at, m.format_version, captured
+                )
+        except Invalid as exc:
+            return ArchiveInfo(path.name, size, None, None, None, None, [], exc.detail)
+
+    def list(self) -> list[ArchiveInfo]:
+        """Newest first; an archive that cannot be read is listed with why."""
+        if not self.folder.is_dir():
+            return []
+        found = [
+            self.info(p)
+            for p in self.folder.iterdir()
+            if p.is_file() and p.name.endswith(SUFFIX) and not p.name.startswith(".")
+        ]
+        return sorted(found, key=lambda a: (a.created_at is None, a.created_at), reverse=True)
+
+    def delete(self, name: str) -> None:
+        self.path(name).unlink()
+
+    def sweep(self) -> None:
+        """Temporary files a crash left behind."""
+        if self.folder.is_dir():
+            for leftover in self.folder.glob(f".*{_PARTIAL}*"):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+
+    def verify(self, name: str) -> VerifyReport:
+        """Every member read through: checksums, and each entry safe to restore."""
+        path = self.path(name)
+        checked: list[CheckedMember] = []
+        try:
+            with ArchiveReader(path) as reader:
+                check_all(reader, checked)
+        except Invalid as exc:
+            return VerifyReport(name, False, checked, exc.detail)
+        return VerifyReport(name, True, checked, None)
+
+    async def upload(self, body: AsyncIterator[bytes]) -> ArchiveInfo:
+        """An archive made elsewhere, streamed in, checked through, then named as
+        archives are named; nothing is kept of a bad one."""
+        temporary = self.temporary("upload")
+        size = 0
+        try:
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                async for chunk in body:
+                    size += len(chunk)
+                    if size > MAX_UPLOAD:
+                        raise Invalid("The archive is too large")
+                    await asyncio.to_thread(write_all, fd, chunk)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if size == 0:
+                raise Invalid("The upload was empty")
+            manifest = await asyncio.to_thread(_checked_manifest, temporary)
+            target = self.new_path(
+                archive_name(manifest.stack_id, manifest.host or "uploaded", manifest.created_at)
+            )
+            os.rename(temporary, target)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                temporary.unlink()
+            raise
+        return self.info(target)
+
+
+def check_all(reader: ArchiveReader, checked: list[CheckedMember] | None = None) -> None:
+    manifest = reader.manifest
+    members = []
+    if manifest.stack_member:
+        members.append((manifest.stack_member, manifest.stack_sha256))
+    members += [(a.member, a.sha256) for a in manifest.assets if a.captured and a.member]
+    if manifest.format_version >= 2 and not members:
+        raise Invalid("The archive holds no data")
+    for member, digest in members:
+        summary = check_member(reader, member, digest, gzipped=member.endswith(".gz"))
+        if checked is not None:
+            checked.append(CheckedMember(member, summary.files, reader.size(member)))
+    if manifest.format_version >= 2 and manifest.stack_member != STACK_MEMBER:
+        raise Invalid("The archive has no stack folder")
+
+
+def _checked_manifest(path: Path) -> Manifest:
+    with ArchiveReader(path) as reader:
+        check_all(reader)
+        return reader.manifest

@@ -1,0 +1,98 @@
+"""`stackyard backup ...`: back up and restore this host's stacks, with a progress bar."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from stackyard.cli import _common
+
+if TYPE_CHECKING:
+    from stackyard.backups.service import BackupService
+    from stackyard.stacks.runs import Run, RunState
+
+app = typer.Typer(no_args_is_help=True, help="Back up and restore stacks on this host.")
+
+
+def _follow(start: Callable[[BackupService], Awaitable[Run]]) -> None:
+    """Start a backup or a restore and draw its progress to its end."""
+    from stackyard.cli.progress import draw
+
+    service = _common.backups()
+
+    async def go() -> RunState | None:
+        run = await start(service)
+        return await draw(service.stacks.follow(run.stack))
+
+    final = asyncio.run(go())
+    if final is None or final.status != "succeeded":
+        errors = "; ".join(final.progress.errors if final else []) or "failed"
+        typer.secho(f"error: {errors}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(1)
+
+
+@app.command("create")
+def backup_create(
+    stack: Annotated[str, typer.Argument(help="The stack id")],
+    volume: Annotated[
+        list[str] | None, typer.Option("--volume", help="Only these volumes (repeat)")
+    ] = None,
+    bind: Annotated[
+        list[str] | None, typer.Option("--bind", help="Only these binds (repeat)")
+    ] = None,
+    no_binds: Annotated[bool, typer.Option("--no-binds", help="No bind folders")] = False,
+) -> None:
+    """Back up a stack: its folder, and its volumes and binds as its inventory selects
+    them (or as chosen). A running stack is stopped for the copy and started again."""
+    from stackyard.backups.capture import Selection
+
+    selection = Selection(not no_binds, bind or None, volume or None)
+    _follow(lambda service: service.create(stack, selection))
+
+
+@app.command("list")
+def backup_list() -> None:
+    """The archives kept on this host, newest first."""
+    for info in _common.backups().store.list():
+        if info.error:
+            typer.echo(f"{info.name}\t{info.size}\tunreadable: {info.error}")
+            continue
+        created = info.created_at.isoformat() if info.created_at else "?"
+        typer.echo(
+            f"{info.name}\t{info.stack_id}\t{info.host}\t{info.size}\t{created}\t"
+            f"v{info.format_version}\t{len(info.assets)} volumes and binds"
+        )
+
+
+@app.command("verify")
+def backup_verify(name: Annotated[str, typer.Argument(help="The archive's name")]) -> None:
+    """Read an archive through: every member's checksum, every entry safe to restore."""
+    report = _common.backups().store.verify(name)
+    for member in report.members:
+        typer.echo(f"{member.member}\t{member.bytes} bytes\t{member.files} files\tok")
+    if not report.ok:
+        typer.secho(f"error: {report.error}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(1)
+    typer.echo(f"{name}: ok")
+
+
+@app.command("restore")
+def backup_restore(
+    name: Annotated[str, typer.Argument(help="The archive's name")],
+    as_name: Annotated[str | None, typer.Option("--as", help="Restore as a new stack")] = None,
+    overwrite: Annotated[
+        bool, typer.Option("--overwrite", help="Over an existing stack (volumes wiped first)")
+    ] = False,
+    no_binds: Annotated[bool, typer.Option("--no-binds", help="Do not write binds back")] = False,
+    asset: Annotated[
+        list[str] | None, typer.Option("--asset", help="Only these volumes or binds (repeat)")
+    ] = None,
+) -> None:
+    """Restore an archive into its stack (or a new one with --as)."""
+    from stackyard.backups.service import RestoreRequest
+
+    request = RestoreRequest(as_name, overwrite, not no_binds, asset or None)
+    _follow(lambda service: service.restore(service.store.path(name), request))

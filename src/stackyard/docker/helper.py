@@ -1,0 +1,182 @@
+"""The one helper-container runner: throwaway containers of `BACKUP_HELPER_IMAGE` that
+read and write volume and bind-folder data on the engine's side, so paths the service
+itself cannot see are still reached.
+
+A helper is created with its mounts (and, to be run, a command), used, and always
+removed, also when the caller fails or is interrupted. Data goes through the engine's
+archive API on a created (not started) helper: out as a tar stream (numeric owners,
+modes, whole-second times, symlinks and hardlinks kept), in from a tar or gzip stream
+(directory times set last). Short commands (measure, wipe, move) run to their end with a
+time limit. Helpers carry the label `stackyard.helper`, so that a crash's leftovers are
+found and removed (`sweep`). The SDK's errors are classified here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+import docker
+from docker.errors import APIError, DockerException, ImageNotFound
+from docker.errors import NotFound as DockerNotFound
+from docker.models.containers import Container
+from docker.types import LogConfig, Mount
+
+from stackyard.errors import Invalid, NotFound, Unavailable
+
+log = logging.getLogger(__name__)
+
+HELPER_LABEL = "stackyard.helper"
+#: Bytes per chunk of a tar read out of a helper.
+CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HelperMount:
+    """`source`: a host path (bind) or a volume name (volume)."""
+
+    kind: Literal["bind", "volume"]
+    source: str
+    target: str
+    read_only: bool = False
+
+    def docker_mount(self) -> Mount:
+        return Mount(self.target, self.source, type=self.kind, read_only=self.read_only)
+
+
+@dataclass(frozen=True)
+class HelperResult:
+    exit_code: int
+    output: str
+
+
+class HelperError(Unavailable):
+    """A helper could not do its work (it failed, was killed, or the engine refused)."""
+
+
+class Helpers:
+    """`owner` tells this service's helpers from those of another service on the same
+    engine (an agent beside the central service, say): each sweeps only its own."""
+
+    def __init__(self, client: docker.DockerClient, image: str, owner: str = "stackyard") -> None:
+        self.client = client
+        self.image = image
+        self.owner = owner
+
+    def ensure_image(self) -> None:
+        """The helper image, pulled once when the engine does not have it."""
+        try:
+            self.client.images.get(self.image)
+            return
+        except ImageNotFound:
+            pass
+        except DockerException as exc:
+            raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+        try:
+            self.client.images.pull(self.image)
+        except DockerException as exc:
+            raise Unavailable(
+                f"The helper image {self.image} (BACKUP_HELPER_IMAGE) is not on this host and "
+                f"cannot be pulled: {_explain(exc)}"
+            ) from exc
+
+    @contextlib.contextmanager
+    def created(
+        self, mounts: Iterable[HelperMount], command: list[str] | None = None
+    ) -> Iterator[Container]:
+        """A helper created with `mounts` (not started); removed on leaving, always."""
+        self.ensure_image()
+        try:
+            container = self.client.containers.create(
+                self.image,
+                command or ["true"],
+                mounts=[m.docker_mount() for m in mounts],
+                labels={HELPER_LABEL: self.owner},
+                network_disabled=True,
+                log_config=LogConfig(type="none"),
+                user="0:0",
+            )
+        except DockerNotFound as exc:
+            raise NotFound(f"A volume or folder to mount is missing: {_explain(exc)}") from exc
+        except DockerException as exc:
+            raise HelperError(f"No helper container could be made: {_explain(exc)}") from exc
+        try:
+            yield container
+        finally:
+            with contextlib.suppress(DockerException):
+                container.remove(force=True, v=False)
+
+    def run(
+        self, mounts: Iterable[HelperMount], command: list[str], timeout: float = 600
+    ) -> HelperResult:
+        """Run `command` in a helper to its end (at most `timeout` seconds); its output
+        (read while it runs: a helper logs nothing) and exit code."""
+        with self.created(mounts, command) as container:
+            try:
+                stream = container.attach(stdout=True, stderr=True, stream=True, logs=False)
+                container.start()
+                output = b"".join(stream)
+                status = container.wait(timeout=timeout)
+            except DockerException as exc:
+                raise HelperError(f"The helper did not finish: {_explain(exc)}") from exc
+            except Exception as exc:  # requests' ReadTimeout: the time limit
+                raise HelperError(f"The helper did not finish within {timeout:g} s") from exc
+            return HelperResult(int(status.get("StatusCode", -1)), output.decode(errors="replace"))
+
+    def check_output(
+        self, mounts: Iterable[HelperMount], command: list[str], timeout: float = 600
+    ) -> str:
+        """`run`, raising HelperError (with the end of the output) unless it succeeded."""
+        result = self.run(mounts, command, timeout)
+        if result.exit_code != 0:
+            raise HelperError(
+                f"The helper failed (status {result.exit_code}): {result.output.strip()[-500:]}"
+            )
+        return result.output
+
+    def read_tar(self, container: Container, path: str) -> Iterator[bytes]:
+        """`path` of the helper as a tar stream, in chunks of about `CHUNK` bytes."""
+        try:
+            stream, _stat = container.get_archive(path, chunk_size=CHUNK)
+            yield from stream
+        except DockerNotFound as exc:
+            raise NotFound(f"{path} is missing in the helper: {_explain(exc)}") from exc
+        except DockerException as exc:
+            raise HelperError(f"Reading {path} through the helper failed: {_explain(exc)}") from exc
+
+    def write_tar(self, container: Container, path: str, chunks: Iterable[bytes]) -> None:
+        """Extract a tar (plain or gzip) stream at `path` of the helper."""
+        try:
+            ok = container.put_archive(path, chunks)
+        except APIError as exc:
+            if exc.status_code == 400:
+                raise Invalid(f"The archive could not be extracted: {_explain(exc)}") from exc
+            raise HelperError(f"Writing through the helper failed: {_explain(exc)}") from exc
+        except DockerException as exc:
+            raise HelperError(f"Writing through the helper failed: {_explain(exc)}") from exc
+        if not ok:
+            raise HelperError("The engine did not accept the archive")
+
+    def sweep(self) -> int:
+        """Remove helpers left by an interrupted run of the service; how many."""
+        removed = 0
+        try:
+            found = self.client.containers.list(
+                all=True, filters={"label": f"{HELPER_LABEL}={self.owner}"}
+            )
+        except DockerException:
+            return 0
+        for container in found:
+            with contextlib.suppress(DockerException):
+                container.remove(force=True, v=False)
+                removed += 1
+        return removed
+
+
+def _explain(exc: DockerException) -> str:
+    if isinstance(exc, APIError):
+        return str(exc.explanation or exc)
+    return str(exc)

@@ -1,0 +1,63 @@
+"""The service's own container, when it runs in one: its id (from /proc/self/mountinfo,
+which works under cgroup v1 and v2) and its mounts, to map host paths to the paths the
+service sees (the longest matching mount source wins)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import docker
+from docker.errors import DockerException
+
+_CONTAINER_ID = re.compile(r"/containers/([0-9a-f]{64})/(?:hostname|hosts|resolv\.conf)")
+
+
+def own_container_id(mountinfo: Path = Path("/proc/self/mountinfo")) -> str | None:
+    """This process's container id, or None outside a container."""
+    try:
+        text = mountinfo.read_text()
+    except OSError:
+        return None
+    found = _CONTAINER_ID.search(text)
+    return found.group(1) if found else None
+
+
+@dataclass(frozen=True)
+class PathMapping:
+    """A host folder and where this process sees it."""
+
+    host: str
+    local: str
+
+
+def own_mappings(client: docker.DockerClient) -> list[PathMapping]:
+    """The service container's bind mounts, longest host path first (empty outside a
+    container, or when the engine does not say)."""
+    container_id = own_container_id()
+    if container_id is None:
+        return []
+    try:
+        mounts = client.api.inspect_container(container_id).get("Mounts") or []
+    except DockerException:
+        return []
+    found = [
+        PathMapping(str(m["Source"]), str(m["Destination"]))
+        for m in mounts
+        if m.get("Type") == "bind" and m.get("Source") and m.get("Destination")
+    ]
+    return sorted(found, key=lambda m: len(m.host), reverse=True)
+
+
+def to_local(host_path: str, mappings: list[PathMapping], in_container: bool) -> str | None:
+    """Where this process sees `host_path`: through the longest matching mount; itself
+    outside a container; None when no mount reaches it."""
+    if not in_container:
+        return host_path
+    path = PurePosixPath(host_path)
+    for mapping in mappings:  # longest first
+        host = PurePosixPath(mapping.host)
+        if path == host or host in path.parents:
+            return str(PurePosixPath(mapping.local) / path.relative_to(host))
+    return None
