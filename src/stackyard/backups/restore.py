@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -191,15 +192,22 @@ def _ensure_folder(helpers: Helpers, path: str) -> None:
     )
 
 
+_VOLUME_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*\Z")
+
+
 def restore_data(
     reader: ArchiveReader,
     restore: RestorePlan,
     helpers: Helpers,
     folder_local: Path,
     folder_host: str,
+    declared: Callable[[], set[str] | None],
     progress: Progress,
 ) -> list[str]:
-    """Write the checked archive back (see the module); what was done, line by line."""
+    """Write the checked archive back (see the module); what was done, line by line.
+    `declared` gives the volumes the restored compose file names (None: it does not
+    resolve): a volume is written only when it is one of them (or, without them, when it
+    has the stack's project prefix), whatever the manifest says."""
     manifest = reader.manifest
     done: list[str] = []
     written = 0
@@ -225,9 +233,18 @@ def restore_data(
     if restore.renamed:
         _rewrite_for_clone(folder_local, folder_host, manifest, restore)
     project = normalize_project_name(restore.target_id)
+    allowed = declared()
     for item in restore.items:
         member = item.result.member or ""
         if item.kind == "volume":
+            own = allowed is not None and item.target in allowed
+            prefixed = allowed is None and item.target.startswith(f"{project}_")
+            if not _VOLUME_NAME.match(item.target) or not (own or prefixed):
+                done.append(
+                    f"nothing into volume {item.target!r}: the restored compose file does "
+                    "not use it (a manifest cannot name other volumes)"
+                )
+                continue
             asset = _asset_of(manifest, item.result.key)
             key = asset.compose_key if asset else None
             _ensure_volume(helpers.client, item.target, project, key)

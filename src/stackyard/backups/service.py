@@ -204,6 +204,7 @@ class BackupService:
                         self.helpers(),
                         folder_local,
                         folder_host,
+                        lambda: self._declared_volumes(folder_local),
                         progress,
                     )
             except StackyardError as exc:
@@ -239,6 +240,16 @@ class BackupService:
             run.feed_line("Starting the stack again")
             if await self.stacks.compose_steps(stack_id, (("up", "-d"),), run) != 0:
                 run.fail("The stack could not be started again: see the output above")
+
+    def _declared_volumes(self, folder: Path) -> set[str] | None:
+        """The engine names of the volumes a stack folder's compose file uses (None when
+        it does not resolve)."""
+        self.host.projects.forget(folder)
+        try:
+            raw = self.host.projects.get(folder).raw
+        except StackyardError:
+            return None
+        return {str((v or {}).get("name") or k) for k, v in (raw.get("volumes") or {}).items()}
 
     def _hooks(self, stack_id: str) -> dict[str, dict[str, str]]:
         """Per service, its backup hook labels (from the compose file)."""

@@ -89,17 +89,19 @@ class StackService:
         return StackView(status, self.host.runs.busy(stack_id), bool(prefs and prefs.auto_update))
 
     def require(self, stack_id: str) -> None:
-        """NotFound unless the stack exists."""
-        self.host.store.folder(stack_id)
+        """NotFound unless the stack exists, or has a run (a restore making it)."""
+        if self.host.runs.last(stack_id) is None:
+            self.host.store.folder(stack_id)
 
     def secrets(self, stack_id: str) -> str:
         return self.host.store.read_secrets(stack_id)
 
     def last_run(self, stack_id: str) -> RunState:
-        """The current or last run's state, with its output."""
-        self.host.store.folder(stack_id)
+        """The current or last run's state, with its output (also of a restore that is
+        making the stack, or failed to)."""
         state = self.host.runs.last(stack_id)
         if state is None:
+            self.host.store.folder(stack_id)
             raise NotFound(f"Stack {stack_id!r} has no run yet")
         return state
 

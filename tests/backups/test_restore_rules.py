@@ -1,0 +1,150 @@
+"""The restore rules: a slugified manifest id, unsafe tar members refused before anything
+is written, version 1 archives, the 409, and uploads that are not archives."""
+
+from __future__ import annotations
+
+import tarfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.backups.crafted import entry, v1_archive, v2_archive
+from tests.backups.trees import helper
+from tests.support.stacks import wait_run
+
+pytestmark = pytest.mark.docker
+
+
+def upload(client, path: Path):
+    return client.put(
+        "/api/backups/upload",
+        content=path.read_bytes(),
+        headers={"Content-Type": "application/x-tar"},
+    )
+
+
+def archives_dir(app) -> Path:
+    return Path(app.state.settings.data_dir) / "backups"
+
+
+UNSAFE = {
+    "absolute": [entry("/etc/evil", data=b"x")],
+    "dot-dot": [entry("data", tarfile.DIRTYPE), entry("data/../../evil", data=b"x")],
+    "outside-root": [entry("elsewhere/evil", data=b"x")],
+    "through-a-symlink": [
+        entry("data", tarfile.DIRTYPE),
+        entry("data/link", tarfile.SYMTYPE, "/etc"),
+        entry("data/link/evil", data=b"x"),
+    ],
+    "hardlink-out": [
+        entry("data", tarfile.DIRTYPE),
+        entry("data/h", tarfile.LNKTYPE, "/etc/shadow"),
+    ],
+    "symlink-out": [
+        entry("data", tarfile.DIRTYPE),
+        entry("data/s", tarfile.SYMTYPE, "../../../etc"),
+    ],
+}
+
+
+@pytest.mark.parametrize("payload", sorted(UNSAFE))
+def test_unsafe_members_are_refused_and_nothing_is_kept(admin_client, app, tmp_path, payload):
+    stack_id = f"evil-{uuid.uuid4().hex[:6]}"
+    crafted = v2_archive(tmp_path / "evil.tar", stack_id, UNSAFE[payload])
+    refused = upload(admin_client, crafted)
+    assert refused.status_code == 400, refused.text
+    assert "Unsafe member" in refused.json()["detail"]
+    assert [p.name for p in archives_dir(app).iterdir()] == []  # no archive, no temp file
+
+
+def test_an_unsafe_stored_archive_writes_nothing_when_restored(
+    admin_client, app, stacks_dir, docker_cleanup, docker_client
+):
+    stack_id = f"evil-{uuid.uuid4().hex[:6]}"
+    archives_dir(app).mkdir(parents=True, exist_ok=True)
+    name = f"{stack_id}--crafted--20260101T000000Z.tar"
+    v2_archive(archives_dir(app) / name, stack_id, UNSAFE["through-a-symlink"])
+    docker_cleanup.compose_project(stack_id)
+    started = admin_client.post(f"/api/backups/{name}/restore", json={})
+    assert started.status_code == 202
+    run = wait_run(admin_client, stack_id)
+    assert run["status"] == "failed"
+    assert any("Unsafe member" in e for e in run["progress"]["errors"])
+    assert not (stacks_dir / stack_id).exists()  # nothing written: not even the folder
+    assert docker_client.volumes.list(filters={"name": f"{stack_id}_db"}) == []
+    checked = admin_client.post(f"/api/backups/{name}/verify").json()
+    assert checked["ok"] is False and "Unsafe member" in checked["error"]
+
+
+@pytest.mark.parametrize(
+    ("stack_id", "lands_as"), [("../../etc", "etc"), ("../../srv/Web App", "srv-web-app")]
+)
+def test_a_traversal_stack_id_is_slugified(
+    admin_client, app, stacks_dir, tmp_path, docker_cleanup, docker_client, stack_id, lands_as
+):
+    docker_cleanup.compose_project(lands_as)
+    crafted = v2_archive(
+        tmp_path / "a.tar", stack_id, [entry("data", tarfile.DIRTYPE), entry("data/f", data=b"1")]
+    )
+    uploaded = upload(admin_client, crafted)
+    assert uploaded.status_code == 201, uploaded.text
+    started = admin_client.post(f"/api/backups/{uploaded.json()['name']}/restore", json={})
+    assert started.status_code == 202, started.text
+    assert started.json()["stack"] == lands_as
+    run = wait_run(admin_client, lands_as)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    assert (stacks_dir / lands_as / "compose.yaml").is_file()
+    assert not (stacks_dir.parent / "etc").exists()
+    # The manifest named a volume of its own making: not written, whatever it says.
+    lines = [ln["text"] for ln in run["progress"]["lines"]]
+    assert any("a manifest cannot name other volumes" in text for text in lines), lines
+
+
+def test_an_id_that_slugifies_to_nothing_is_refused(admin_client, tmp_path):
+    crafted = v2_archive(tmp_path / "a.tar", "../..", [entry("data", tarfile.DIRTYPE)])
+    refused = upload(admin_client, crafted)
+    assert refused.status_code == 400 and "usable id" in refused.json()["detail"]
+
+
+def test_version_1_archives_still_restore(admin_client, stacks_dir, tmp_path, docker_cleanup):
+    stack_id = f"old-{uuid.uuid4().hex[:6]}"
+    docker_cleanup.compose_project(stack_id)
+    old = v1_archive(tmp_path / "old.tar", stack_id, {"dump.sql": b"CREATE TABLE t;\n"})
+    uploaded = upload(admin_client, old)
+    assert uploaded.status_code == 201, uploaded.text
+    assert uploaded.json()["format_version"] == 1
+    admin_client.post(f"/api/backups/{uploaded.json()['name']}/restore", json={})
+    run = wait_run(admin_client, stack_id)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    assert (stacks_dir / stack_id / ".env").read_text() == "FROM_V1=yes\n"
+    assert helper("volume", f"{stack_id}_db", "cat /data/dump.sql") == "CREATE TABLE t;\n"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"", b"not a tar at all", b"\0" * 10240],
+    ids=["empty", "garbage", "zeros"],
+)
+def test_an_upload_that_is_no_archive_is_refused(admin_client, app, body):
+    refused = admin_client.put(
+        "/api/backups/upload", content=body, headers={"Content-Type": "application/x-tar"}
+    )
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["detail"]
+    folder = archives_dir(app)
+    assert not folder.exists() or list(folder.iterdir()) == []
+
+
+def test_a_damaged_archive_is_refused(admin_client, app, tmp_path):
+    good = v2_archive(
+        tmp_path / "a.tar",
+        "damaged",
+        [entry("data", tarfile.DIRTYPE), entry("data/f", data=b"1" * 5000)],
+    )
+    data = bytearray(good.read_bytes())
+    data[700:720] = b"X" * 20  # inside the stack folder's gzip data
+    (tmp_path / "b.tar").write_bytes(bytes(data))
+    refused = upload(admin_client, tmp_path / "b.tar")
+    assert refused.status_code == 400, refused.text
+    assert list(archives_dir(app).iterdir()) == []

@@ -1,0 +1,120 @@
+"""A stack with all its data, backed up and restored, on the real engine: a named volume
+and bind folders (inside and outside the stack folder) holding files of several owners
+(ids above 65535) and modes (setuid, a 0555 folder), symlinks (relative, absolute,
+dangling), hardlinks, a FIFO, empty folders, long and non-ASCII names and a sparse file.
+After a restore every entry's type, mode, owner, group, mtime, link target, link count
+and content hash are what they were: restored in place (over changed data, which must
+not survive) and under a new name (a clone beside the original)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.backups.trees import make_tree, snapshot
+from tests.support.stacks import compose, wait_run
+
+pytestmark = pytest.mark.docker
+
+COMPOSE = """services:
+  app:
+    image: stackyard-test/busybox:1
+    labels: [stackyard.test=stack]
+    volumes:
+      - db:/var/lib/db
+      - ./data:/data
+      - {outside}:/outside
+    environment:
+      SECRET: ${{SECRET}}
+volumes:
+  db:
+"""
+
+
+@pytest.fixture
+def rich_stack(stacks_dir, tmp_path, docker_cleanup) -> tuple[str, Path]:
+    stack_id = f"round-{uuid.uuid4().hex[:6]}"
+    folder = stacks_dir / stack_id
+    (folder / "data").mkdir(parents=True)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (folder / "compose.yaml").write_text(COMPOSE.format(outside=outside))
+    (folder / ".env").write_text("SECRET=hunter2\n")
+    (folder / ".secrets").write_text("TOKEN=t0k3n\n")
+    (folder / "config").mkdir()
+    (folder / "config" / "app.ini").write_text("[app]\n")
+    docker_cleanup.compose_project(stack_id)
+    compose(stacks_dir, stack_id, "create")  # the volume exists; nothing runs
+    make_tree("volume", f"{stack_id}_db")
+    make_tree("bind", str(folder / "data"))
+    make_tree("bind", str(outside))
+    return stack_id, outside
+
+
+def back_up(client, stack_id: str, **body) -> str:
+    started = client.post(f"/api/stacks/{stack_id}/backups", json=body)
+    assert started.status_code == 202, started.text
+    run = wait_run(client, stack_id)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    assert run["action"] == "backup" and run["progress"]["percent"] == 100.0
+    (newest,) = [a for a in client.get("/api/backups").json() if a["stack_id"] == stack_id][:1]
+    return newest["name"]
+
+
+def restore(client, name: str, target: str, **body) -> dict:
+    started = client.post(f"/api/backups/{name}/restore", json=body)
+    assert started.status_code == 202, started.text
+    run = wait_run(client, target)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    return run
+
+
+def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack, stacks_dir):
+    stack_id, outside = rich_stack
+    folder = stacks_dir / stack_id
+    before = {
+        "volume": snapshot("volume", f"{stack_id}_db"),
+        "data": snapshot("bind", str(folder / "data")),
+        "outside": snapshot("bind", str(outside)),
+    }
+    assert before["volume"]["./owned"].startswith("regular file|644|100000|200000|")
+    assert before["volume"]["./suid"].startswith("regular file|4755|")
+    assert before["volume"]["./hard1"].split("|")[5] == "2"
+
+    name = back_up(admin_client, stack_id)
+    manifest = admin_client.get(f"/api/backups/{name}").json()
+    assert manifest["format_version"] == 2 and manifest["stack_id"] == stack_id
+    captured = {a["key"]: a for a in manifest["assets"]}
+    assert captured[f"volume:{stack_id}_db"]["captured"]
+    assert all(a["sha256"] and a["bytes"] > 0 for a in captured.values() if a["captured"])
+    assert manifest["inventory"]["assets"]
+
+    # Changed after the backup: these must not survive the restore.
+    (folder / "data" / "new-after-backup").write_text("x")
+    (folder / "data" / "dir" / "file").write_text("changed")
+    (folder / "compose.yaml").write_text((folder / "compose.yaml").read_text() + "# edited\n")
+    (folder / ".env").write_text("SECRET=changed\n")
+
+    assert admin_client.post(f"/api/backups/{name}/restore", json={}).status_code == 409
+    restore(admin_client, name, stack_id, overwrite=True)
+    assert snapshot("volume", f"{stack_id}_db") == before["volume"]
+    assert snapshot("bind", str(folder / "data")) == before["data"]
+    assert snapshot("bind", str(outside)) == before["outside"]
+    assert "# edited" not in (folder / "compose.yaml").read_text()  # stack files come back
+    assert (folder / ".env").read_text() == "SECRET=hunter2\n"
+    assert (folder / ".secrets").read_text() == "TOKEN=t0k3n\n"
+
+    clone = f"{stack_id}-clone"
+    run = restore(admin_client, name, clone, stack=clone)
+    lines = [ln["text"] for ln in run["progress"]["lines"]]
+    assert any("a clone does not write to the original" in text for text in lines)
+    assert snapshot("volume", f"{clone}_db") == before["volume"]
+    assert snapshot("bind", str(stacks_dir / clone / "data")) == before["data"]
+    assert (stacks_dir / clone / "config" / "app.ini").read_text() == "[app]\n"
+    # The clone is a stack of its own beside the original: compose resolves it to its
+    # own folder and volume.
+    config = compose(stacks_dir, clone, "config", "--format", "json").stdout
+    assert f'"{stacks_dir / clone / "data"}"' in config and f'"{clone}_db"' in config
+    assert snapshot("bind", str(outside)) == before["outside"]  # the original's, untouched
