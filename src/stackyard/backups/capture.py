@@ -14,7 +14,7 @@ import contextlib
 import os
 import stat
 import tarfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -35,6 +35,7 @@ from stackyard.backups.archive import (
 from stackyard.backups.model import FORMAT_VERSION, Asset, AssetResult, Inventory, Manifest
 from stackyard.docker.helper import HelperMount, Helpers
 from stackyard.errors import Invalid
+from stackyard.fs.errors import converted
 
 #: Called with (bytes read, assets done) as the capture goes.
 Progress = Callable[[int, int], None]
@@ -137,7 +138,7 @@ class Capture:
     read: int = 0
     done: int = 0
 
-    def _count(self, chunks: Iterable[bytes]) -> Iterable[bytes]:
+    def _count(self, chunks: Iterable[bytes]) -> Generator[bytes, None, None]:
         for chunk in chunks:
             self.read += len(chunk)
             self.progress(self.read, self.done)
@@ -147,9 +148,10 @@ class Capture:
         """One asset's data (mounted at /data in a helper), as a gzip member."""
         with writer.member(member) as sink, self.helpers.created([mount]) as helper:
             gzip = GzipWriter(sink, self.level)
-            reader = ChunkReader(self._count(self.helpers.read_tar(helper, f"/{ROOT}")), gzip)
-            summary = scan_tar(reader)  # refuses what a restore would refuse
-            reader.drain()
+            with contextlib.closing(self._count(self.helpers.read_tar(helper, f"/{ROOT}"))) as data:
+                reader = ChunkReader(data, gzip)
+                summary = scan_tar(reader)  # refuses what a restore would refuse
+                reader.drain()
             gzip.close()
         self.done += 1
         key = f"{mount.kind}:{mount.source}"
@@ -166,9 +168,12 @@ class Capture:
         with writer.member(STACK_MEMBER) as sink, self.helpers.created([mount]) as helper:
             gzip = GzipWriter(sink, self.level)
             if cover == [PurePosixPath(".")]:
-                reader = ChunkReader(self._count(self.helpers.read_tar(helper, f"/{ROOT}")), gzip)
-                summary = scan_tar(reader)
-                reader.drain()
+                with contextlib.closing(
+                    self._count(self.helpers.read_tar(helper, f"/{ROOT}"))
+                ) as data:
+                    reader = ChunkReader(data, gzip)
+                    summary = scan_tar(reader)
+                    reader.drain()
             else:
                 summary = self._stack_parts(helper, gzip, folder_local, cover)
             gzip.close()
@@ -194,7 +199,10 @@ class Capture:
                 up = part.parent
                 prefix = f"{ROOT}/{up}/" if up != PurePosixPath(".") else f"{ROOT}/"
                 source = ChunkReader(chunks)
-                with tarfile.open(fileobj=source, mode="r|", bufsize=1 << 20) as src:
+                with (
+                    contextlib.closing(chunks),
+                    tarfile.open(fileobj=source, mode="r|", bufsize=1 << 20) as src,
+                ):
                     for info in src:
                         info.name = prefix + info.name
                         if info.islnk():
@@ -244,7 +252,7 @@ def write_archive(
     capture = Capture(helpers, level, progress)
     results: list[AssetResult] = []
     try:
-        with open(path, "xb") as file:
+        with converted(f"the archive {path.name.lstrip('.')}"), open(path, "xb") as file:
             writer = ArchiveWriter(file, created.timestamp())
             stack_sha, _ = capture.stack_folder(
                 writer, folder_local, inventory.folder, {p for p in excluded if p}

@@ -20,6 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from docker.errors import DockerException
+
 from stackyard import __version__
 from stackyard.backups import capture, restore
 from stackyard.backups.archive import ArchiveReader
@@ -252,7 +254,8 @@ class BackupService:
         return {str((v or {}).get("name") or k) for k, v in (raw.get("volumes") or {}).items()}
 
     def _hooks(self, stack_id: str) -> dict[str, dict[str, str]]:
-        """Per service, its backup hook labels (from the compose file)."""
+        """Per service, its backup hook labels as the compose file gives them (`config`
+        writes `$` as `$$`: read back as `$`)."""
         try:
             raw = self.host.project(stack_id).raw
         except StackyardError:
@@ -260,9 +263,11 @@ class BackupService:
         hooks = {}
         for service, spec in (raw.get("services") or {}).items():
             labels = spec.get("labels") or {}
-            if isinstance(labels, list):  # compose config gives a mapping; be lenient
-                labels = dict(item.split("=", 1) for item in labels if "=" in item)
-            wanted = {k: str(v) for k, v in labels.items() if k.startswith("stackyard.backup.")}
+            wanted = {
+                k: str(v).replace("$$", "$")
+                for k, v in labels.items()
+                if k.startswith("stackyard.backup.")
+            }
             if wanted:
                 hooks[str(service)] = wanted
         return hooks
@@ -274,19 +279,23 @@ class BackupService:
         running: list[ContainerInfo],
         which: str,
     ) -> None:
+        """Run hook `which` in every running container of each service that has it (the
+        container's own labels say the command); a failure names the hook."""
         for service, labels in hooks.items():
-            command = labels.get(which)
-            if not command:
+            if not labels.get(which):
                 continue
             containers = [c for c in running if c.service == service]
             if not containers:
                 run.feed_line(f"Hook {which} of {service}: not run (the service is not running)")
                 continue
-            try:
-                timeout = float(labels.get(HOOK_TIMEOUT) or DEFAULT_HOOK_TIMEOUT)
-            except ValueError:
-                timeout = DEFAULT_HOOK_TIMEOUT
             for container in containers:
+                own = await asyncio.to_thread(self._labels_of, container.id)
+                command = own.get(which) or labels[which]
+                try:
+                    timeout = float(own.get(HOOK_TIMEOUT) or labels.get(HOOK_TIMEOUT) or 0)
+                except ValueError:
+                    timeout = 0
+                timeout = timeout or DEFAULT_HOOK_TIMEOUT
                 run.feed_line(f"Hook {which} of {service} in {container.name}: {command}")
                 code, output = await asyncio.to_thread(
                     run_command, self.host.docker, container.id, command, timeout
@@ -297,6 +306,13 @@ class BackupService:
                     raise Invalid(f"Hook {which} of {service} did not finish within {timeout:g} s")
                 if code != 0:
                     raise Invalid(f"Hook {which} of {service} failed (exit status {code})")
+
+    def _labels_of(self, container_id: str) -> dict[str, str]:
+        try:
+            config = self.host.docker.api.inspect_container(container_id).get("Config") or {}
+        except DockerException:
+            return {}
+        return {str(k): str(v) for k, v in (config.get("Labels") or {}).items()}
 
 
 def _folder_size(folder: Path) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import docker
+import requests
 from docker.errors import APIError, DockerException, ImageNotFound
 from docker.errors import NotFound as DockerNotFound
 from docker.models.containers import Container
@@ -106,7 +107,7 @@ class Helpers:
         try:
             yield container
         finally:
-            with contextlib.suppress(DockerException):
+            with contextlib.suppress(DockerException, requests.RequestException):
                 container.remove(force=True, v=False)
 
     def run(
@@ -138,14 +139,28 @@ class Helpers:
         return result.output
 
     def read_tar(self, container: Container, path: str) -> Iterator[bytes]:
-        """`path` of the helper as a tar stream, in chunks of about `CHUNK` bytes."""
+        """`path` of the helper as a tar stream, in chunks of about `CHUNK` bytes. The
+        engine's response is closed when the reader stops, also early (a failure of the
+        reader's own): the helper can then be removed at once."""
+        api = self.client.api
+        url = f"{api.base_url}/v{api.api_version}/containers/{container.id}/archive"
         try:
-            stream, _stat = container.get_archive(path, chunk_size=CHUNK)
-            yield from stream
-        except DockerNotFound as exc:
-            raise NotFound(f"{path} is missing in the helper: {_explain(exc)}") from exc
-        except DockerException as exc:
-            raise HelperError(f"Reading {path} through the helper failed: {_explain(exc)}") from exc
+            response = api.get(url, params={"path": path}, stream=True)
+        except requests.RequestException as exc:
+            raise HelperError(f"Reading {path} through the helper failed: {exc}") from exc
+        try:
+            if response.status_code == 404:
+                raise NotFound(f"{path} is missing in the helper")
+            if response.status_code >= 400:
+                raise HelperError(
+                    f"Reading {path} through the helper failed: {response.status_code} "
+                    f"{response.text[:300]}"
+                )
+            yield from response.iter_content(CHUNK)
+        except requests.RequestException as exc:
+            raise HelperError(f"The helper's data stream broke off: {exc}") from exc
+        finally:
+            response.close()
 
     def write_tar(self, container: Container, path: str, chunks: Iterable[bytes]) -> None:
         """Extract a tar (plain or gzip) stream at `path` of the helper."""
