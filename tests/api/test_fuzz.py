@@ -78,6 +78,15 @@ POLICY: dict[str, str | None] = {
     "stackLogs": "operator",
     "downloadStackLogs": "operator",
     "hostUsage": "viewer",
+    "backupInventory": "operator",
+    "createBackup": "operator",
+    "listBackups": "operator",
+    "getBackup": "operator",
+    "verifyBackup": "operator",
+    "downloadBackup": "admin",
+    "uploadBackup": "admin",
+    "deleteBackup": "admin",
+    "restoreBackup": "admin",
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
 ROLES = ["admin", "operator", "viewer", None]

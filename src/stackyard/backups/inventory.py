@@ -238,7 +238,16 @@ def inventory(host: Host, stack_id: str) -> Inventory:
                 raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
 
     ordered = sorted(found.values(), key=lambda f: (f.kind != "volume", f.name))
-    measurable = [f for f in ordered if f.kind == "bind" or volumes.get(f.name) is not None]
+    # NFS/CIFS volumes are not mounted to be measured: an unreachable server would hang.
+    measurable = [
+        f
+        for f in ordered
+        if f.kind == "bind"
+        or (
+            volumes.get(f.name) is not None
+            and _remote((volumes[f.name] or {}).get("Options")) is None
+        )
+    ]
     helpers = host.helpers()
     measured = _measure(helpers, measurable)
     sizes = {id(f): measured.get(n) for n, f in enumerate(measurable)}

@@ -1,0 +1,97 @@
+"""Who may do what with backups, what is audited, and bad choices refused up front."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+
+import pytest
+
+from tests.support.service import STACKYARD_BIN, service_env
+from tests.support.stacks import compose_text, service, wait_run
+
+pytestmark = pytest.mark.docker
+
+COMPOSE = compose_text(app=service(volumes="['db:/db']")) + "volumes:\n  db:\n"
+
+
+@pytest.fixture
+def stack(make_stack) -> str:
+    return make_stack("api", COMPOSE)
+
+
+def test_roles_and_audit(admin_client, user_client, viewer_client, stack):
+    assert viewer_client.get(f"/api/stacks/{stack}/backup/inventory").status_code == 403
+    assert viewer_client.post(f"/api/stacks/{stack}/backups", json={}).status_code == 403
+    assert viewer_client.get("/api/backups").status_code == 403
+
+    assert user_client.get(f"/api/stacks/{stack}/backup/inventory").status_code == 200
+    assert user_client.post(f"/api/stacks/{stack}/backups", json={}).status_code == 202
+    assert wait_run(user_client, stack)["status"] == "succeeded"
+    (archive,) = user_client.get("/api/backups").json()
+    name = archive["name"]
+    assert user_client.post(f"/api/backups/{name}/verify").json()["ok"] is True
+    for method, path in [
+        ("GET", f"/api/backups/{name}/download"),
+        ("POST", f"/api/backups/{name}/restore"),
+        ("DELETE", f"/api/backups/{name}"),
+        ("PUT", "/api/backups/upload"),
+    ]:
+        refused = user_client.request(method, path, json={} if method == "POST" else None)
+        assert refused.status_code == 403, (method, path, refused.text)
+
+    download = admin_client.get(f"/api/backups/{name}/download")
+    assert download.status_code == 200
+    assert download.headers["content-type"] == "application/x-tar"
+    assert len(download.content) == archive["size"]
+    assert admin_client.delete(f"/api/backups/{name}").status_code == 204
+    assert admin_client.get("/api/backups").json() == []
+
+    audit = [
+        (e["actor"], e["action"], e["target"])
+        for e in admin_client.get("/api/audit").json()["items"]
+    ]
+    assert ("alice", "backup.create", stack) in audit
+    assert ("admin", "backup.download", name) in audit
+    assert ("admin", "backup.delete", name) in audit
+
+
+def test_a_choice_of_unknown_assets_is_refused_before_anything_runs(admin_client, stack):
+    refused = admin_client.post(f"/api/stacks/{stack}/backups", json={"volumes": ["nope"]})
+    assert refused.status_code == 400 and "nope" in refused.json()["detail"]
+    assert admin_client.get(f"/api/stacks/{stack}/run").status_code == 404  # nothing ran
+    assert admin_client.get("/api/backups").json() == []
+    missing = admin_client.post("/api/backups/no-such.tar/restore", json={})
+    assert missing.status_code == 404
+    bad_name = admin_client.get("/api/backups/..%2Fsecret_key/download")
+    assert bad_name.status_code in (400, 404)
+
+
+def cli(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(STACKYARD_BIN), "backup", *args],
+        env=service_env(tmp_path),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
+def test_backups_from_the_command_line(tmp_path, stack, stacks_dir, docker_cleanup):
+    made = cli(tmp_path, "create", stack)
+    assert made.returncode == 0, made.stderr
+    assert "backup" in made.stderr and "━" in made.stderr  # drawn with the progress bar
+    listed = cli(tmp_path, "list")
+    (line,) = listed.stdout.splitlines()
+    name = line.split("\t")[0]
+    assert f"\t{stack}\t" in line and "\tv2\t" in line
+    checked = cli(tmp_path, "verify", name)
+    assert checked.returncode == 0 and checked.stdout.strip().endswith(f"{name}: ok")
+    again = cli(tmp_path, "restore", name)
+    assert again.returncode == 1 and "needs overwrite" in again.stderr
+    clone = f"{stack}-cli-{uuid.uuid4().hex[:4]}"
+    docker_cleanup.compose_project(clone)
+    restored = cli(tmp_path, "restore", name, "--as", clone)
+    assert restored.returncode == 0, restored.stderr
+    assert (stacks_dir / clone / "compose.yaml").read_text() == COMPOSE
