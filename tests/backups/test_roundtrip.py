@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backups.trees import make_tree, snapshot
+from tests.backups.trees import helper, make_tree, snapshot
 from tests.support.stacks import compose, wait_run
 
 pytestmark = pytest.mark.docker
@@ -118,3 +118,34 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     config = compose(stacks_dir, clone, "config", "--format", "json").stdout
     assert f'"{stacks_dir / clone / "data"}"' in config and f'"{clone}_db"' in config
     assert snapshot("bind", str(outside)) == before["outside"]  # the original's, untouched
+
+
+def test_a_file_over_4_gib_comes_back_whole(admin_client, stacks_dir, docker_cleanup):
+    """Past the 4 GiB marks of zip and of old tar headers: a (sparse) file of 4.1 GiB,
+    with data at its start, middle and end, restored over itself."""
+    stack_id = f"huge-{uuid.uuid4().hex[:6]}"
+    folder = stacks_dir / stack_id
+    folder.mkdir()
+    (folder / "compose.yaml").write_text(
+        "services:\n  app:\n    image: stackyard-test/busybox:1\n"
+        "    labels: [stackyard.test=stack]\n    volumes: ['big:/big']\nvolumes:\n  big:\n"
+    )
+    docker_cleanup.compose_project(stack_id)
+    compose(stacks_dir, stack_id, "create")
+    volume = f"{stack_id}_big"
+    helper(
+        "volume",
+        volume,
+        "cd /data && truncate -s 4400000000 huge"
+        " && printf start | dd of=huge conv=notrunc 2>/dev/null"
+        " && printf middle | dd of=huge bs=1 seek=4294967296 conv=notrunc 2>/dev/null"
+        " && printf end >> huge && touch -d @1600000000 huge",
+    )
+    fingerprint = "stat -c '%s %Y' /data/huge && sha256sum /data/huge | cut -c1-64"
+    before = helper("volume", volume, fingerprint)
+    assert before.startswith("4400000003 1600000000\n")
+
+    name = back_up(admin_client, stack_id)
+    helper("volume", volume, "printf changed | dd of=/data/huge conv=notrunc 2>/dev/null")
+    restore(admin_client, name, stack_id, overwrite=True)
+    assert helper("volume", volume, fingerprint) == before
