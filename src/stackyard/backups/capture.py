@@ -154,6 +154,7 @@ class Capture:
                 reader.drain()
             gzip.close()
         self.done += 1
+        self.progress(self.read, self.done)
         key = f"{mount.kind}:{mount.source}"
         return AssetResult(key, member, True, sink.size, summary.files, sink.sha256(), None)
 

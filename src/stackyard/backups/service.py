@@ -143,6 +143,12 @@ class BackupService:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
         size = target.stat().st_size
+        run.advance(
+            max(total, run.fold.transfer.bytes_done),
+            max(total, run.fold.transfer.bytes_done),
+            len(chosen),
+            len(chosen),
+        )
         run.feed_line(
             f"Archive {target.name}: {size} bytes, checked "
             f"({sum(1 for a in manifest.assets if a.captured)} volumes and binds captured)"
@@ -214,6 +220,7 @@ class BackupService:
                 return 1
         self.host.projects.forget(folder_local)
         self.host.changed()
+        run.advance(total, total, len(plan.items), len(plan.items))
         for line in done:
             run.feed_line(f"Restored {line}")
         return 0

@@ -64,3 +64,11 @@ export type LogLine = LogBatch["lines"][number];
 export type HostUsage = ResponseBody<"/api/usage", "get">;
 export type ContainerUsage = HostUsage["containers"][number];
 export type UsageTotals = HostUsage["total"];
+
+export type Inventory = ResponseBody<"/api/stacks/{stack_id}/backup/inventory", "get">;
+export type BackupAsset = Inventory["assets"][number];
+export type ArchiveInfo = ResponseBody<"/api/backups", "get">[number];
+export type BackupManifest = ResponseBody<"/api/backups/{name}", "get">;
+export type VerifyReport = ResponseBody<"/api/backups/{name}/verify", "post">;
+export type NewBackup = RequestBody<"/api/stacks/{stack_id}/backups", "post">;
+export type RestoreOptions = RequestBody<"/api/backups/{name}/restore", "post">;

@@ -1,8 +1,8 @@
 /** Shown while data loads; screen readers announce it politely. */
-export function Loading() {
+export function Loading({ label = "Loading…" }: { label?: string }) {
   return (
     <p className="muted" role="status">
-      Loading…
+      {label}
     </p>
   );
 }

@@ -9,6 +9,8 @@ const CAPABILITIES: Record<Capability, Role[]> = {
   "stacks.autoUpdate": ["admin", "operator"],
   "stacks.logs": ["admin", "operator"],
   "stacks.shell": ["admin"],
+  "backups.create": ["admin", "operator"],
+  "backups.administer": ["admin"],
   "stacks.editFiles": ["admin"],
   "stacks.create": ["admin"],
   "stacks.delete": ["admin"],

@@ -16,6 +16,10 @@ export type Capability =
   | "stacks.logs"
   /** A shell in a running container (root on it, as a rule). */
   | "stacks.shell"
+  /** Back a stack up, list and check archives. */
+  | "backups.create"
+  /** Download (they hold .secrets), upload, delete and restore archives. */
+  | "backups.administer"
   /** Edit compose and .env, read and edit .secrets. */
   | "stacks.editFiles"
   /** Create a stack. */
@@ -48,6 +52,8 @@ const LEAST_ROLE: Record<Capability, Role> = {
   "stacks.autoUpdate": "operator",
   "stacks.logs": "operator",
   "stacks.shell": "admin",
+  "backups.create": "operator",
+  "backups.administer": "admin",
   "stacks.editFiles": "admin",
   "stacks.create": "admin",
   "stacks.delete": "admin",

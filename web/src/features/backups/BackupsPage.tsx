@@ -1,5 +1,212 @@
-import { ComingSoon } from "../../components/ComingSoon";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useRef, useState } from "react";
+import { Link } from "react-router";
+import { errorMessage } from "../../api/errors";
+import type { ArchiveInfo, Run, VerifyReport } from "../../api/types";
+import { ConfirmDialog } from "../../components/Dialog";
+import { ErrorBanner } from "../../components/ErrorBanner";
+import { formatBytes, formatDateTime } from "../../components/format";
+import { Loading } from "../../components/Loading";
+import { ProgressBar } from "../../components/ProgressBar";
+import { RowActions, Table } from "../../components/Table";
+import { useCan } from "../auth/permissions";
+import { DeployConsole } from "../stacks/DeployConsole";
+import {
+  backupDownloadUrl,
+  backupKeys,
+  backupsQueryOptions,
+  uploadBackup,
+  useDeleteBackup,
+  useVerifyBackup,
+} from "./queries";
+import { RestoreDialog } from "./RestoreDialog";
+
+const COLUMNS = ["Archive", "Stack", "Host", "Made", "Size", "Holds"] as const;
+
+/** Picks an archive file and uploads it with its progress; the server checks it through. */
+function UploadArchive() {
+  const queryClient = useQueryClient();
+  const input = useRef<HTMLInputElement>(null);
+  const [state, setState] = useState<{ name: string; sent: number; size: number } | null>(null);
+  const [message, setMessage] = useState<{ text: string; failed: boolean } | null>(null);
+
+  async function send(file: File) {
+    setMessage(null);
+    setState({ name: file.name, sent: 0, size: file.size });
+    try {
+      const info = await uploadBackup(file, (sent) => setState({ name: file.name, sent, size: file.size }));
+      setMessage({ text: `Uploaded and checked: ${info.name}`, failed: false });
+      await queryClient.invalidateQueries({ queryKey: backupKeys.list });
+    } catch (err) {
+      setMessage({ text: `${file.name}: ${errorMessage(err)}`, failed: true });
+    } finally {
+      setState(null);
+      if (input.current) input.current.value = "";
+    }
+  }
+
+  return (
+    <div className="upload-archive">
+      <label className="button">
+        Upload an archive
+        <input
+          ref={input}
+          type="file"
+          accept=".tar,application/x-tar"
+          className="visually-hidden"
+          aria-label="Upload an archive"
+          disabled={state !== null}
+          onChange={(event) => {
+            const file = event.target.files?.[0];
+            if (file) void send(file);
+          }}
+        />
+      </label>
+      {state && (
+        <div className="transfer-item">
+          <span role="status">
+            Uploading {state.name}: {formatBytes(state.sent)} of {formatBytes(state.size)}
+          </span>
+          <ProgressBar label="Upload progress" percent={state.size ? (100 * state.sent) / state.size : null} />
+        </div>
+      )}
+      {message && (
+        <p className={message.failed ? "error" : "success"} role={message.failed ? "alert" : "status"}>
+          {message.text}
+        </p>
+      )}
+    </div>
+  );
+}
+
+function VerifyResult({ report }: { report: VerifyReport }) {
+  if (report.ok) {
+    return (
+      <p className="success small" role="status">
+        Checked: {report.members.length} parts, every checksum right, every entry safe to restore.
+      </p>
+    );
+  }
+  return (
+    <p className="error small" role="alert">
+      Damaged: {report.error}
+    </p>
+  );
+}
+
+function ArchiveRow({
+  archive,
+  onRestore,
+  onDelete,
+}: {
+  archive: ArchiveInfo;
+  onRestore: () => void;
+  onDelete: () => void;
+}) {
+  const verify = useVerifyBackup();
+  const mayAdminister = useCan("backups.administer");
+  return (
+    <tr>
+      <th scope="row">
+        <code>{archive.name}</code>
+        {archive.error && <div className="error small">{archive.error}</div>}
+        {verify.data && <VerifyResult report={verify.data} />}
+        {verify.isError && <div className="error small">{errorMessage(verify.error)}</div>}
+      </th>
+      <td>{archive.stack_id ? <Link to={`/stacks/${encodeURIComponent(archive.stack_id)}`}>{archive.stack_id}</Link> : "—"}</td>
+      <td>{archive.host ?? "—"}</td>
+      <td className="nowrap">{formatDateTime(archive.created_at)}</td>
+      <td className="nowrap">{formatBytes(archive.size)}</td>
+      <td className="small">
+        {archive.assets.length} volume{archive.assets.length === 1 ? "" : "s"} and folders
+        {archive.format_version === 1 && " (version 1)"}
+      </td>
+      <RowActions>
+        <button type="button" onClick={() => verify.mutate(archive.name)} disabled={verify.isPending}>
+          {verify.isPending ? "Checking…" : "Verify"}
+        </button>
+        {mayAdminister && (
+          <>
+            <a className="button" href={backupDownloadUrl(archive.name)} download>
+              Download
+            </a>
+            <button type="button" onClick={onRestore} disabled={Boolean(archive.error)}>
+              Restore
+            </button>
+            <button type="button" className="danger" onClick={onDelete} aria-label={`Delete ${archive.name}`}>
+              Delete
+            </button>
+          </>
+        )}
+      </RowActions>
+    </tr>
+  );
+}
 
 export function BackupsPage() {
-  return <ComingSoon title="Backups">Back up and restore stacks, including volumes and bind-mounted folders.</ComingSoon>;
+  const archives = useQuery(backupsQueryOptions());
+  const mayAdminister = useCan("backups.administer");
+  const remove = useDeleteBackup();
+  const [restoring, setRestoring] = useState<ArchiveInfo | null>(null);
+  const [deleting, setDeleting] = useState<ArchiveInfo | null>(null);
+  const [started, setStarted] = useState<Run | null>(null);
+
+  return (
+    <main className="page">
+      <div className="page-head title-row">
+        <h1>Backups</h1>
+        {mayAdminister && <UploadArchive />}
+      </div>
+      <p className="muted">
+        Archives kept on this host. Back up a stack from its page ("Back up"): its folder and the volumes and folders
+        you choose, checked once written.
+      </p>
+      {started && (
+        <DeployConsole stackId={started.stack} title={`Restoring into ${started.stack}`} onClose={() => setStarted(null)} />
+      )}
+      {archives.isError && <ErrorBanner error={archives.error} onRetry={() => void archives.refetch()} />}
+      {!archives.data ? (
+        !archives.isError && <Loading />
+      ) : archives.data.length === 0 ? (
+        <p className="muted">No archives yet.</p>
+      ) : (
+        <Table label="Archives" columns={COLUMNS} actions>
+          {archives.data.map((archive) => (
+            <ArchiveRow
+              key={archive.name}
+              archive={archive}
+              onRestore={() => setRestoring(archive)}
+              onDelete={() => setDeleting(archive)}
+            />
+          ))}
+        </Table>
+      )}
+      {restoring && (
+        <RestoreDialog
+          archive={restoring}
+          onClose={() => setRestoring(null)}
+          onStarted={(run) => {
+            setRestoring(null);
+            setStarted(run);
+          }}
+        />
+      )}
+      {deleting && (
+        <ConfirmDialog
+          title={`Delete ${deleting.name}?`}
+          confirmLabel="Delete the archive"
+          danger
+          busy={remove.isPending}
+          onCancel={() => setDeleting(null)}
+          onConfirm={() => remove.mutate(deleting.name, { onSuccess: () => setDeleting(null) })}
+        >
+          <p>
+            The archive ({formatBytes(deleting.size)}) is removed from this host for good. The stack and its data are not
+            touched.
+          </p>
+          {remove.isError && <p className="error">{errorMessage(remove.error)}</p>}
+        </ConfirmDialog>
+      )}
+    </main>
+  );
 }

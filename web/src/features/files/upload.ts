@@ -1,5 +1,6 @@
-import { api, CSRF_HEADER, csrfToken, pageOrigin } from "../../api/client";
-import { ApiError, messageFromErrorBody, unwrap } from "../../api/errors";
+import { api } from "../../api/client";
+import { ApiError, unwrap } from "../../api/errors";
+import { apiUrl, putWithProgress, UploadCancelled } from "../../api/upload";
 import type { UploadedFile } from "../../api/types";
 import { joinPath } from "./paths";
 
@@ -10,71 +11,14 @@ interface SendOptions {
   signal?: AbortSignal;
 }
 
-/** An upload the user stopped. */
-class UploadCancelled extends Error {
-  constructor() {
-    super("Upload cancelled");
-    this.name = "UploadCancelled";
-  }
-}
-
-function apiUrl(path: string, query: Record<string, string>): string {
-  return `${pageOrigin()}${path}?${new URLSearchParams(query).toString()}`;
-}
-
-function parseBody(text: string): unknown {
-  if (!text) return undefined;
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-/**
- * PUTs one file's bytes to `path` (relative to the stacks folder). XMLHttpRequest, not fetch,
- * because only it reports upload progress. Rejects with an ApiError carrying the server's
- * detail (409 "Already exists: …" when the target exists and `overwrite` is false).
- */
+/** PUTs one file's bytes to `path` (relative to the stacks folder): 409 "Already exists: …"
+ * when the target exists and `overwrite` is false. */
 function sendFile(path: string, body: Blob, options: SendOptions): Promise<UploadedFile> {
-  return new Promise((resolve, reject) => {
-    if (options.signal?.aborted) {
-      reject(new UploadCancelled());
-      return;
-    }
-    const xhr = new XMLHttpRequest();
-    xhr.open("PUT", apiUrl("/api/files/upload", { path, overwrite: String(options.overwrite) }));
-    xhr.withCredentials = true;
-    xhr.responseType = "text";
-    xhr.setRequestHeader("Content-Type", "application/octet-stream");
-    const token = csrfToken();
-    if (token) xhr.setRequestHeader(CSRF_HEADER, token);
-
-    const onAbort = () => xhr.abort();
-    options.signal?.addEventListener("abort", onAbort, { once: true });
-    const done = () => options.signal?.removeEventListener("abort", onAbort);
-
-    xhr.upload.onprogress = (event) => options.onProgress?.(Math.min(event.loaded, body.size));
-    xhr.onload = () => {
-      done();
-      const parsed = parseBody(xhr.responseText);
-      if (xhr.status >= 200 && xhr.status < 300) {
-        options.onProgress?.(body.size);
-        resolve(parsed as UploadedFile);
-        return;
-      }
-      reject(new ApiError(messageFromErrorBody(parsed, xhr), xhr.status, parsed));
-    };
-    xhr.onerror = () => {
-      done();
-      reject(new Error("Cannot reach the Stackyard server (the upload was interrupted)"));
-    };
-    xhr.onabort = () => {
-      done();
-      reject(new UploadCancelled());
-    };
-    xhr.send(body);
-  });
+  return putWithProgress<UploadedFile>(
+    apiUrl("/api/files/upload", { path, overwrite: String(options.overwrite) }),
+    body,
+    { contentType: "application/octet-stream", onProgress: options.onProgress, signal: options.signal },
+  );
 }
 
 /** The server's answer to an upload over an existing file without `overwrite`. */

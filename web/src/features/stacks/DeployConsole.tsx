@@ -71,7 +71,10 @@ function counterText(progress: RunProgress): string | null {
   if (progress.bytes_total > 0) {
     parts.push(`${formatBytes(progress.bytes_done)} of ${formatBytes(progress.bytes_total)}`);
   }
-  if (progress.layers_total > 0) parts.push(`${progress.layers_done} of ${progress.layers_total} layers`);
+  if (progress.layers_total > 0) {
+    const items = progress.mode === "transfer" ? "volumes and folders" : "layers";
+    parts.push(`${progress.layers_done} of ${progress.layers_total} ${items}`);
+  }
   return parts.length ? parts.join(" · ") : null;
 }
 

@@ -9,6 +9,7 @@ import { formatDateTime, shortDigest } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
+import { BackupDialog } from "../backups/BackupDialog";
 import { LogsCard } from "../operate/LogsCard";
 import { UsageCard } from "../operate/UsageCard";
 import { DeployConsole } from "./DeployConsole";
@@ -216,6 +217,8 @@ export function StackDetailPage() {
   const mayEditFiles = useCan("stacks.editFiles");
   const mayDelete = useCan("stacks.delete");
   const mayReadLogs = useCan("stacks.logs");
+  const mayBackUp = useCan("backups.create");
+  const [backingUp, setBackingUp] = useState(false);
   const stack = useQuery(stackQueryOptions(id));
   const updates = useQuery(stackUpdatesQueryOptions());
   const update = updates.data?.stacks.find((u) => u.stack === id);
@@ -257,7 +260,15 @@ export function StackDetailPage() {
           <pre className="error-detail">{data.error}</pre>
         </div>
       )}
-      <StackActions stack={data} hasUpdate={update?.has_update} />
+      <div className="stack-tools">
+        <StackActions stack={data} hasUpdate={update?.has_update} />
+        {mayBackUp && (
+          <button type="button" onClick={() => setBackingUp(true)} disabled={Boolean(data.busy) || data.state === "invalid"}>
+            Back up
+          </button>
+        )}
+      </div>
+      {backingUp && <BackupDialog stackId={data.id} onClose={() => setBackingUp(false)} />}
       <DeployConsole stackId={data.id} busy={data.busy} />
       <ServicesCard stack={data} />
       <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />

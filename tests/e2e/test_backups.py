@@ -1,0 +1,68 @@
+"""Backing up a stack and restoring it as a clone, in a real browser."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.support.browser import sign_in
+
+pytestmark = pytest.mark.browser
+
+COMPOSE = """services:
+  app:
+    image: stackyard-test/busybox:1
+    labels: [stackyard.test=stack]
+    volumes: ['db:/db', './data:/data']
+volumes:
+  db:
+"""
+
+
+def test_back_up_a_stack_and_restore_it_as_a_clone(page, live_server, docker_cleanup):
+    stack_id = f"e2e-bk-{uuid.uuid4().hex[:6]}"
+    clone = f"{stack_id}-copy"
+    folder = Path(live_server.env["STACKS_DIR"]) / stack_id
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "notes.txt").write_text("keep me\n")
+    (folder / "compose.yaml").write_text(COMPOSE)
+    docker_cleanup.compose_project(stack_id)
+    docker_cleanup.compose_project(clone)
+    subprocess.run(["docker", "compose", "up", "-d"], cwd=folder, check=True, capture_output=True)
+
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}/stacks/{stack_id}")
+    page.get_by_role("button", name="Back up").click()
+    dialog = page.get_by_role("dialog", name=f"Back up {stack_id}")
+    expect(dialog.get_by_role("checkbox", name="Back up db")).to_be_checked(timeout=20_000)
+    expect(dialog.get_by_role("checkbox", name="Back up ./data")).to_be_checked()
+    dialog.get_by_role("button", name="Start backup").click()
+    console = page.get_by_role("region", name=f"Deploy {stack_id}")
+    expect(console.get_by_role("status")).to_have_text("backup succeeded", timeout=60_000)
+    expect(console.get_by_test_id("deploy-counter")).to_contain_text("2 of 2 volumes and folders")
+    expect(page.get_by_test_id("stack-state")).to_have_text("Running")
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Backups").click()
+    table = page.get_by_role("table", name="Archives")
+    row = table.get_by_role("row").filter(has_text=stack_id)
+    expect(row).to_have_count(1)
+    row.get_by_role("button", name="Verify").click()
+    expect(row.get_by_role("status")).to_contain_text("every checksum right", timeout=30_000)
+    row.get_by_role("button", name="Restore").click()
+    restore = page.get_by_role("dialog").filter(has_text="Restore as")
+    restore.get_by_label("Restore as (empty: as itself)").fill(clone)
+    restore.get_by_role("button", name="Restore", exact=True).click()
+    progress = page.get_by_role("region", name=f"Deploy {clone}")
+    expect(progress.get_by_role("status")).to_have_text("restore succeeded", timeout=60_000)
+    assert (
+        Path(live_server.env["STACKS_DIR"]) / clone / "data" / "notes.txt"
+    ).read_text() == "keep me\n"
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stacks").click()
+    expect(
+        page.get_by_role("table", name="Stacks").get_by_role("link", name=clone, exact=True)
+    ).to_be_visible()

@@ -1,0 +1,161 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { ArchiveInfo, BackupManifest, Inventory } from "../../api/types";
+import { installFakeFetch, json, noContent } from "../../test/fakeFetch";
+import { installFakeXhr, pendingXhr } from "../../test/fakeXhr";
+import { adminUser, operatorUser, signedInAs } from "../../test/fixtures";
+import { renderApp } from "../../test/renderApp";
+import { makeDetail, makeRun, makeSummary } from "../../test/stackFixtures";
+
+const archive: ArchiveInfo = {
+  name: "web--nas--20261123T150405Z.tar",
+  size: 4_200_000,
+  stack_id: "web",
+  host: "nas",
+  created_at: "2026-11-23T15:04:05Z",
+  format_version: 2,
+  assets: ["volume:web_db", "bind:/srv/web/data"],
+  error: null,
+};
+
+const manifest = {
+  format_version: 2,
+  stack_id: "web",
+  created_at: "2026-11-23T15:04:05Z",
+  service_version: "0.1.0",
+  host: "nas",
+  inventory: null,
+  stack_member: "stack.tar.gz",
+  stack_sha256: "x",
+  compression: "gzip",
+  assets: [
+    { key: "volume:web_db", member: "volumes/0.tar.gz", captured: true, bytes: 10, files: 1, sha256: "a", skipped: null },
+    { key: "bind:/srv/web/data", member: "binds/0.tar.gz", captured: true, bytes: 10, files: 1, sha256: "b", skipped: null },
+  ],
+} as unknown as BackupManifest;
+
+function routes(user = adminUser, extra = {}) {
+  return {
+    ...signedInAs(user),
+    "GET /api/backups": [archive],
+    [`GET /api/backups/${archive.name}`]: manifest,
+    ...extra,
+  };
+}
+
+describe("backups page", () => {
+  it("lists archives; an operator verifies, an admin also downloads, restores and deletes", async () => {
+    installFakeFetch(
+      routes(operatorUser, {
+        [`POST /api/backups/${archive.name}/verify`]: { name: archive.name, ok: true, members: [{ member: "stack.tar.gz", files: 2, bytes: 10 }], error: null },
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    const row = within(table).getByRole("row", { name: /web--nas/ });
+    expect(row).toHaveTextContent("nas");
+    expect(row).toHaveTextContent("4.2 MB");
+    expect(within(row).queryByRole("link", { name: "Download" })).not.toBeInTheDocument();
+    expect(screen.queryByLabelText("Upload an archive")).not.toBeInTheDocument();
+    await user.click(within(row).getByRole("button", { name: "Verify" }));
+    expect(await within(row).findByRole("status")).toHaveTextContent("every checksum right");
+  });
+
+  it("restores: asks to confirm replacing the stack after the server's 409", async () => {
+    let calls = 0;
+    const fake = installFakeFetch(
+      routes(adminUser, {
+        [`POST /api/backups/${archive.name}/restore`]: async (request: Request) => {
+          calls += 1;
+          const body = (await request.json()) as { overwrite: boolean };
+          if (!body.overwrite) return json({ detail: "Stack 'web' exists: restoring over it needs overwrite" }, { status: 409 });
+          return json(makeRun({ id: "r1", stack: "web", action: "restore" }, { mode: "transfer", percent: 0 }), { status: 202 });
+        },
+        "GET /api/stacks/web/run": makeRun({ id: "r1", stack: "web", action: "restore" }),
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    expect(within(table).getByRole("link", { name: "Download" })).toHaveAttribute(
+      "href",
+      `/api/backups/${archive.name}/download`,
+    );
+    await user.click(within(table).getByRole("button", { name: "Restore" }));
+    const dialog = await screen.findByRole("dialog", { name: `Restore ${archive.name}` });
+    await waitFor(() => expect(within(dialog).getAllByRole("checkbox")).toHaveLength(3));
+    await user.click(within(dialog).getByRole("checkbox", { name: /\/srv\/web\/data/ }));
+    await user.click(within(dialog).getByRole("button", { name: "Restore" }));
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent("needs overwrite");
+    expect(within(dialog).getByRole("button", { name: "Restore" })).toBeDisabled();
+    await user.click(within(dialog).getByRole("checkbox", { name: /Replace stack web/ }));
+    await user.click(within(dialog).getByRole("button", { name: "Restore over it" }));
+    expect(await screen.findByRole("region", { name: "Deploy web" })).toBeInTheDocument();
+    const sent = await fake.calls("POST", `/api/backups/${archive.name}/restore`)[1]?.json();
+    expect(sent).toEqual({ stack: null, overwrite: true, restore_binds: true, assets: ["volume:web_db"] });
+    expect(calls).toBe(2);
+  });
+
+  it("deletes after a confirmation, and uploads with a byte count", async () => {
+    installFakeXhr();
+    const fake = installFakeFetch(routes(adminUser, { [`DELETE /api/backups/${archive.name}`]: () => noContent() }));
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    await user.click(within(table).getByRole("button", { name: `Delete ${archive.name}` }));
+    const confirm = await screen.findByRole("alertdialog", { name: `Delete ${archive.name}?` });
+    await user.click(within(confirm).getByRole("button", { name: "Delete the archive" }));
+    await waitFor(() => expect(fake.calls("DELETE", `/api/backups/${archive.name}`)).toHaveLength(1));
+
+    const file = new File([new Uint8Array(2000)], "other.tar", { type: "application/x-tar" });
+    await user.upload(screen.getByLabelText("Upload an archive"), file);
+    const xhr = pendingXhr();
+    expect(xhr?.method).toBe("PUT");
+    expect(xhr?.url).toMatch(/\/api\/backups\/upload$/);
+    await xhr?.progress(1000, 2000);
+    expect(screen.getByText(/Uploading other.tar: 1.0 kB of 2.0 kB/)).toBeInTheDocument();
+    await xhr?.respond(201, { ...archive, name: "other--x--20260101T000000Z.tar" });
+    expect(await screen.findByText(/Uploaded and checked: other--x/)).toBeInTheDocument();
+  });
+});
+
+const inventory = {
+  stack_id: "web",
+  project: "web",
+  folder: "/srv/stacks/web",
+  paths: { stacks_dir: "/stacks", stacks_host_dir: "/srv/stacks", mismatch: true, explanation: "The service sees the stacks folder at /stacks, the host at /srv/stacks.", mappings: [] },
+  assets: [
+    { key: "volume:web_db", kind: "volume", name: "web_db", compose_key: "db", uses: [{ service: "app", target: "/db", read_only: false }], size: 2_000_000, files: 3, inside_stack: null, local_path: null, external: false, driver: "local", remote: null, exists: true, selected: true, reason: null },
+    { key: "bind:/srv/media", kind: "bind", name: "/srv/media", compose_key: null, uses: [{ service: "app", target: "/media", read_only: true }], size: 9e12, files: 100, inside_stack: null, local_path: null, external: false, driver: null, remote: null, exists: true, selected: false, reason: "8.2 TiB, more than 10 times everything else" },
+    { key: "volume:web_share", kind: "volume", name: "web_share", compose_key: "share", uses: [], size: null, files: null, inside_stack: null, local_path: null, external: false, driver: "local", remote: "nfs", exists: true, selected: false, reason: "on NFS: its server keeps it" },
+  ],
+} as unknown as Inventory;
+
+describe("back up from the stack page", () => {
+  it("shows the inventory with its choices, and starts the backup with the chosen ones", async () => {
+    const fake = installFakeFetch({
+      ...signedInAs(adminUser),
+      "GET /api/stacks/web": makeDetail(),
+      "GET /api/stacks/updates": makeSummary([]),
+      "GET /api/stacks/web/run": makeRun({ status: "succeeded" }),
+      "GET /api/stacks/web/backup/inventory": inventory,
+      "POST /api/stacks/web/backups": () => json(makeRun({ id: "b1", action: "backup" }, { mode: "transfer" }), { status: 202 }),
+    });
+    const { user } = renderApp("/stacks/web");
+    await user.click(await screen.findByRole("button", { name: "Back up" }));
+    const dialog = await screen.findByRole("dialog", { name: "Back up web" });
+    expect(await within(dialog).findByRole("note")).toHaveTextContent("/srv/stacks");
+    const db = within(dialog).getByRole("checkbox", { name: /Back up db/ });
+    const media = within(dialog).getByRole("checkbox", { name: /Back up \/srv\/media/ });
+    expect(db).toBeChecked();
+    expect(media).not.toBeChecked();
+    expect(within(dialog).getByRole("row", { name: /\/srv\/media/ })).toHaveTextContent("more than 10 times");
+    expect(within(dialog).getByRole("row", { name: /share/ })).toHaveTextContent("NFS");
+    await user.click(media);
+    await user.click(within(dialog).getByRole("button", { name: "Start backup" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    expect(await fake.calls("POST", "/api/stacks/web/backups")[0]?.json()).toEqual({
+      include_binds: true,
+      volumes: ["web_db"],
+      binds: ["/srv/media"],
+    });
+  });
+});
