@@ -53,3 +53,16 @@ def test_ids_in_paths_that_are_slugs_pass_as_they_are(stack_id):
 def test_ids_in_paths_are_never_renamed_quietly(stack_id):
     with pytest.raises(Invalid, match="not a valid id"):
         check_slug(stack_id)
+
+
+def test_archive_names_tell_hosts_apart():
+    """Two hosts with a stack of the same name never write the same archive name."""
+    from datetime import UTC, datetime
+
+    from stackyard.backups.names import archive_name, is_archive_name
+
+    at = datetime(2026, 11, 23, 15, 4, 5, tzinfo=UTC)
+    first, second = archive_name("web", "nas", at), archive_name("web", "Pi 4", at)
+    assert first == "web--nas--20261123T150405Z.tar"
+    assert second == "web--pi-4--20261123T150405Z.tar" and first != second
+    assert is_archive_name(first) and not is_archive_name("../web.tar")

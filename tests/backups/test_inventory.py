@@ -38,6 +38,11 @@ COMPOSE = """services:
         target: /work
         read_only: true
       - db:/db
+  other:
+    image: stackyard-test/busybox:1
+    labels: [stackyard.test=stack]
+    volumes:
+      - ./config:/data
 volumes:
   db:
   shared:
@@ -55,6 +60,7 @@ def inventory_stack(stacks_dir, tmp_path, docker_cleanup, docker_client):
     folder = stacks_dir / stack_id
     (folder / "data").mkdir(parents=True)
     (folder / "data" / "blob").write_bytes(b"x" * 3_000_000)
+    (folder / "config").mkdir()
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "a.txt").write_text("a")
@@ -97,6 +103,10 @@ def test_the_inventory_lists_every_asset_once_with_its_uses_and_choice(
     }
     assert data["inside_stack"] == "data" and data["selected"]
     assert data["size"] >= 3_000_000 and data["files"] == 1
+
+    # Two services with the same path in their containers: both sources are listed.
+    config = assets[f"bind:{folder / 'config'}"]
+    assert [(u["service"], u["target"]) for u in config["uses"]] == [("other", "/data")]
 
     assert assets[f"bind:{outside}"]["inside_stack"] is None
     assert assets[f"bind:{outside}"]["selected"]
@@ -166,7 +176,7 @@ def test_a_source_far_larger_than_the_rest_is_not_selected():
     assert not result["/srv/media"].selected and "GiB" in result["/srv/media"].reason
     assert result["/srv/db"].selected and result["/srv/config"].selected
     alone = _deselect_oversized([_asset("/srv/only", 50 * OVERSIZE_MIN)])
-    assert not alone[0].selected  # large and alone: still the user's call
+    assert alone[0].selected  # large and alone: the stack's data, taken
 
 
 def test_host_paths_map_through_the_longest_mount():

@@ -8,10 +8,12 @@ not survive) and under a new name (a clone beside the original)."""
 
 from __future__ import annotations
 
+import tarfile
 import uuid
 from pathlib import Path
 
 import pytest
+from zlib_ng import gzip_ng
 
 from tests.backups.trees import helper, make_tree, snapshot
 from tests.support.stacks import compose, wait_run
@@ -149,3 +151,32 @@ def test_a_file_over_4_gib_comes_back_whole(admin_client, stacks_dir, docker_cle
     helper("volume", volume, "printf changed | dd of=/data/huge conv=notrunc 2>/dev/null")
     restore(admin_client, name, stack_id, overwrite=True)
     assert helper("volume", volume, fingerprint) == before
+
+
+def test_what_is_left_out_stays_out_and_a_restore_can_take_one_part(
+    admin_client, rich_stack, stacks_dir, app
+):
+    """A bind folder inside the stack folder that was not chosen is not in the archive
+    through the stack folder either; a restore of one volume leaves the folders alone."""
+    stack_id, _outside = rich_stack
+    folder = stacks_dir / stack_id
+    name = back_up(admin_client, stack_id, binds=[])
+    path = app.state.settings.data_dir / "backups" / name
+    with tarfile.open(path) as outer:
+        stack_tar = outer.extractfile("stack.tar.gz")
+        assert stack_tar is not None
+        with tarfile.open(fileobj=gzip_ng.GzipNGFile(fileobj=stack_tar), mode="r|") as inner:
+            names = [member.name for member in inner]
+    assert "data/compose.yaml" in names and "data/config/app.ini" in names
+    assert not any(n == "data/data" or n.startswith("data/data/") for n in names)
+    manifest = admin_client.get(f"/api/backups/{name}").json()
+    skipped = {a["key"]: a["skipped"] for a in manifest["assets"] if not a["captured"]}
+    assert skipped[f"bind:{folder / 'data'}"] == "not selected"
+
+    before = snapshot("bind", str(folder / "data"))
+    (folder / "data" / "made-later").write_text("stays")
+    helper("volume", f"{stack_id}_db", "echo later > /data/later")
+    restore(admin_client, name, stack_id, overwrite=True, assets=["db"])
+    assert helper("volume", f"{stack_id}_db", "ls /data/later 2>&1 || true").startswith("ls:")
+    assert (folder / "data" / "made-later").read_text() == "stays"
+    assert snapshot("bind", str(folder / "data")) != before  # untouched: still has its new file

@@ -26,12 +26,13 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, BinaryIO, cast
+from typing import IO, BinaryIO
 
-from zlib_ng import gzip_ng, zlib_ng
+from zlib_ng import zlib_ng
 
 from stackyard.backups.model import Manifest, dump_manifest, load_manifest
-from stackyard.errors import Invalid
+from stackyard.backups.tarscan import TarScanner
+from stackyard.errors import Invalid, StackyardError
 
 MANIFEST = "manifest.json"
 STACK_MEMBER = "stack.tar.gz"
@@ -188,25 +189,12 @@ def check_entry(info: tarfile.TarInfo, links: set[str]) -> None:
                 )
 
 
-def scan_tar(readable: IO[bytes] | io.RawIOBase, check: bool = True) -> TarSummary:
-    """Read a tar stream to its end, entry by entry (data skipped, not kept): what it
-    holds; with `check`, Invalid at the first unsafe entry. A damaged tar is Invalid."""
-    summary = TarSummary()
+def scanner(check: bool = True) -> TarScanner:
+    """A scanner of one inner tar: with `check`, Invalid at its first unsafe entry."""
     links: set[str] = set()
-    try:
-        with tarfile.open(fileobj=readable, mode="r|", bufsize=CHUNK) as tar:
-            for info in tar:
-                if check:
-                    check_entry(info, links)
-                summary.entries += 1
-                if info.isfile():
-                    summary.files += 1
-                    summary.bytes += info.size
-    except tarfile.TarError as exc:
-        raise Invalid(f"A tar in the archive is damaged: {exc}") from exc
-    except (EOFError, OSError) as exc:  # gzip's own errors are OSErrors
-        raise Invalid(f"A tar in the archive is cut short or damaged: {exc}") from exc
-    return summary
+    return TarScanner(
+        on_entry=(lambda info: check_entry(info, links)) if check else (lambda _: None)
+    )
 
 
 # -- reading archives ------------------------------------------------------------------
@@ -268,40 +256,35 @@ class ArchiveReader:
         self.close()
 
 
-class _Hashing(io.RawIOBase):
-    """Reads through a member, hashing the bytes as stored."""
-
-    def __init__(self, raw: IO[bytes]) -> None:
-        self.raw = raw
-        self.digest = hashlib.sha256()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        data = self.raw.read(len(buffer))
-        buffer[: len(data)] = data
-        self.digest.update(data)
-        return len(data)
-
-
-def check_member(reader: ArchiveReader, name: str, sha256: str | None, gzipped: bool) -> TarSummary:
+def check_member(reader: ArchiveReader, name: str, sha256: str | None, gzipped: bool) -> TarScanner:
     """One inner tar, read through: its checksum (when the manifest has one) and every
     entry checked; Invalid otherwise."""
-    with reader.open(name) as handle:
-        hashing = _Hashing(handle)
-        buffered = io.BufferedReader(hashing, CHUNK)
-        stream: IO[bytes] = (
-            cast(IO[bytes], gzip_ng.GzipNGFile(fileobj=buffered, mode="rb"))  # type: ignore[no-untyped-call]
-            if gzipped
-            else cast(IO[bytes], buffered)
-        )
-        summary = scan_tar(stream)
-        while buffered.read(CHUNK):  # what follows the tar's end (gzip's trailer)
-            pass
-    if sha256 is not None and hashing.digest.hexdigest() != sha256:
+    digest = hashlib.sha256()
+    scan = scanner()
+    decompressor = zlib_ng.decompressobj(31) if gzipped else None
+    try:
+        for chunk in reader.chunks(name):
+            digest.update(chunk)
+            if decompressor is None:
+                scan.feed(chunk)
+                continue
+            scan.feed(decompressor.decompress(chunk))
+            while decompressor.eof and decompressor.unused_data:  # concatenated members
+                rest = decompressor.unused_data
+                decompressor = zlib_ng.decompressobj(31)
+                scan.feed(decompressor.decompress(rest))
+        if decompressor is not None:
+            scan.feed(decompressor.flush())
+            if not decompressor.eof:
+                raise Invalid(f"{name} in the archive is cut short")
+    except StackyardError:
+        raise
+    except Exception as exc:  # zlib's own error: the compressed data is damaged
+        raise Invalid(f"{name} in the archive is damaged: {exc}") from exc
+    scan.finish()
+    if sha256 is not None and digest.hexdigest() != sha256:
         raise Invalid(f"{name} in the archive does not match its checksum: it is damaged")
-    return summary
+    return scan
 
 
 def write_manifest(writer: ArchiveWriter, manifest: Manifest) -> None:

@@ -29,10 +29,11 @@ from stackyard.backups.archive import (
     ChunkReader,
     GzipWriter,
     TarSummary,
-    scan_tar,
+    scanner,
     write_manifest,
 )
 from stackyard.backups.model import FORMAT_VERSION, Asset, AssetResult, Inventory, Manifest
+from stackyard.backups.tarscan import TarScanner
 from stackyard.docker.helper import HelperMount, Helpers
 from stackyard.errors import Invalid
 from stackyard.fs.errors import converted
@@ -138,6 +139,19 @@ class Capture:
     read: int = 0
     done: int = 0
 
+    def _copy(self, chunks: Generator[bytes, None, None], gzip: GzipWriter) -> TarScanner:
+        """A helper's tar, compressed as it comes; its entries counted and checked on
+        the way (what a restore would refuse is refused now)."""
+        scan = scanner()
+        with contextlib.closing(chunks):
+            for chunk in chunks:
+                gzip.write(chunk)
+                scan.feed(chunk)
+                self.read += len(chunk)
+                self.progress(self.read, self.done)
+        scan.finish()
+        return scan
+
     def _count(self, chunks: Iterable[bytes]) -> Generator[bytes, None, None]:
         for chunk in chunks:
             self.read += len(chunk)
@@ -148,10 +162,7 @@ class Capture:
         """One asset's data (mounted at /data in a helper), as a gzip member."""
         with writer.member(member) as sink, self.helpers.created([mount]) as helper:
             gzip = GzipWriter(sink, self.level)
-            with contextlib.closing(self._count(self.helpers.read_tar(helper, f"/{ROOT}"))) as data:
-                reader = ChunkReader(data, gzip)
-                summary = scan_tar(reader)  # refuses what a restore would refuse
-                reader.drain()
+            summary = self._copy(self.helpers.read_tar(helper, f"/{ROOT}"), gzip)
             gzip.close()
         self.done += 1
         self.progress(self.read, self.done)
@@ -160,21 +171,16 @@ class Capture:
 
     def stack_folder(
         self, writer: ArchiveWriter, folder_local: Path, folder_host: str, excluded: set[str]
-    ) -> tuple[str, TarSummary]:
+    ) -> tuple[str, TarScanner | TarSummary]:
         """The stack folder without the binds inside it (captured on their own, or not
         at all): its files read through a helper, under `data/`."""
         mount = HelperMount("bind", folder_host, f"/{ROOT}", read_only=True)
         cover = _cover(folder_local, {PurePosixPath(p) for p in excluded})
-        summary = TarSummary()
+        summary: TarScanner | TarSummary
         with writer.member(STACK_MEMBER) as sink, self.helpers.created([mount]) as helper:
             gzip = GzipWriter(sink, self.level)
             if cover == [PurePosixPath(".")]:
-                with contextlib.closing(
-                    self._count(self.helpers.read_tar(helper, f"/{ROOT}"))
-                ) as data:
-                    reader = ChunkReader(data, gzip)
-                    summary = scan_tar(reader)
-                    reader.drain()
+                summary = self._copy(self.helpers.read_tar(helper, f"/{ROOT}"), gzip)
             else:
                 summary = self._stack_parts(helper, gzip, folder_local, cover)
             gzip.close()

@@ -318,8 +318,9 @@ def _deselect_oversized(assets: list[Asset]) -> list[Asset]:
         if (
             asset.selected
             and asset.size is not None
+            and others > 0  # alone, it is the stack's data: taken
             and asset.size > OVERSIZE_MIN
-            and asset.size > OVERSIZE_FACTOR * max(others, 1)
+            and asset.size > OVERSIZE_FACTOR * others
         ):
             gib = asset.size / 1024**3
             asset = replace(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -138,7 +138,7 @@ class Helpers:
             )
         return result.output
 
-    def read_tar(self, container: Container, path: str) -> Iterator[bytes]:
+    def read_tar(self, container: Container, path: str) -> Generator[bytes, None, None]:
         """`path` of the helper as a tar stream, in chunks of about `CHUNK` bytes. The
         engine's response is closed when the reader stops, also early (a failure of the
         reader's own): the helper can then be removed at once."""
