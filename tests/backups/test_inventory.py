@@ -163,6 +163,7 @@ def _asset(name: str, size: int, selected: bool = True) -> Asset:
         driver=None,
         remote=None,
         exists=True,
+        wide_ids=False,
         selected=selected,
         reason=None if selected else "x",
     )

@@ -26,7 +26,7 @@ import tarfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from zlib_ng import zlib_ng
 
@@ -267,12 +267,8 @@ def check_member(reader: ArchiveReader, name: str, sha256: str | None, gzipped: 
             digest.update(chunk)
             if decompressor is None:
                 scan.feed(chunk)
-                continue
-            scan.feed(decompressor.decompress(chunk))
-            while decompressor.eof and decompressor.unused_data:  # concatenated members
-                rest = decompressor.unused_data
-                decompressor = zlib_ng.decompressobj(31)
-                scan.feed(decompressor.decompress(rest))
+            else:
+                decompressor = _inflate(decompressor, chunk, scan)
         if decompressor is not None:
             scan.feed(decompressor.flush())
             if not decompressor.eof:
@@ -285,6 +281,19 @@ def check_member(reader: ArchiveReader, name: str, sha256: str | None, gzipped: 
     if sha256 is not None and digest.hexdigest() != sha256:
         raise Invalid(f"{name} in the archive does not match its checksum: it is damaged")
     return scan
+
+
+def _inflate(decompressor: Any, data: bytes, scan: TarScanner) -> Any:
+    """Feed `data`'s decompressed bytes to the scanner, at most CHUNK at a time (text
+    compresses a hundredfold: a chunk must not become a hundred megabytes in memory);
+    a gzip stream of several members goes on with the next. The decompressor in use."""
+    while data:
+        scan.feed(decompressor.decompress(data, CHUNK))
+        data = decompressor.unconsumed_tail
+        if decompressor.eof and decompressor.unused_data:
+            data = decompressor.unused_data
+            decompressor = zlib_ng.decompressobj(31)
+    return decompressor
 
 
 def write_manifest(writer: ArchiveWriter, manifest: Manifest) -> None:

@@ -158,11 +158,21 @@ class Capture:
             self.progress(self.read, self.done)
             yield chunk
 
-    def asset(self, writer: ArchiveWriter, member: str, mount: HelperMount) -> AssetResult:
-        """One asset's data (mounted at /data in a helper), as a gzip member."""
-        with writer.member(member) as sink, self.helpers.created([mount]) as helper:
+    def asset(
+        self, writer: ArchiveWriter, member: str, mount: HelperMount, exact: bool
+    ) -> AssetResult:
+        """One asset's data (mounted at /data in a helper), as a gzip member: read by
+        the helper's own `tar` (fast), or, for owners beyond what its headers hold
+        (`exact`), through the engine's archive API."""
+        with writer.member(member) as sink:
             gzip = GzipWriter(sink, self.level)
-            summary = self._copy(self.helpers.read_tar(helper, f"/{ROOT}"), gzip)
+            if exact:
+                with self.helpers.created([mount]) as helper:
+                    summary = self._copy(self.helpers.read_tar(helper, f"/{ROOT}"), gzip)
+            else:
+                command = ["tar", "-cf", "-", "-C", "/", ROOT]
+                stream = self.helpers.stream_output([mount], command, f"Reading {mount.source}")
+                summary = self._copy(stream, gzip)
             gzip.close()
         self.done += 1
         self.progress(self.read, self.done)
@@ -270,9 +280,8 @@ def write_archive(
                     n = counters[asset.kind]
                     counters[asset.kind] += 1
                     member = f"{asset.kind}s/{n}.tar.gz"
-                    result = capture.asset(
-                        writer, member, HelperMount(asset.kind, asset.name, f"/{ROOT}", True)
-                    )
+                    mount = HelperMount(asset.kind, asset.name, f"/{ROOT}", True)
+                    result = capture.asset(writer, member, mount, exact=asset.wide_ids)
                     if result.bytes == 0 or result.sha256 is None:
                         raise Invalid(f"{asset.name} gave no data")
                     results.append(result)

@@ -140,11 +140,16 @@ def _system_reason(path: str) -> str | None:
     return None
 
 
+#: The largest owner or group id a tar header of the helper's `tar` holds (8 octal digits).
+WIDE_ID = 0o77777777
+
+
 @dataclass(frozen=True)
 class _Measure:
     size: int | None
     files: int | None
     mount_point: bool
+    wide_ids: bool
 
 
 _MEASURE = (
@@ -184,11 +189,13 @@ def _measure(helpers: Helpers, assets: list[_Found]) -> dict[int, _Measure]:
         parts = line.split()
         if len(parts) != 5 or not parts[0].isdigit():
             continue
-        index, size, files, dev, parent_dev = parts
+        index, size, counted, dev, parent_dev = parts
+        files, _, wide = counted.partition("-")
         results[int(index)] = _Measure(
             int(size) * 1024 if size.isdigit() else None,
             max(0, int(files) - 1) if files.isdigit() else None,
             dev != parent_dev and dev != "x" and parent_dev != "x",
+            wide != "0",
         )
     return results
 
@@ -294,6 +301,7 @@ def inventory(host: Host, stack_id: str) -> Inventory:
                 driver=(volume or {}).get("Driver") if entry.kind == "volume" else None,
                 remote=remote,
                 exists=entry.kind == "bind" or volume is not None,
+                wide_ids=measure.wide_ids if measure else True,
                 selected=reason is None,
                 reason=reason,
             )

@@ -46,6 +46,9 @@ class Asset:
     driver: str | None
     remote: Remote | None = field(metadata={"description": "An NFS or CIFS volume"})
     exists: bool
+    wide_ids: bool = field(
+        metadata={"description": "Owner or group ids above 16777215 (read the slow, exact way)"}
+    )
     selected: bool = field(metadata={"description": "Captured unless chosen otherwise"})
     reason: str | None = field(metadata={"description": "Why it is not selected by default"})
 

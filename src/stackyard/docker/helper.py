@@ -162,6 +162,36 @@ class Helpers:
         finally:
             response.close()
 
+    def stream_output(
+        self, mounts: Iterable[HelperMount], command: list[str], what: str
+    ) -> Generator[bytes, None, None]:
+        """Run `command` in a helper and yield what it writes to standard output as it
+        comes (its standard error kept for the error); HelperError unless it ends well.
+        Stopping early removes the helper with what runs in it."""
+        with self.created(mounts, command) as container:
+            try:
+                parts = container.attach(stdout=True, stderr=True, stream=True, demux=True)
+                container.start()
+            except DockerException as exc:
+                raise HelperError(f"{what}: the helper did not start: {_explain(exc)}") from exc
+            errors = bytearray()
+            try:
+                for out, err in parts:
+                    if err and len(errors) < 64 * 1024:
+                        errors += err
+                    if out:
+                        yield out
+                status = container.wait(timeout=60)
+            except (DockerException, requests.RequestException) as exc:
+                raise HelperError(f"{what}: the helper's output broke off: {exc}") from exc
+            finally:
+                with contextlib.suppress(Exception):
+                    parts.close()
+            code = int(status.get("StatusCode", -1))
+            if code != 0:
+                detail = errors.decode(errors="replace").strip()[-500:]
+                raise HelperError(f"{what}: the helper failed (status {code}): {detail}")
+
     def write_tar(self, container: Container, path: str, chunks: Iterable[bytes]) -> None:
         """Extract a tar (plain or gzip) stream at `path` of the helper."""
         try:
