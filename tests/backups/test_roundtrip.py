@@ -180,3 +180,25 @@ def test_what_is_left_out_stays_out_and_a_restore_can_take_one_part(
     assert helper("volume", f"{stack_id}_db", "ls /data/later 2>&1 || true").startswith("ls:")
     assert (folder / "data" / "made-later").read_text() == "stays"
     assert snapshot("bind", str(folder / "data")) != before  # untouched: still has its new file
+
+
+def test_owners_beyond_a_tar_header_are_kept(admin_client, stacks_dir, docker_cleanup):
+    """Ids above 16777215 (8 octal digits, all a plain tar header holds): the volume is
+    read the exact way, and the owner comes back as it was."""
+    stack_id = f"wide-{uuid.uuid4().hex[:6]}"
+    folder = stacks_dir / stack_id
+    folder.mkdir()
+    (folder / "compose.yaml").write_text(
+        "services:\n  app:\n    image: stackyard-test/busybox:1\n"
+        "    labels: [stackyard.test=stack]\n    volumes: ['ids:/ids']\nvolumes:\n  ids:\n"
+    )
+    docker_cleanup.compose_project(stack_id)
+    compose(stacks_dir, stack_id, "create")
+    volume = f"{stack_id}_ids"
+    helper("volume", volume, "echo x > /data/f && chown 20000000:30000000 /data/f")
+    inventory = admin_client.get(f"/api/stacks/{stack_id}/backup/inventory").json()
+    assert [a["wide_ids"] for a in inventory["assets"]] == [True]
+    name = back_up(admin_client, stack_id)
+    helper("volume", volume, "chown 0:0 /data/f")
+    restore(admin_client, name, stack_id, overwrite=True)
+    assert helper("volume", volume, "stat -c '%u %g' /data/f") == "20000000 30000000\n"

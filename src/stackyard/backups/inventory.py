@@ -140,10 +140,6 @@ def _system_reason(path: str) -> str | None:
     return None
 
 
-#: The largest owner or group id a tar header of the helper's `tar` holds (8 octal digits).
-WIDE_ID = 0o77777777
-
-
 @dataclass(frozen=True)
 class _Measure:
     size: int | None
@@ -152,11 +148,20 @@ class _Measure:
     wide_ids: bool
 
 
+#: The largest owner or group id a tar header of the helper's `tar` holds (8 octal digits).
+WIDE_ID = 0o77777777
+
+
+#: Per asset: its size, its entries and whether an owner or group id is above what a
+#: header of the helper's `tar` holds ("<entries>-<1 or 0>"), the device of the source
+#: and of its parent folder (a mount point when they differ).
 _MEASURE = (
     "for d in /m/*; do i=${d#/m/}; "
-    's=$(du -sk "$d" 2>/dev/null | cut -f1); n=$(find "$d" 2>/dev/null | wc -l); '
+    's=$(du -sk "$d" 2>/dev/null | cut -f1); '
+    "nw=$(find \"$d\" -exec stat -c '%u %g' {} + 2>/dev/null | awk "
+    f"'BEGIN{{n=0;w=0}} {{n++}} $1>{WIDE_ID} || $2>{WIDE_ID} {{w=1}} END{{print n \"-\" w}}'); "
     'a=$(stat -c %d "$d" 2>/dev/null); b=$(stat -c %d "/p/$i" 2>/dev/null); '
-    'echo "$i ${s:-x} ${n:-x} ${a:-x} ${b:-x}"; done'
+    'echo "$i ${s:-x} ${nw:-x} ${a:-x} ${b:-x}"; done'
 )
 
 
