@@ -10,7 +10,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from stackyard.backups.archive import ArchiveWriter
-from stackyard.backups.model import AssetResult, Manifest, dump_manifest
+from stackyard.backups.model import (
+    Asset,
+    AssetResult,
+    Inventory,
+    Manifest,
+    PathReport,
+    Remote,
+    dump_manifest,
+)
 
 COMPOSE = (
     "services:\n  app:\n    image: stackyard-test/busybox:1\n    volumes: [db:/db]\n"
@@ -36,10 +44,15 @@ def entry(name: str, kind: bytes = tarfile.REGTYPE, link: str = "", data: bytes 
 
 
 def v2_archive(
-    path: Path, stack_id: str, volume_entries: list, stack_entries: list | None = None
+    path: Path,
+    stack_id: str,
+    volume_entries: list,
+    stack_entries: list | None = None,
+    remote: Remote | None = None,
 ) -> Path:
     """A version 2 archive: a stack folder and one volume `<stack>_db`, checksums right
-    (so that only its entries can be what is wrong with it)."""
+    (so that only its entries can be what is wrong with it); with `remote`, its inventory
+    says the volume was an NFS or CIFS one."""
     stack = inner_tar(
         stack_entries
         or [entry("data", tarfile.DIRTYPE), entry("data/compose.yaml", data=COMPOSE.encode())]
@@ -51,7 +64,7 @@ def v2_archive(
         created_at=datetime.now(UTC),
         service_version="test",
         host="crafted",
-        inventory=None,
+        inventory=_inventory(stack_id, remote) if remote else None,
         assets=[
             AssetResult(
                 f"volume:{stack_id}_db",
@@ -73,6 +86,15 @@ def v2_archive(
         writer.add("manifest.json", dump_manifest(manifest))
         writer.close()
     return path
+
+
+def _inventory(stack_id: str, remote: Remote) -> Inventory:
+    volume = Asset(
+        f"volume:{stack_id}_db", "volume", f"{stack_id}_db", "db", [], None, None, None, None,
+        False, "local", remote, True, False, False, "NFS/CIFS",
+    )  # fmt: skip
+    paths = PathReport("/stacks", "/stacks", False, "", [])
+    return Inventory(stack_id, stack_id, f"/stacks/{stack_id}", paths, [volume])
 
 
 def v1_archive(path: Path, stack_id: str, volume_files: dict[str, bytes]) -> Path:

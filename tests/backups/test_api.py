@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 
+from tests.backups.crafted import entry, v2_archive
 from tests.support.service import STACKYARD_BIN, service_env
 from tests.support.stacks import compose_text, service, wait_run
 
@@ -65,6 +66,30 @@ def test_a_choice_of_unknown_assets_is_refused_before_anything_runs(admin_client
     assert missing.status_code == 404
     bad_name = admin_client.get("/api/backups/..%2Fsecret_key/download")
     assert bad_name.status_code in (400, 404)
+
+
+def test_archives_of_the_same_stack_never_overwrite_each_other(admin_client, stack, tmp_path):
+    """Two hosts with a stack of the same name, and the same archive uploaded twice:
+    every archive is kept under a name of its own."""
+    assert admin_client.post(f"/api/stacks/{stack}/backups", json={}).status_code == 202
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+    elsewhere = v2_archive(tmp_path / "other.tar", stack, [entry("data/f", data=b"1")])
+    names = []
+    for _ in range(2):
+        uploaded = admin_client.put(
+            "/api/backups/upload",
+            content=elsewhere.read_bytes(),
+            headers={"Content-Type": "application/x-tar"},
+        )
+        assert uploaded.status_code == 201, uploaded.text
+        names.append(uploaded.json()["name"])
+    listed = {a["name"]: a["host"] for a in admin_client.get("/api/backups").json()}
+    assert len(listed) == 3 and set(names) <= set(listed)
+    hosts = list(listed.values())
+    assert hosts.count("crafted") == 2 and len(set(hosts)) == 2  # and this host's own
+    assert names[0].startswith(f"{stack}--crafted--") and names[1] == names[0].replace(
+        ".tar", "-2.tar"
+    )
 
 
 def cli(tmp_path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -8,6 +8,7 @@ import subprocess
 import threading
 import uuid
 from pathlib import Path
+from typing import ClassVar
 
 import docker
 import pytest
@@ -22,6 +23,7 @@ DUMP = "echo dumped-$$(date +%s) > /var/lib/db/dump.sql"
 COMPOSE = """services:
   db:
     image: stackyard-test/busybox:1
+    restart: always
     labels:
       stackyard.test: stack
       stackyard.backup.pre: "{pre}"
@@ -65,13 +67,36 @@ def back_up(client, stack_id: str) -> dict:
     return wait_run(client, stack_id)
 
 
+class WatchingHelpers(Helpers):
+    """The real helpers, noting the states of the stack's containers while they copy."""
+
+    project: ClassVar[str] = ""
+    seen: ClassVar[set[str]] = set()
+
+    def stream_output(self, mounts, command, what):
+        label = f"com.docker.compose.project={self.project}"
+        for chunk in super().stream_output(mounts, command, what):
+            found = self.client.containers.list(all=True, filters={"label": label})
+            WatchingHelpers.seen |= {c.status for c in found}
+            yield chunk
+
+
 def test_a_running_stack_is_stopped_for_the_copy_and_started_again(
-    admin_client, app, stacks_dir, docker_cleanup, docker_client
+    admin_client, app, stacks_dir, docker_cleanup, docker_client, monkeypatch
 ):
     stack_id = make(stacks_dir, docker_cleanup)
     before = states(docker_client, stack_id)
+    host = app.state.backups.host
+    real = host.helpers()
+    monkeypatch.setattr(WatchingHelpers, "project", stack_id)
+    monkeypatch.setattr(WatchingHelpers, "seen", set())
+    monkeypatch.setattr(
+        host, "helpers", lambda: WatchingHelpers(real.client, real.image, real.owner)
+    )
     run = back_up(admin_client, stack_id)
     assert run["status"] == "succeeded", run["progress"]["errors"]
+    # Stopped all the while, the one with `restart: always` too.
+    assert WatchingHelpers.seen == {"exited"}
     after = states(docker_client, stack_id)
     assert {n: s for n, (s, _) in after.items()} == {n: "running" for n in before}
     assert all(after[n][1] != before[n][1] for n in before)  # stopped, then started again
@@ -131,6 +156,57 @@ class KillingHelpers(Helpers):
                     filters={"label": f"stackyard.helper={self.owner}"}
                 ):
                     threading.Thread(target=container.kill).start()
+
+
+class VanishingHelpers(Helpers):
+    """The real helpers, while something outside the stack removes the files of a
+    volume the helper's tar is reading (after it has listed them)."""
+
+    def stream_output(self, mounts, command, what):
+        sent, removed = 0, False
+        for chunk in super().stream_output(mounts, command, what):
+            yield chunk
+            sent += len(chunk)
+            if sent > 2_000_000 and not removed:
+                removed = True
+                helper("volume", mounts[0].source, "rm /data/many/*")
+
+
+def test_files_going_away_while_read_do_not_fail_the_backup(
+    admin_client, app, stacks_dir, docker_cleanup, monkeypatch
+):
+    stack_id = make(stacks_dir, docker_cleanup)
+    helper(
+        "volume",
+        f"{stack_id}_db",
+        "mkdir /data/many && for i in $(seq 100); do head -c 300000 /dev/urandom "
+        "> /data/many/f$i; done",
+    )
+    host = app.state.backups.host
+    real = host.helpers()
+    monkeypatch.setattr(
+        host, "helpers", lambda: VanishingHelpers(real.client, real.image, real.owner)
+    )
+    run = back_up(admin_client, stack_id)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    name = admin_client.get("/api/backups").json()[0]["name"]
+    (db,) = [
+        a for a in admin_client.get(f"/api/backups/{name}").json()["assets"] if "_db" in a["key"]
+    ]
+    assert db["vanished"] and all(v.startswith("many/f") for v in db["vanished"])
+    lines = [ln["text"] for ln in run["progress"]["lines"]]
+    assert any(f"{len(db['vanished'])} files went away while they were read" in t for t in lines)
+    # What was read came whole: the archive checks, and each file in it is all there.
+    assert admin_client.post(f"/api/backups/{name}/verify").json()["ok"] is True
+    clone = f"{stack_id}-c"
+    docker_cleanup.compose_project(clone)
+    restoring = admin_client.post(f"/api/backups/{name}/restore", json={"stack": clone})
+    assert restoring.status_code == 202
+    assert wait_run(admin_client, clone)["status"] == "succeeded"
+    sizes = helper("volume", f"{clone}_db", "wc -c /data/many/* | grep -v total").split("\n")
+    kept = [line.split() for line in sizes if line.strip()]
+    assert len(kept) == 100 - len(db["vanished"]) and kept
+    assert {size for size, _ in kept} == {"300000"}
 
 
 def test_a_capture_broken_midway_fails_cleanly_and_the_stack_runs_again(

@@ -107,6 +107,27 @@ def test_an_id_that_slugifies_to_nothing_is_refused(admin_client, tmp_path):
     assert refused.status_code == 400 and "usable id" in refused.json()["detail"]
 
 
+def test_an_nfs_volume_is_never_wiped(admin_client, app, docker_cleanup, docker_client):
+    """Restored with overwrite, the files of an NFS or CIFS volume that are not in the
+    archive stay: that share may be other machines' too. (This kernel mounts no NFS: the
+    volume is a local one of the same name; what counts is what the archive says.)"""
+    stack_id = f"nfs-{uuid.uuid4().hex[:6]}"
+    docker_cleanup.compose_project(stack_id)
+    archives_dir(app).mkdir(parents=True, exist_ok=True)
+    name = f"{stack_id}--crafted--20260101T000000Z.tar"
+    v2_archive(
+        archives_dir(app) / name, stack_id, [entry("data/from-backup", data=b"1")], remote="nfs"
+    )
+    docker_client.volumes.create(f"{stack_id}_db", labels=docker_cleanup.labels)
+    helper("volume", f"{stack_id}_db", "echo theirs > /data/shared-file")
+    admin_client.post(f"/api/backups/{name}/restore", json={"overwrite": True})
+    run = wait_run(admin_client, stack_id)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    assert any("not wiped" in ln["text"] for ln in run["progress"]["lines"])
+    listed = helper("volume", f"{stack_id}_db", "ls /data").split()
+    assert sorted(listed) == ["from-backup", "shared-file"]
+
+
 def test_version_1_archives_still_restore(admin_client, stacks_dir, tmp_path, docker_cleanup):
     stack_id = f"old-{uuid.uuid4().hex[:6]}"
     docker_cleanup.compose_project(stack_id)

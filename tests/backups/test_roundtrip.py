@@ -70,6 +70,7 @@ def restore(client, name: str, target: str, **body) -> dict:
     assert started.status_code == 202, started.text
     run = wait_run(client, target)
     assert run["status"] == "succeeded", run["progress"]["errors"]
+    assert run["progress"]["stage"] == "Writing the data (2 of 2)"  # after the check
     return run
 
 
@@ -95,6 +96,7 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
 
     # Changed after the backup: these must not survive the restore.
     (folder / "data" / "new-after-backup").write_text("x")
+    helper("volume", f"{stack_id}_db", "echo late > /data/new-after-backup")
     (folder / "data" / "dir" / "file").write_text("changed")
     (folder / "compose.yaml").write_text((folder / "compose.yaml").read_text() + "# edited\n")
     (folder / ".env").write_text("SECRET=changed\n")

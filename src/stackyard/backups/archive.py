@@ -23,7 +23,7 @@ import hashlib
 import io
 import posixpath
 import tarfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, BinaryIO
@@ -256,14 +256,21 @@ class ArchiveReader:
         self.close()
 
 
-def check_member(reader: ArchiveReader, name: str, sha256: str | None, gzipped: bool) -> TarScanner:
+def check_member(
+    reader: ArchiveReader,
+    name: str,
+    sha256: str | None,
+    gzipped: bool,
+    read: Callable[[int], None] = lambda n: None,
+) -> TarScanner:
     """One inner tar, read through: its checksum (when the manifest has one) and every
-    entry checked; Invalid otherwise."""
+    entry checked; Invalid otherwise. `read` hears of every chunk's length."""
     digest = hashlib.sha256()
     scan = scanner()
     decompressor = zlib_ng.decompressobj(31) if gzipped else None
     try:
         for chunk in reader.chunks(name):
+            read(len(chunk))
             digest.update(chunk)
             if decompressor is None:
                 scan.feed(chunk)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tarfile
 from collections.abc import Callable, Generator, Iterable
@@ -34,7 +35,7 @@ from stackyard.backups.archive import (
 )
 from stackyard.backups.model import FORMAT_VERSION, Asset, AssetResult, Inventory, Manifest
 from stackyard.backups.tarscan import TarScanner
-from stackyard.docker.helper import HelperMount, Helpers
+from stackyard.docker.helper import HelperFailed, HelperMount, Helpers
 from stackyard.errors import Invalid
 from stackyard.fs.errors import converted
 
@@ -120,6 +121,27 @@ def _entry_from(path: Path, name: str) -> tarfile.TarInfo:
     return info
 
 
+_VANISHED = re.compile(rf"^tar: {ROOT}/(.+): No such file or directory$")
+_DELAYED = "tar: error exit delayed from previous errors"
+
+
+def _vanishing(
+    stream: Generator[bytes, None, None], vanished: list[str]
+) -> Generator[bytes, None, None]:
+    """The helper tar's stream, where files that went away between the listing of their
+    folder and their reading (something outside the stack still writes there) are not
+    a failure: busybox tar skips them whole, before their header, and ends with status 1
+    naming each. Their names go to `vanished`; any other failure stays one."""
+    try:
+        yield from stream
+    except HelperFailed as exc:
+        lines = exc.errors.splitlines()
+        names = [m.group(1) for m in map(_VANISHED.match, lines) if m]
+        if exc.status != 1 or not names or len(names) + lines.count(_DELAYED) != len(lines):
+            raise
+        vanished.extend(names)
+
+
 class _TarOut:
     """A file-like that a `tarfile` in write mode writes into a gzip writer."""
 
@@ -164,6 +186,7 @@ class Capture:
         """One asset's data (mounted at /data in a helper), as a gzip member: read by
         the helper's own `tar` (fast), or, for owners beyond what its headers hold
         (`exact`), through the engine's archive API."""
+        vanished: list[str] = []
         with writer.member(member) as sink:
             gzip = GzipWriter(sink, self.level)
             if exact:
@@ -172,12 +195,14 @@ class Capture:
             else:
                 command = ["tar", "-cf", "-", "-C", "/", ROOT]
                 stream = self.helpers.stream_output([mount], command, f"Reading {mount.source}")
-                summary = self._copy(stream, gzip)
+                summary = self._copy(_vanishing(stream, vanished), gzip)
             gzip.close()
         self.done += 1
         self.progress(self.read, self.done)
         key = f"{mount.kind}:{mount.source}"
-        return AssetResult(key, member, True, sink.size, summary.files, sink.sha256(), None)
+        return AssetResult(
+            key, member, True, sink.size, summary.files, sink.sha256(), None, vanished
+        )
 
     def stack_folder(
         self, writer: ArchiveWriter, folder_local: Path, folder_host: str, excluded: set[str]

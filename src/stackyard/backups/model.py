@@ -86,6 +86,10 @@ class AssetResult:
     files: int
     sha256: str | None
     skipped: str | None = field(metadata={"description": "Why it was not captured"})
+    vanished: list[str] = field(
+        default_factory=list,
+        metadata={"description": "Files that went away while they were read (not in it)"},
+    )
 
 
 @dataclass(frozen=True)

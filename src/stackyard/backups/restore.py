@@ -148,12 +148,19 @@ def plan(
 def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progress) -> None:
     """Every member the restore reads, read through and checked (see the module)."""
     manifest = reader.manifest
+    done = [0, 0]
+
+    def read(n: int) -> None:
+        done[0] += n
+        progress(done[0], done[1])
+
     if manifest.stack_member:
-        check_member(reader, manifest.stack_member, manifest.stack_sha256, gzipped=True)
-    for n, item in enumerate(restore.items):
+        check_member(reader, manifest.stack_member, manifest.stack_sha256, True, read)
+    for item in restore.items:
         member = item.result.member or ""
-        check_member(reader, member, item.result.sha256, gzipped=member.endswith(".gz"))
-        progress(0, n)
+        check_member(reader, member, item.result.sha256, member.endswith(".gz"), read)
+        done[1] += 1
+        progress(*done)
 
 
 @contextlib.contextmanager

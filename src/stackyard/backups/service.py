@@ -109,8 +109,7 @@ class BackupService:
         progress = _reporter(run, total, len(chosen))
         created = datetime.now(UTC)
         name = archive_name(stack_id, await asyncio.to_thread(self.host.host_name), created)
-        target = self.store.new_path(name)
-        temporary = self.store.temporary(target.name)
+        temporary = self.store.temporary(name)
         hooks = await asyncio.to_thread(self._hooks, stack_id)
         running = await self._running(stack_id)
         run.feed_line(
@@ -135,13 +134,20 @@ class BackupService:
                     progress,
                 )
             await self._hook(run, hooks, await self._running(stack_id), POST_HOOK)
-            await asyncio.to_thread(temporary.rename, target)
+            target = await asyncio.to_thread(self.store.keep, temporary, name)
         except StackyardError as exc:
             run.fail(f"Backup failed: {exc.detail}")
             return 1
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
+        for result in manifest.assets:
+            if result.vanished:
+                shown = ", ".join(result.vanished[:5]) + (", ..." * (len(result.vanished) > 5))
+                run.feed_line(
+                    f"{result.key.partition(':')[2]}: {len(result.vanished)} files went away "
+                    f"while they were read, so they are not in the archive ({shown})"
+                )
         size = target.stat().st_size
         run.advance(
             max(total, run.fold.transfer.bytes_done),
@@ -198,12 +204,13 @@ class BackupService:
         with ArchiveReader(path) as reader:
             total = sum(reader.size(i.result.member or "") for i in plan.items)
             total += reader.size(reader.manifest.stack_member or "")
-            progress = _reporter(run, total, len(plan.items))
+            checking = _reporter(run, total, len(plan.items), "Checking the archive (1 of 2)")
+            writing = _reporter(run, total, len(plan.items), "Writing the data (2 of 2)")
             run.feed_line(f"Restoring {path.name} as {target}: checking the archive first")
             for key, reason in plan.skipped.items():
                 run.feed_line(f"Not restored: {key.partition(':')[2]} ({reason})")
             try:
-                await asyncio.to_thread(restore.check_archive, reader, plan, lambda b, n: None)
+                await asyncio.to_thread(restore.check_archive, reader, plan, checking)
                 async with self._quiet(target, running, run):
                     done = await asyncio.to_thread(
                         restore.restore_data,
@@ -213,14 +220,14 @@ class BackupService:
                         folder_local,
                         folder_host,
                         lambda: self._declared_volumes(folder_local),
-                        progress,
+                        writing,
                     )
             except StackyardError as exc:
                 run.fail(f"Restore failed: {exc.detail}")
                 return 1
         self.host.projects.forget(folder_local)
         self.host.changed()
-        run.advance(total, total, len(plan.items), len(plan.items))
+        run.advance(total, total, len(plan.items), len(plan.items), "Writing the data (2 of 2)")
         for line in done:
             run.feed_line(f"Restored {line}")
         return 0
@@ -333,7 +340,7 @@ def _folder_size(folder: Path) -> int:
     return total
 
 
-def _reporter(run: Run, total: int, items: int) -> Callable[[int, int], None]:
+def _reporter(run: Run, total: int, items: int, stage: str = "") -> Callable[[int, int], None]:
     """Progress from the worker thread, handed to the run on its loop (a few times a
     second at most)."""
     loop = asyncio.get_running_loop()
@@ -344,6 +351,6 @@ def _reporter(run: Run, total: int, items: int) -> Callable[[int, int], None]:
         if now - last[0] < 0.1 and items_done < items:
             return
         last[0] = now
-        loop.call_soon_threadsafe(run.advance, done, max(total, done), items_done, items)
+        loop.call_soon_threadsafe(run.advance, done, max(total, done), items_done, items, stage)
 
     return report

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import secrets
 from collections.abc import AsyncIterator
@@ -18,7 +19,7 @@ from stackyard.backups.archive import STACK_MEMBER, ArchiveReader, check_member
 from stackyard.backups.model import Manifest
 from stackyard.backups.names import SUFFIX, archive_name
 from stackyard.errors import Invalid, NotFound
-from stackyard.fs.at import write_all
+from stackyard.fs.at import Fd, rename_at, write_all
 
 #: Largest archive accepted by upload (bytes); the disk is the real limit.
 MAX_UPLOAD = 1 << 44
@@ -69,15 +70,20 @@ class ArchiveStore:
             raise NotFound(f"No archive {name!r}")
         return path
 
-    def new_path(self, name: str) -> Path:
-        """Where a new archive of that name goes (a suffix when it is taken)."""
+    def keep(self, temporary: Path, name: str) -> Path:
+        """The finished `temporary` under `name`, or, when an archive has that name,
+        under the first free `<name>-2`, `-3`, ...: never over another archive."""
         folder = self._ready()
-        candidate = folder / name
-        n = 2
-        while candidate.exists():
-            candidate = folder / name.replace(SUFFIX, f"-{n}{SUFFIX}")
-            n += 1
-        return candidate
+        with Fd(os.open(folder, os.O_RDONLY | os.O_DIRECTORY)) as fd:
+            for n in itertools.count(1):
+                candidate = name if n == 1 else name.replace(SUFFIX, f"-{n}{SUFFIX}")
+                try:
+                    rename_at(fd, temporary.name, fd, candidate, replace=False)
+                except FileExistsError:
+                    continue
+                os.fsync(fd)
+                return folder / candidate
+        raise AssertionError("unreachable")
 
     def temporary(self, name: str) -> Path:
         return self._ready() / f".{name}{_PARTIAL}{secrets.token_hex(6)}"
@@ -145,10 +151,8 @@ class ArchiveStore:
             if size == 0:
                 raise Invalid("The upload was empty")
             manifest = await asyncio.to_thread(_checked_manifest, temporary)
-            target = self.new_path(
-                archive_name(manifest.stack_id, manifest.host or "uploaded", manifest.created_at)
-            )
-            os.rename(temporary, target)
+            name = archive_name(manifest.stack_id, manifest.host or "uploaded", manifest.created_at)
+            target = self.keep(temporary, name)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()

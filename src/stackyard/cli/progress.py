@@ -29,8 +29,9 @@ def counter(progress: ProgressState) -> str:
         return ""
     items = "volumes and binds" if progress.mode == "transfer" else "layers"
     return (
-        f"{_size(progress.bytes_done)} of {_size(progress.bytes_total)} · "
-        f"{progress.layers_done} of {progress.layers_total} {items}"
+        (f"{progress.stage}: " if progress.stage else "")
+        + f"{_size(progress.bytes_done)} of {_size(progress.bytes_total)} · "
+        + f"{progress.layers_done} of {progress.layers_total} {items}"
     )
 
 

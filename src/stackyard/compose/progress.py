@@ -168,6 +168,7 @@ class Transfer:
     bytes_total: int = 0
     items_done: int = 0
     items_total: int = 0
+    stage: str = ""
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,10 @@ class ProgressState:
     containers: list[ContainerProgress]
     lines: list[ProgressLine]
     errors: list[str]
+    stage: Annotated[
+        str | None,
+        Field(description="A transfer of several passes: the one the counters are of"),
+    ] = None
 
     @classmethod
     def empty(cls, mode: Mode = "json") -> ProgressState:
@@ -219,9 +224,11 @@ class ProgressFold:
         if line.strip():
             self._put_line(None, line, "error" if _looks_like_error(line) else "info")
 
-    def advance(self, bytes_done: int, bytes_total: int, items_done: int, items_total: int) -> None:
-        """Where a transfer (backup, restore) stands."""
-        self.transfer = Transfer(bytes_done, bytes_total, items_done, items_total)
+    def advance(
+        self, bytes_done: int, bytes_total: int, items_done: int, items_total: int, stage: str = ""
+    ) -> None:
+        """Where a transfer (backup, restore) stands (in which `stage` of it)."""
+        self.transfer = Transfer(bytes_done, bytes_total, items_done, items_total, stage)
 
     def error(self, message: str) -> None:
         """An error of the run itself (compose's final error, or a failure around it)."""
@@ -341,6 +348,7 @@ class ProgressFold:
             containers=[],
             lines=list(self.lines),
             errors=list(self.errors),
+            stage=t.stage or None,
         )
 
     def _image_ids(self) -> list[str]:

@@ -58,6 +58,16 @@ class HelperError(Unavailable):
     """A helper could not do its work (it failed, was killed, or the engine refused)."""
 
 
+class HelperFailed(HelperError):
+    """The helper's command ended with a status other than 0 (`errors`: what it wrote to
+    its standard error)."""
+
+    def __init__(self, what: str, status: int, errors: str) -> None:
+        super().__init__(f"{what}: the helper failed (status {status}): {errors[-500:]}")
+        self.status = status
+        self.errors = errors
+
+
 class Helpers:
     """`owner` tells this service's helpers from those of another service on the same
     engine (an agent beside the central service, say): each sweeps only its own."""
@@ -166,7 +176,8 @@ class Helpers:
         self, mounts: Iterable[HelperMount], command: list[str], what: str
     ) -> Generator[bytes, None, None]:
         """Run `command` in a helper and yield what it writes to standard output as it
-        comes (its standard error kept for the error); HelperError unless it ends well.
+        comes (its standard error kept for the error); HelperFailed when it ends with a
+        status other than 0, HelperError when it breaks off.
         Stopping early removes the helper with what runs in it."""
         with self.created(mounts, command) as container:
             try:
@@ -189,8 +200,7 @@ class Helpers:
                     parts.close()
             code = int(status.get("StatusCode", -1))
             if code != 0:
-                detail = errors.decode(errors="replace").strip()[-500:]
-                raise HelperError(f"{what}: the helper failed (status {code}): {detail}")
+                raise HelperFailed(what, code, errors.decode(errors="replace").strip())
 
     def write_tar(self, container: Container, path: str, chunks: Iterable[bytes]) -> None:
         """Extract a tar (plain or gzip) stream at `path` of the helper."""

@@ -155,9 +155,11 @@ class Run:
         self.fold.feed_line(line)
         self._touch()
 
-    def advance(self, bytes_done: int, bytes_total: int, items_done: int, items_total: int) -> None:
+    def advance(
+        self, bytes_done: int, bytes_total: int, items_done: int, items_total: int, stage: str = ""
+    ) -> None:
         """Where a transfer (backup, restore) stands."""
-        self.fold.advance(bytes_done, bytes_total, items_done, items_total)
+        self.fold.advance(bytes_done, bytes_total, items_done, items_total, stage)
         self._touch()
 
     def fail(self, message: str) -> None:

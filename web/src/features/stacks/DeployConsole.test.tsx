@@ -77,6 +77,31 @@ describe("deploy console rendering", () => {
     expect(within(log).getByText("app Pulling")).toHaveClass("line-info");
   });
 
+  it("draws a restore's stage with its counter", async () => {
+    installFakeEventSource();
+    installFakeFetch({
+      "GET /api/stacks/web/run": makeRun(
+        { action: "restore" },
+        {
+          mode: "transfer",
+          percent: 25,
+          bytes_done: 500_000_000,
+          bytes_total: 2_000_000_000,
+          layers_done: 1,
+          layers_total: 3,
+          stage: "Checking the archive (1 of 2)",
+        },
+      ),
+    });
+    renderConsole();
+
+    const bar = await screen.findByRole("progressbar", { name: "Deploy progress" });
+    expect(bar).toHaveAttribute("aria-valuenow", "25");
+    expect(screen.getByTestId("deploy-counter")).toHaveTextContent(
+      "Checking the archive (1 of 2): 500.0 MB of 2.0 GB · 1 of 3 volumes and folders",
+    );
+  });
+
   it("draws an indeterminate bar for plain text progress", async () => {
     installFakeEventSource();
     installFakeFetch({

@@ -75,7 +75,8 @@ function counterText(progress: RunProgress): string | null {
     const items = progress.mode === "transfer" ? "volumes and folders" : "layers";
     parts.push(`${progress.layers_done} of ${progress.layers_total} ${items}`);
   }
-  return parts.length ? parts.join(" · ") : null;
+  if (!parts.length) return null;
+  return (progress.stage ? `${progress.stage}: ` : "") + parts.join(" · ");
 }
 
 function containersText(progress: RunProgress): string | null {
