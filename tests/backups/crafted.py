@@ -97,6 +97,46 @@ def _inventory(stack_id: str, remote: Remote) -> Inventory:
     return Inventory(stack_id, stack_id, f"/stacks/{stack_id}", paths, [volume])
 
 
+def bind_manifest(stack_id: str, binds: dict[str, str | None]) -> Manifest:
+    """A manifest whose archive would hold the given bind sources (host path: its path
+    inside the stack folder, or None), each captured."""
+    assets = [
+        Asset(
+            key=f"bind:{path}",
+            kind="bind",
+            name=path,
+            compose_key=None,
+            uses=[],
+            size=1,
+            files=1,
+            inside_stack=inside,
+            local_path=None,
+            external=False,
+            driver=None,
+            remote=None,
+            exists=True,
+            wide_ids=False,
+            selected=True,
+            reason=None,
+        )
+        for path, inside in binds.items()
+    ]
+    paths = PathReport("/srv/stacks", "/srv/stacks", False, "", [])
+    return Manifest(
+        format_version=2,
+        stack_id=stack_id,
+        created_at=datetime.now(UTC),
+        service_version="test",
+        host="crafted",
+        inventory=Inventory(stack_id, stack_id, f"/srv/stacks/{stack_id}", paths, assets),
+        assets=[
+            AssetResult(a.key, f"binds/{n}.tar.gz", True, 1, 1, "0" * 64, None)
+            for n, a in enumerate(assets)
+        ],
+        stack_member="stack.tar.gz",
+    )
+
+
 def v1_archive(path: Path, stack_id: str, volume_files: dict[str, bytes]) -> Path:
     """A version 1 archive, as the first versions wrote them: manifest.json (version,
     stack_id, volumes), compose.yaml, .env and one plain tar per volume (entries under
@@ -124,4 +164,13 @@ def v1_archive(path: Path, stack_id: str, volume_files: dict[str, bytes]) -> Pat
             info = tarfile.TarInfo(name)
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def manifest_only(path: Path, manifest: Manifest) -> Path:
+    """An archive of just a manifest: enough for planning a restore."""
+    with open(path, "wb") as file:
+        writer = ArchiveWriter(file, 1_700_000_000)
+        writer.add("manifest.json", dump_manifest(manifest))
+        writer.close()
     return path

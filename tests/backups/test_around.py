@@ -4,6 +4,7 @@ killed mid-capture, a full disk) leaves the stack as it was and no file behind."
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 import uuid
@@ -247,3 +248,57 @@ def test_a_full_archive_folder_fails_cleanly(
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
     finally:
         subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_restore_that_fails_midway_leaves_everything_as_it_was(
+    admin_client, app, stacks_dir, tmp_path, docker_cleanup, docker_client
+):
+    """The disk of a bind folder fills while the archive's copy is written beside the old
+    contents: the restore fails, and the volume, the bind folder and the stack files are
+    as they were before it, with nothing of it left; the stack runs again."""
+    stack_id = f"around-{uuid.uuid4().hex[:6]}"
+    folder = stacks_dir / stack_id
+    folder.mkdir()
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=5m", "tmpfs", str(disk)], check=True)
+    try:
+        (folder / "compose.yaml").write_text(
+            COMPOSE.format(pre="true").replace(
+                "      - db:/var/lib/db\n", f"      - db:/var/lib/db\n      - {disk}:/disk\n"
+            )
+        )
+        docker_cleanup.compose_project(stack_id)
+        compose(stacks_dir, stack_id, "up", "-d")
+        helper("volume", f"{stack_id}_db", "echo before > /data/db.txt")
+        (disk / "blob").write_bytes(os.urandom(3_000_000))
+        # A whole disk is captured only when chosen.
+        chosen = admin_client.post(f"/api/stacks/{stack_id}/backups", json={"binds": [str(disk)]})
+        assert chosen.status_code == 202
+        run = wait_run(admin_client, stack_id)
+        assert run["status"] == "succeeded", run["progress"]["errors"]
+        name = admin_client.get("/api/backups").json()[0]["name"]
+
+        helper("volume", f"{stack_id}_db", "echo after > /data/db.txt; echo x > /data/new")
+        (disk / "new").write_text("made after the backup")
+        edited = (folder / "compose.yaml").read_text() + "# edited after the backup\n"
+        (folder / "compose.yaml").write_text(edited)
+        listing = "stat -c '%a %u %g %Y' /data; ls -lA --full-time /data; cat /data/*"
+        volume_before = helper("volume", f"{stack_id}_db", listing)
+        disk_before = sorted(os.listdir(disk)), (disk / "blob").read_bytes()
+        started = states(docker_client, stack_id)
+
+        restoring = admin_client.post(f"/api/backups/{name}/restore", json={"overwrite": True})
+        assert restoring.status_code == 202
+        run = wait_run(admin_client, stack_id)
+        assert run["status"] == "failed"
+        assert any("space" in e.lower() for e in run["progress"]["errors"]), run["progress"]
+        assert helper("volume", f"{stack_id}_db", listing) == volume_before
+        assert (sorted(os.listdir(disk)), (disk / "blob").read_bytes()) == disk_before
+        assert (folder / "compose.yaml").read_text() == edited
+        assert [p.name for p in stacks_dir.iterdir() if p.name.startswith(".")] == []
+        after = states(docker_client, stack_id)
+        assert {s for s, _ in after.values()} == {"running"}
+        assert all(after[n][1] != started[n][1] for n in started)  # stopped, started again
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)

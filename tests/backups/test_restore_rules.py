@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.backups.crafted import entry, v1_archive, v2_archive
+from stackyard.backups.restore import plan
+from stackyard.backups.service import RestoreRequest
+from tests.backups.crafted import bind_manifest, entry, manifest_only, v1_archive, v2_archive
 from tests.backups.trees import helper
 from tests.support.stacks import wait_run
 
@@ -105,6 +107,46 @@ def test_an_id_that_slugifies_to_nothing_is_refused(admin_client, tmp_path):
     crafted = v2_archive(tmp_path / "a.tar", "../..", [entry("data", tarfile.DIRTYPE)])
     refused = upload(admin_client, crafted)
     assert refused.status_code == 400 and "usable id" in refused.json()["detail"]
+
+
+def test_a_manifest_cannot_send_bind_data_where_it_does_not_belong():
+    manifest = bind_manifest(
+        "web",
+        {
+            "/etc": None,
+            "/var/run/docker.sock": None,
+            "/srv/stacks": None,  # holds the stacks folder
+            "/srv/stacks/web/../../../etc/cron.d": "../../../etc/cron.d",
+            "/data/../etc": None,
+            "/srv/media/photos": None,  # a plain folder of the host: written back
+            "/srv/stacks/web/data": "data",
+        },
+    )
+    restored = plan(manifest, "web", "/srv/stacks/web", restore_binds=True, wanted=None)
+    assert [(i.target, i.inside) for i in restored.items] == [
+        ("/srv/media/photos", None),
+        ("/srv/stacks/web/data", "data"),
+    ]
+    reasons = restored.skipped
+    assert "system path" in reasons["bind:/etc"]
+    assert "system path" in reasons["bind:/var/run/docker.sock"]
+    assert "holds the stacks folder" in reasons["bind:/srv/stacks"]
+    assert (
+        "not a path inside the stack folder" in reasons["bind:/srv/stacks/web/../../../etc/cron.d"]
+    )
+    assert "not a plain absolute path" in reasons["bind:/data/../etc"]
+
+
+def test_a_restore_never_writes_the_services_own_folders(app, tmp_path):
+    data_dir = app.state.settings.data_dir.resolve()
+    manifest = bind_manifest(
+        "web", {str(data_dir): None, str(data_dir.parent): None, str(tmp_path / "media"): None}
+    )
+    archive = manifest_only(tmp_path / "a.tar", manifest)
+    restored, _, _ = app.state.backups.restore_plan(archive, RestoreRequest())
+    assert [i.target for i in restored.items] == [str(tmp_path / "media")]
+    assert "holds this service's data folder" in restored.skipped[f"bind:{data_dir}"]
+    assert "never written" in restored.skipped[f"bind:{data_dir.parent}"]
 
 
 def test_an_nfs_volume_is_never_wiped(admin_client, app, docker_cleanup, docker_client):

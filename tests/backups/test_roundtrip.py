@@ -8,6 +8,7 @@ not survive) and under a new name (a clone beside the original)."""
 
 from __future__ import annotations
 
+import os
 import tarfile
 import uuid
 from pathlib import Path
@@ -28,6 +29,8 @@ COMPOSE = """services:
       - db:/var/lib/db
       - ./data:/data
       - {outside}:/outside
+      - ./app.ini:/etc/app.ini
+      - {outside_file}:/etc/outside.conf
     environment:
       SECRET: ${{SECRET}}
 volumes:
@@ -42,11 +45,16 @@ def rich_stack(stacks_dir, tmp_path, docker_cleanup) -> tuple[str, Path]:
     (folder / "data").mkdir(parents=True)
     outside = tmp_path / "outside"
     outside.mkdir()
-    (folder / "compose.yaml").write_text(COMPOSE.format(outside=outside))
+    outside_file = tmp_path / "outside.conf"
+    outside_file.write_text("outside=1\n")
+    os.chmod(outside_file, 0o600)
+    (folder / "compose.yaml").write_text(COMPOSE.format(outside=outside, outside_file=outside_file))
     (folder / ".env").write_text("SECRET=hunter2\n")
     (folder / ".secrets").write_text("TOKEN=t0k3n\n")
     (folder / "config").mkdir()
     (folder / "config" / "app.ini").write_text("[app]\n")
+    (folder / "app.ini").write_text("[bound]\n")
+    os.chmod(folder / "app.ini", 0o640)
     docker_cleanup.compose_project(stack_id)
     compose(stacks_dir, stack_id, "create")  # the volume exists; nothing runs
     make_tree("volume", f"{stack_id}_db")
@@ -100,6 +108,9 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     (folder / "data" / "dir" / "file").write_text("changed")
     (folder / "compose.yaml").write_text((folder / "compose.yaml").read_text() + "# edited\n")
     (folder / ".env").write_text("SECRET=changed\n")
+    (folder / "app.ini").write_text("[changed]\n")
+    (outside.parent / "outside.conf").write_text("outside=2\n")
+    (folder / "kept.txt").write_text("not in the archive: stays")
 
     assert admin_client.post(f"/api/backups/{name}/restore", json={}).status_code == 409
     restore(admin_client, name, stack_id, overwrite=True)
@@ -109,6 +120,15 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert "# edited" not in (folder / "compose.yaml").read_text()  # stack files come back
     assert (folder / ".env").read_text() == "SECRET=hunter2\n"
     assert (folder / ".secrets").read_text() == "TOKEN=t0k3n\n"
+    # Bound files, inside the stack folder and outside it, with their modes.
+    assert (folder / "app.ini").read_text() == "[bound]\n"
+    assert (folder / "app.ini").stat().st_mode & 0o777 == 0o640
+    assert (outside.parent / "outside.conf").read_text() == "outside=1\n"
+    assert (outside.parent / "outside.conf").stat().st_mode & 0o777 == 0o600
+    # What the archive does not know stays; nothing of the switch is left behind.
+    assert (folder / "kept.txt").read_text() == "not in the archive: stays"
+    assert [p.name for p in stacks_dir.iterdir() if p.name.startswith(".")] == []
+    assert ".stackyard" not in helper("volume", f"{stack_id}_db", "ls -a /data")
 
     clone = f"{stack_id}-clone"
     run = restore(admin_client, name, clone, stack=clone)
@@ -117,6 +137,7 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert snapshot("volume", f"{clone}_db") == before["volume"]
     assert snapshot("bind", str(stacks_dir / clone / "data")) == before["data"]
     assert (stacks_dir / clone / "config" / "app.ini").read_text() == "[app]\n"
+    assert (stacks_dir / clone / "app.ini").read_text() == "[bound]\n"
     # The clone is a stack of its own beside the original: compose resolves it to its
     # own folder and volume.
     config = compose(stacks_dir, clone, "config", "--format", "json").stdout

@@ -21,6 +21,7 @@ from docker.errors import DockerException
 from docker.errors import NotFound as DockerNotFound
 
 from stackyard.backups.model import Asset, AssetUse, Inventory, PathReport, Remote
+from stackyard.backups.system_paths import system_reason
 from stackyard.docker.containers import SERVICE, compose_containers
 from stackyard.docker.helper import HelperError, HelperMount, Helpers
 from stackyard.docker.own import PathMapping, own_container_id, own_mappings, to_local
@@ -28,52 +29,6 @@ from stackyard.errors import StackyardError, Unavailable
 from stackyard.stacks.host import Host
 from stackyard.stacks.status import ContainerIndex
 
-#: Host paths that are never data of a stack.
-SYSTEM_PATHS = frozenset(
-    {
-        "/",
-        "/bin",
-        "/boot",
-        "/dev",
-        "/etc",
-        "/home",
-        "/lib",
-        "/lib64",
-        "/opt",
-        "/proc",
-        "/root",
-        "/run",
-        "/sbin",
-        "/srv",
-        "/sys",
-        "/tmp",
-        "/usr",
-        "/var",
-        "/var/lib",
-        "/var/lib/docker",
-        "/var/run",
-        "/var/run/docker.sock",
-        "/run/docker.sock",
-        "/mnt",
-        "/media",
-    }
-)
-#: Everything under these is system (sockets, kernel views, the engine's own data).
-SYSTEM_TREES = (
-    "/proc/",
-    "/sys/",
-    "/dev/",
-    "/run/",
-    "/var/run/",
-    "/var/lib/docker/",
-    "/boot/",
-    "/etc/",
-    "/usr/",
-    "/bin/",
-    "/sbin/",
-    "/lib/",
-    "/lib64/",
-)
 #: A source is "far larger than the rest" above this many times the others together...
 OVERSIZE_FACTOR = 10
 #: ... and above this size.
@@ -131,13 +86,6 @@ def _mount_uses(mounts: list[dict[str, Any]], service: str, found: dict[str, _Fo
             found.setdefault(f"volume:{name}", _Found("volume", name)).uses.setdefault(
                 (service, target), read_only
             )
-
-
-def _system_reason(path: str) -> str | None:
-    normal = posixpath.normpath(path)
-    if normal in SYSTEM_PATHS or normal.startswith(SYSTEM_TREES):
-        return f"{normal} is a system path of the host, not data of this stack"
-    return None
 
 
 @dataclass(frozen=True)
@@ -284,7 +232,7 @@ def inventory(host: Host, stack_id: str) -> Inventory:
         elif remote is not None:
             reason = f"on {remote.upper()}: its server keeps it (it is never wiped on restore)"
         elif entry.kind == "bind" and inside is None:
-            reason = _system_reason(entry.name)
+            reason = system_reason(entry.name)
             if reason is None and measure is not None and measure.mount_point:
                 reason = f"{entry.name} is a whole file system of the host (a disk or share)"
         if entry.kind == "bind" and measure is None and reason is None:

@@ -4,12 +4,15 @@ folders, symlinks, hardlinks).
 
 Every member to be restored is read through first: its checksum and every entry checked
 (nothing absolute, no `..`, nothing through a symlink, no link pointing out). Only then
-is anything written, so a damaged or hostile archive changes nothing. Volume contents
-(and bind folders) are wiped before extraction, so files made after the backup do not
-survive; NFS/CIFS volumes are never wiped. Under a new name the stack is a clone beside
-the original: its bind paths inside the stack folder follow it, its volumes are renamed
-to the new project, and nothing of the original's (outside folders, shared volumes) is
-written.
+is anything written, so a damaged or hostile archive changes nothing. Then everything is
+written beside what it replaces and switched in at the end (`stackyard.backups.staging`):
+volume contents and bind folders are replaced whole, so files made after the backup do
+not survive, and a failure leaves everything as it was. NFS/CIFS volumes are never wiped
+(written over, last). Under a new name the stack is a clone beside the original: its
+bind paths inside the stack folder follow it, its volumes are renamed to the new
+project, and nothing of the original's (outside folders, shared volumes) is written. A
+bind outside the stack folder is never written to a system path or to a folder holding
+the stacks folder.
 
 Runs in a worker thread (`stackyard.backups.service` stops and starts the stack).
 """
@@ -24,24 +27,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import docker
-from docker.errors import DockerException
-from docker.errors import NotFound as DockerNotFound
-
 from stackyard.backups.archive import ROOT, ArchiveReader, check_member
 from stackyard.backups.model import Asset, AssetResult, Manifest
+from stackyard.backups.staging import Staging
+from stackyard.backups.system_paths import system_reason
 from stackyard.compose.project import normalize_project_name
-from stackyard.docker.containers import PROJECT
 from stackyard.docker.helper import HelperMount, Helpers
-from stackyard.errors import Invalid, Unavailable
+from stackyard.errors import Invalid
 from stackyard.fs.at import DIRECTORY, write_atomic_at
 from stackyard.slugs import slugify
 
 #: Called with (bytes written, assets done).
 Progress = Callable[[int, int], None]
-VOLUME_LABEL = "com.docker.compose.volume"
-#: Removes everything in /data, dotfiles too, and leaves /data itself.
-_WIPE = ["sh", "-c", "find /data -mindepth 1 -maxdepth 1 -exec rm -rf {} +"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +50,7 @@ class RestoreItem:
     target: str  # the volume name, or the host path
     wipe: bool
     note: str | None = None
+    inside: str | None = None  # a bind inside the stack folder: its path there
 
 
 @dataclass(frozen=True)
@@ -92,9 +90,11 @@ def plan(
     target_folder_host: str,
     restore_binds: bool,
     wanted: list[str] | None,
+    guarded: Callable[[str], str | None] = lambda path: None,
 ) -> RestorePlan:
     """Where each captured asset goes (see the module); `wanted` narrows it down to some
-    assets (by key, volume name or compose key, or bind path)."""
+    assets (by key, volume name or compose key, or bind path). `guarded`: why a host
+    path is never written (it holds this service's own data, say), or None."""
     source = slugify(manifest.stack_id)
     renamed = target != source
     project = manifest.inventory.project if manifest.inventory else normalize_project_name(source)
@@ -132,12 +132,17 @@ def plan(
             if not restore_binds:
                 skipped[result.key] = "bind folders were not to be written back"
             elif inside is not None:
-                path = posixpath.normpath(posixpath.join(target_folder_host, inside))
-                items.append(RestoreItem(result, "bind", path, wipe=True))
+                if not _is_relative_inside(inside):
+                    skipped[result.key] = f"{inside!r} is not a path inside the stack folder"
+                    continue
+                path = posixpath.join(target_folder_host, inside)
+                items.append(RestoreItem(result, "bind", path, wipe=True, inside=inside))
             elif renamed:
                 skipped[result.key] = (
                     "outside the stack folder: a clone does not write to the original's folders"
                 )
+            elif reason := _unwritable(name, target_folder_host) or guarded(name):
+                skipped[result.key] = reason
             else:
                 items.append(RestoreItem(result, "bind", name, wipe=True))
     if names is not None and not items and all(r == "not chosen" for r in skipped.values()):
@@ -145,10 +150,35 @@ def plan(
     return RestorePlan(source, target, renamed, items, skipped)
 
 
-def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progress) -> None:
-    """Every member the restore reads, read through and checked (see the module)."""
+def _is_relative_inside(path: str) -> bool:
+    return (
+        not posixpath.isabs(path)
+        and posixpath.normpath(path) == path
+        and path != "."
+        and ".." not in path.split("/")
+    )
+
+
+def _unwritable(path: str, folder_host: str) -> str | None:
+    """Why a bind folder outside the stack folder is never written (whatever the
+    archive says): a path that is not plain, a system path, or one that holds the
+    stacks folder."""
+    if not posixpath.isabs(path) or posixpath.normpath(path) != path:
+        return f"{path!r} is not a plain absolute path: never written"
+    if reason := system_reason(path):
+        return reason + ": never written"
+    stacks = posixpath.dirname(folder_host)
+    if stacks == path or stacks.startswith(path.rstrip("/") + "/"):
+        return f"{path} holds the stacks folder: never written"
+    return None
+
+
+def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progress) -> set[str]:
+    """Every member the restore reads, read through and checked (see the module); the
+    members whose data is a folder (not a single file)."""
     manifest = reader.manifest
     done = [0, 0]
+    folders: set[str] = set()
 
     def read(n: int) -> None:
         done[0] += n
@@ -158,9 +188,12 @@ def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progres
         check_member(reader, manifest.stack_member, manifest.stack_sha256, True, read)
     for item in restore.items:
         member = item.result.member or ""
-        check_member(reader, member, item.result.sha256, member.endswith(".gz"), read)
+        scan = check_member(reader, member, item.result.sha256, member.endswith(".gz"), read)
+        if scan.first is None or scan.first.isdir():
+            folders.add(member)
         done[1] += 1
         progress(*done)
+    return folders
 
 
 @contextlib.contextmanager
@@ -172,49 +205,25 @@ def _folder(path: Path) -> Iterator[int]:
         os.close(fd)
 
 
-def _ensure_volume(client: docker.DockerClient, name: str, project: str, key: str | None) -> None:
-    try:
-        client.api.inspect_volume(name)
-        return
-    except DockerNotFound:
-        pass
-    except DockerException as exc:
-        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
-    labels = {PROJECT: project}
-    if key:
-        labels[VOLUME_LABEL] = key
-    try:
-        client.api.create_volume(name, labels=labels)
-    except DockerException as exc:
-        raise Unavailable(f"Volume {name} could not be created: {exc}") from exc
-
-
-def _ensure_folder(helpers: Helpers, path: str) -> None:
-    """A host folder for a bind, made (with its missing parents) where its parent is."""
-    parent, base = posixpath.split(path.rstrip("/"))
-    helpers.check_output(
-        [HelperMount("bind", parent or "/", "/parent")],
-        ["sh", "-c", 'mkdir -p "/parent/$1"', "mkdir", base],
-        timeout=120,
-    )
-
-
 _VOLUME_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*\Z")
 
 
 def restore_data(
     reader: ArchiveReader,
     restore: RestorePlan,
+    folders: set[str],
     helpers: Helpers,
     folder_local: Path,
     folder_host: str,
-    declared: Callable[[], set[str] | None],
+    declared: Callable[[Path], set[str] | None],
     progress: Progress,
 ) -> list[str]:
-    """Write the checked archive back (see the module); what was done, line by line.
-    `declared` gives the volumes the restored compose file names (None: it does not
-    resolve): a volume is written only when it is one of them (or, without them, when it
-    has the stack's project prefix), whatever the manifest says."""
+    """Write the checked archive back (see the module and `stackyard.backups.staging`);
+    what was done, line by line. `folders`: the members whose data is a folder.
+    `declared` gives the volumes the compose file of a (staged) stack folder names, as
+    the restored stack will name them (None: it does not resolve): a volume is written
+    only when it is one of them (or, without them, when it has the stack's project
+    prefix), whatever the manifest says."""
     manifest = reader.manifest
     done: list[str] = []
     written = 0
@@ -226,43 +235,54 @@ def restore_data(
             progress(written, len(done))
             yield chunk
 
-    folder_local.mkdir(parents=True, exist_ok=True)
-    if manifest.stack_member:
-        with helpers.created([HelperMount("bind", folder_host, f"/{ROOT}")]) as helper:
-            helpers.write_tar(helper, "/", counted(manifest.stack_member))
-        done.append("stack folder")
-    else:  # version 1: the compose file and .env as members of their own
-        with _folder(folder_local) as fd:
-            for name in ("compose.yaml", "docker-compose.yml", ".env"):
-                if name in reader.members:
-                    write_atomic_at(fd, name, reader.read(name, limit=1024 * 1024))
-        done.append("compose file and .env")
-    if restore.renamed:
-        _rewrite_for_clone(folder_local, folder_host, manifest, restore)
-    project = normalize_project_name(restore.target_id)
-    allowed = declared()
-    for item in restore.items:
-        member = item.result.member or ""
-        if item.kind == "volume":
-            own = allowed is not None and item.target in allowed
-            prefixed = allowed is None and item.target.startswith(f"{project}_")
-            if not _VOLUME_NAME.match(item.target) or not (own or prefixed):
-                done.append(
-                    f"nothing into volume {item.target!r}: the restored compose file does "
-                    "not use it (a manifest cannot name other volumes)"
-                )
-                continue
-            asset = _asset_of(manifest, item.result.key)
-            key = asset.compose_key if asset else None
-            _ensure_volume(helpers.client, item.target, project, key)
-            mount = HelperMount("volume", item.target, f"/{ROOT}")
-        else:
-            _ensure_folder(helpers, item.target)
-            mount = HelperMount("bind", item.target, f"/{ROOT}")
-        if item.wipe:
-            helpers.check_output([mount], _WIPE, timeout=3600)
+    staging = Staging(helpers, folder_local, folder_host)
+    deferred: list[RestoreItem] = []
+    try:
+        if manifest.stack_member:
+            staged = staging.stack_folder(counted(manifest.stack_member))
+            done.append("stack folder")
+        else:  # version 1: the compose file and .env as members of their own
+            staged = staging.stack_folder(None)
+            with _folder(staged) as fd:
+                for name in ("compose.yaml", "docker-compose.yml", ".env"):
+                    if name in reader.members:
+                        write_atomic_at(fd, name, reader.read(name, limit=1024 * 1024))
+            done.append("compose file and .env")
+        if restore.renamed:
+            _rewrite_for_clone(staged, folder_host, manifest, restore)
+        project = normalize_project_name(restore.target_id)
+        allowed = declared(staged)
+        for item in restore.items:
+            member = item.result.member or ""
+            if item.kind == "volume":
+                own = allowed is not None and item.target in allowed
+                prefixed = allowed is None and item.target.startswith(f"{project}_")
+                if not _VOLUME_NAME.match(item.target) or not (own or prefixed):
+                    done.append(
+                        f"nothing into volume {item.target!r}: the restored compose file does "
+                        "not use it (a manifest cannot name other volumes)"
+                    )
+                    continue
+                if not item.wipe:
+                    deferred.append(item)
+                    continue
+                asset = _asset_of(manifest, item.result.key)
+                key = asset.compose_key if asset else None
+                staging.volume(item.target, project, key, counted(member))
+            elif item.inside is not None:
+                staging.inside(item.inside, counted(member))
+            else:
+                staging.bind(item.target, member in folders, counted(member))
+            done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
+            progress(written, len(done))
+        done += staging.commit()
+    except BaseException:
+        staging.discard()
+        raise
+    for item in deferred:  # NFS/CIFS: written where they are, over what is there
+        mount = HelperMount("volume", item.target, f"/{ROOT}")
         with helpers.created([mount]) as helper:
-            helpers.write_tar(helper, "/", counted(member))
+            helpers.write_tar(helper, "/", counted(item.result.member or ""))
         done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
         progress(written, len(done))
     return done

@@ -31,9 +31,11 @@ from stackyard.backups.names import archive_name
 from stackyard.backups.restore import RestorePlan
 from stackyard.backups.store import ArchiveStore, VerifyReport
 from stackyard.compose.progress import ProgressFold
+from stackyard.compose.project import normalize_project_name
 from stackyard.containers.shell import run_command
 from stackyard.docker.containers import ContainerInfo
 from stackyard.docker.helper import Helpers
+from stackyard.docker.own import holds, own_container_id, own_mappings
 from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.stacks.runs import Run
 
@@ -172,14 +174,34 @@ class BackupService:
         exists = folder_local.exists() or folder_local.is_symlink()
         if exists and not request.overwrite:
             raise Conflict(
-                f"Stack {target!r} exists: restoring over it needs overwrite (its volumes are "
-                "wiped and their contents replaced by the archive's)"
+                f"Stack {target!r} exists: restoring over it needs overwrite (its volumes and "
+                "bind folders are replaced by the archive's contents, and the archive's files "
+                "replace those of its stack folder)"
             )
         if exists:
             self.host.store.folder(target)  # a real stack folder, not a link or a file
         folder_host = str(self.host.view.project_dir(folder_local))
-        plan = restore.plan(manifest, target, folder_host, request.restore_binds, request.assets)
+        plan = restore.plan(
+            manifest, target, folder_host, request.restore_binds, request.assets, self._guarded()
+        )
         return plan, folder_local, folder_host
+
+    def _guarded(self) -> Callable[[str], str | None]:
+        """Host paths a restore never writes: those holding this service's own folders."""
+        in_container = own_container_id() is not None
+        mappings = own_mappings(self.host.docker) if in_container else []
+        own = {
+            "data folder": self.host.settings.data_dir.resolve(),
+            "stacks folder": self.host.stacks_dir.resolve(),
+        }
+
+        def reason(path: str) -> str | None:
+            for what, local in own.items():
+                if holds(path, local, mappings, in_container):
+                    return f"{path} holds this service's {what}: never written"
+            return None
+
+        return reason
 
     async def restore(self, path: Path, request: RestoreRequest) -> Run:
         """Start restoring the archive at `path` (its progress is the target's run)."""
@@ -210,16 +232,17 @@ class BackupService:
             for key, reason in plan.skipped.items():
                 run.feed_line(f"Not restored: {key.partition(':')[2]} ({reason})")
             try:
-                await asyncio.to_thread(restore.check_archive, reader, plan, checking)
+                folders = await asyncio.to_thread(restore.check_archive, reader, plan, checking)
                 async with self._quiet(target, running, run):
                     done = await asyncio.to_thread(
                         restore.restore_data,
                         reader,
                         plan,
+                        folders,
                         self.helpers(),
                         folder_local,
                         folder_host,
-                        lambda: self._declared_volumes(folder_local),
+                        lambda staged: self._declared_volumes(staged, target),
                         writing,
                     )
             except StackyardError as exc:
@@ -257,15 +280,25 @@ class BackupService:
             if await self.stacks.compose_steps(stack_id, (("up", "-d"),), run) != 0:
                 run.fail("The stack could not be started again: see the output above")
 
-    def _declared_volumes(self, folder: Path) -> set[str] | None:
-        """The engine names of the volumes a stack folder's compose file uses (None when
-        it does not resolve)."""
-        self.host.projects.forget(folder)
+    def _declared_volumes(self, staged: Path, target: str) -> set[str] | None:
+        """The engine names of the volumes a staged stack folder's compose file uses, as
+        the stack `target` will name them (None when it does not resolve): a volume
+        named after the staged folder's project is named after the target's."""
         try:
-            raw = self.host.projects.get(folder).raw
+            raw = self.host.projects.get(staged).raw
         except StackyardError:
             return None
-        return {str((v or {}).get("name") or k) for k, v in (raw.get("volumes") or {}).items()}
+        finally:
+            self.host.projects.forget(staged)
+        staged_project = normalize_project_name(staged.name)
+        project = normalize_project_name(target)
+        names = set()
+        for key, spec in (raw.get("volumes") or {}).items():
+            name = str((spec or {}).get("name") or key)
+            if raw.get("name") == staged_project and name == f"{staged_project}_{key}":
+                name = f"{project}_{key}"
+            names.add(name)
+        return names
 
     def _hooks(self, stack_id: str) -> dict[str, dict[str, str]]:
         """Per service, its backup hook labels as the compose file gives them (`config`

@@ -53,6 +53,7 @@ class TarScanner:
     files: int = 0
     data_bytes: int = 0
     ended: bool = False
+    first: tarfile.TarInfo | None = None
     _skip: int = 0
     _header: bytearray = field(default_factory=bytearray)
     _collect: int = 0
@@ -120,6 +121,8 @@ class TarScanner:
             except ValueError as exc:
                 raise Invalid("A tar in the archive has a damaged size") from exc
         self.on_entry(info)
+        if self.first is None:
+            self.first = info
         self.entries += 1
         if info.isreg():
             self.files += 1

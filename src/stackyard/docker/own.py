@@ -61,3 +61,12 @@ def to_local(host_path: str, mappings: list[PathMapping], in_container: bool) ->
         if path == host or host in path.parents:
             return str(PurePosixPath(mapping.local) / path.relative_to(host))
     return None
+
+
+def holds(host_path: str, local: Path, mappings: list[PathMapping], in_container: bool) -> bool:
+    """Whether `host_path` is the folder this process sees at `local`, or holds it."""
+    seen = to_local(host_path, mappings, in_container)
+    if seen is None:
+        return False
+    inside = PurePosixPath(seen)
+    return inside == PurePosixPath(local) or inside in PurePosixPath(local).parents

@@ -99,8 +99,8 @@ export function RestoreDialog({
             <label className="check">
               <input type="checkbox" checked={overwrite} onChange={(e) => setOverwrite(e.target.checked)} />
               <span>
-                Replace stack <code>{newName.trim() || archive.stack_id}</code>: its volumes are wiped and refilled from
-                the archive, files made since are gone
+                Replace stack <code>{newName.trim() || archive.stack_id}</code>: its volumes and bind folders get the
+                archive's contents (files made since are gone), and the archive's files replace those of its stack folder
               </span>
             </label>
           </div>

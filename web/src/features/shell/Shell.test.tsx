@@ -52,11 +52,11 @@ describe("shell", () => {
     installFakeFetch(signedInAs(adminUser));
     const { user } = renderApp("/");
 
-    await user.click(await screen.findByRole("link", { name: "Backups" }));
+    await user.click(await screen.findByRole("link", { name: "Schedules" }));
 
-    expect(screen.getByRole("heading", { level: 1, name: "Backups" })).toBeInTheDocument();
+    expect(screen.getByRole("heading", { level: 1, name: "Schedules" })).toBeInTheDocument();
     expect(screen.getByText("Coming soon.")).toBeInTheDocument();
-    expect(screen.getByRole("link", { name: "Backups" })).toHaveAttribute("aria-current", "page");
+    expect(screen.getByRole("link", { name: "Schedules" })).toHaveAttribute("aria-current", "page");
   });
 
   it("shows the signed-in user and signs out", async () => {

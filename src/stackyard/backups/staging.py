@@ -1,0 +1,276 @@
+"""A restore without a half-way state.
+
+Everything is first written beside what it replaces, on the same file system: the stack
+folder (with the bind folders and files inside it) into a hidden folder beside it; a
+volume or a bound folder outside it into a hidden folder inside it; a bound file into a
+hidden folder beside it. Only when all of it is written are the old contents moved aside
+and the new moved in (renames only: no copy, no space needed), target after target; a
+failure there moves what was switched back. The old contents are removed last. A failure
+before the switch removes what was written, and the volumes and folders the restore
+made: everything stays as it was, and nothing is left behind.
+
+The stack folder is merged, not replaced (`stackyard.fs.merge`): what the archive holds
+replaces what is there, the chosen bind folders inside it are replaced whole, and the
+rest of the folder (binds not restored, files the archive does not know) stays.
+
+Needs room for the old and the new contents of each target until the switch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import docker
+from docker.errors import DockerException
+from docker.errors import NotFound as DockerNotFound
+
+from stackyard.backups.archive import ROOT
+from stackyard.docker.containers import PROJECT
+from stackyard.docker.helper import HelperMount, Helpers
+from stackyard.errors import Unavailable
+from stackyard.fs.at import DIRECTORY, Fd, remove_tree_at
+from stackyard.fs.merge import move_in
+
+VOLUME_LABEL = "com.docker.compose.volume"
+_NEW = ".stackyard-restoring-"
+_OLD = ".stackyard-replaced-"
+
+# Run in a helper with the target at /data (a volume or a bound folder; for a bound
+# file, its folder, the file's name as $2); $1 is the restore's token.
+_VARS = f'cd /data; S="{_NEW}$1"; O="{_OLD}$1"; '
+_PREPARE = _VARS + 'stat -c %Y .; mkdir "$S"'
+_SWAP_FOLDER = (
+    _VARS
+    + 'set -e; stat -c \'%u:%g %a %Y\' "$S/data" > "$S/meta"; mkdir "$O"; '
+    + 'find . -mindepth 1 -maxdepth 1 ! -name "$S" ! -name "$O" -exec mv -- {} "$O/" \\; ; '
+    + '[ -z "$(find . -mindepth 1 -maxdepth 1 ! -name "$S" ! -name "$O")" ]; '
+    + 'find "$S/data" -mindepth 1 -maxdepth 1 -exec mv -- {} . \\; ; rmdir "$S/data"'
+)
+_UNSWAP_FOLDER = (
+    _VARS
+    + '[ -d "$O" ] || exit 0; set -e; mkdir -p "$S/data"; '
+    + 'find . -mindepth 1 -maxdepth 1 ! -name "$S" ! -name "$O" -exec mv -- {} "$S/data/" \\; ; '
+    + 'find "$O" -mindepth 1 -maxdepth 1 -exec mv -- {} . \\; ; rmdir "$O"'
+)
+_FINISH_FOLDER = (
+    _VARS
+    + 'set -e; read owner mode mtime < "$S/meta"; rm -rf "$O" "$S"; '
+    + 'chown "$owner" .; chmod "$mode" .; touch -d "@$mtime" .'
+)
+_SWAP_FILE = (
+    _VARS
+    + 'set -e; mkdir "$O"; if [ -e "$2" ] || [ -L "$2" ]; then mv -- "$2" "$O/"; fi; '
+    + 'mv -- "$S/data" "$2"'
+)
+_UNSWAP_FILE = (
+    _VARS
+    + '[ -d "$O" ] || exit 0; set -e; '
+    + 'if [ -e "$2" ] || [ -L "$2" ]; then mv -- "$2" "$S/data"; fi; '
+    + 'if [ -e "$O/$2" ] || [ -L "$O/$2" ]; then mv -- "$O/$2" "$2"; fi; rmdir "$O"'
+)
+_FINISH_FILE = _VARS + 'rm -rf "$O" "$S"'
+# The folder's mtime as it was (to the second: busybox's touch takes no fraction).
+_DISCARD = _VARS + 'rm -rf "$S"; touch -d "@$2" .'
+# An inside target, written in the staged stack folder at /data: into a folder of its
+# own, then renamed to its path ($2) there.
+_PLACE_INSIDE = (
+    'set -e; cd /data; mkdir -p "$(dirname "$2")"; rm -rf "$2"; '
+    'mv -- ".in-$1/data" "$2"; rmdir ".in-$1"'
+)
+
+
+@dataclass
+class _Place:
+    """A target outside the stack folder, written beside its contents."""
+
+    mount: HelperMount  # at /data: the volume or the bound folder, or a bound file's folder
+    file: str | None  # a bound file: its name in that folder
+    mtime: str = ""  # that folder's, before anything was staged in it
+    swapped: bool = False
+
+
+@dataclass
+class Staging:
+    """One restore's staged writes (see the module). `folder_local` and `folder_host`:
+    the stack folder as the service and as the host see it."""
+
+    helpers: Helpers
+    folder_local: Path
+    folder_host: str
+    token: str = field(default_factory=lambda: secrets.token_hex(6))
+    places: list[_Place] = field(default_factory=list)
+    volumes_made: list[str] = field(default_factory=list)
+    folders_made: list[str] = field(default_factory=list)
+    _inside: set[str] = field(default_factory=set)
+
+    # -- where things go ------------------------------------------------------------------
+    @property
+    def stack(self) -> Path:
+        """The staged stack folder (as the service sees it), beside the real one."""
+        return self.folder_local.parent / f".{self.folder_local.name}.restoring-{self.token}"
+
+    @property
+    def _aside(self) -> Path:
+        """Where the stack folder's replaced entries wait for the end of the switch."""
+        return self.folder_local.parent / f".{self.folder_local.name}.replaced-{self.token}"
+
+    @property
+    def _stack_mount(self) -> HelperMount:
+        host = posixpath.join(posixpath.dirname(self.folder_host), self.stack.name)
+        return HelperMount("bind", host, f"/{ROOT}")
+
+    def _script(self, mounts: list[HelperMount], script: str, *args: str) -> str:
+        command = ["sh", "-c", script, "restore", *args]
+        return self.helpers.check_output(mounts, command, timeout=3600)
+
+    # -- staging ----------------------------------------------------------------------------
+    def stack_folder(self, chunks: Iterable[bytes] | None) -> Path:
+        """The staged stack folder, made (and filled with `chunks`, a tar of `data/`)."""
+        self.stack.mkdir(mode=0o700)
+        if chunks is not None:
+            with self.helpers.created([self._stack_mount]) as helper:
+                self.helpers.write_tar(helper, "/", chunks)
+        return self.stack
+
+    def inside(self, path: str, chunks: Iterable[bytes]) -> None:
+        """A bind folder or file inside the stack folder, at `path` of the staged one."""
+        mount = self._stack_mount
+        self.helpers.check_output([mount], ["mkdir", f"/{ROOT}/.in-{self.token}"])
+        with self.helpers.created([mount]) as helper:
+            self.helpers.write_tar(helper, f"/{ROOT}/.in-{self.token}", chunks)
+        self._script([mount], _PLACE_INSIDE, self.token, path)
+        self._inside.add(path)
+
+    def volume(self, name: str, project: str, key: str | None, chunks: Iterable[bytes]) -> None:
+        if _ensure_volume(self.helpers.client, name, project, key):
+            self.volumes_made.append(name)
+        self._stage(_Place(HelperMount("volume", name, f"/{ROOT}"), None), chunks)
+
+    def bind(self, path: str, is_folder: bool, chunks: Iterable[bytes]) -> None:
+        """A bind folder or file outside the stack folder (its folder must exist)."""
+        parent, name = posixpath.split(path.rstrip("/"))
+        if is_folder:
+            if self._make_folder(parent or "/", name):
+                self.folders_made.append(path)
+            place = _Place(HelperMount("bind", path, f"/{ROOT}"), None)
+        else:
+            place = _Place(HelperMount("bind", parent or "/", f"/{ROOT}"), name)
+        self._stage(place, chunks)
+
+    def _stage(self, place: _Place, chunks: Iterable[bytes]) -> None:
+        place.mtime = self._script([place.mount], _PREPARE, self.token).strip()
+        self.places.append(place)
+        with self.helpers.created([place.mount]) as helper:
+            self.helpers.write_tar(helper, f"/{ROOT}/{_NEW}{self.token}", chunks)
+
+    def _make_folder(self, parent: str, name: str) -> bool:
+        """`name` in the host folder `parent`, made when missing; whether it was made."""
+        out = self.helpers.check_output(
+            [HelperMount("bind", parent, "/parent")],
+            ["sh", "-c", '[ -d "/parent/$1" ] && echo kept || mkdir "/parent/$1"', "mk", name],
+            timeout=120,
+        )
+        return "kept" not in out
+
+    # -- the switch -----------------------------------------------------------------------
+    def commit(self) -> list[str]:
+        """Switch every target to its staged contents, then remove the old ones; on a
+        failure of the switch everything is switched back and the error raised. What
+        could not be cleaned up afterwards, as lines."""
+        problems: list[str] = []
+        try:
+            for place in self.places:
+                swap = _SWAP_FOLDER if place.file is None else _SWAP_FILE
+                place.swapped = True  # a half-done swap is undone too
+                self._script([place.mount], swap, self.token, place.file or "")
+            self._switch_stack(problems)
+        except BaseException:
+            self._unswitch()
+            raise
+        for place in self.places:
+            finish = _FINISH_FOLDER if place.file is None else _FINISH_FILE
+            try:
+                self._script([place.mount], finish, self.token, place.file or "")
+            except Exception as exc:
+                problems.append(f"The old contents of {place.mount.source} stay in {_OLD}*: {exc}")
+        return problems
+
+    def _switch_stack(self, problems: list[str]) -> None:
+        """The staged stack folder in place: renamed there when there is none, merged
+        into it otherwise (the last step of the switch: undone by itself on a failure)."""
+        if not self.folder_local.exists():
+            os.rename(self.stack, self.folder_local)
+            return
+        self._aside.mkdir(mode=0o700)
+        with (
+            Fd(os.open(self.stack, DIRECTORY | os.O_NOFOLLOW)) as staged,
+            Fd(os.open(self.folder_local, DIRECTORY | os.O_NOFOLLOW)) as target,
+            Fd(os.open(self._aside, DIRECTORY | os.O_NOFOLLOW)) as aside,
+        ):
+            try:
+                move = move_in(staged, target, aside, frozenset(self._inside))
+            except BaseException:
+                _remove_local(self._aside)
+                raise
+            try:
+                move.finish()
+            except OSError as exc:
+                problems.append(f"The stack folder's old entries stay in {self._aside}: {exc}")
+                return
+        _remove_local(self._aside)
+        _remove_local(self.stack)
+
+    def _unswitch(self) -> None:
+        for place in reversed(self.places):
+            if place.swapped:
+                unswap = _UNSWAP_FOLDER if place.file is None else _UNSWAP_FILE
+                with contextlib.suppress(Exception):
+                    self._script([place.mount], unswap, self.token, place.file or "")
+                place.swapped = False
+
+    def discard(self) -> None:
+        """Remove everything staged, and the volumes and folders this restore made."""
+        for place in self.places:
+            with contextlib.suppress(Exception):
+                self._script([place.mount], _DISCARD, self.token, place.mtime)
+        _remove_local(self.stack)
+        for name in self.volumes_made:
+            with contextlib.suppress(DockerException):
+                self.helpers.client.api.remove_volume(name)
+        for path in self.folders_made:
+            parent, name = posixpath.split(path.rstrip("/"))
+            with contextlib.suppress(Exception):
+                self.helpers.check_output(
+                    [HelperMount("bind", parent or "/", "/parent")], ["rmdir", f"/parent/{name}"]
+                )
+
+
+def _remove_local(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        with Fd(os.open(path.parent, DIRECTORY)) as fd:
+            remove_tree_at(fd, path.name)
+
+
+def _ensure_volume(client: docker.DockerClient, name: str, project: str, key: str | None) -> bool:
+    """The volume, created (with compose's labels) when missing; whether it was."""
+    try:
+        client.api.inspect_volume(name)
+        return False
+    except DockerNotFound:
+        pass
+    except DockerException as exc:
+        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+    labels = {PROJECT: project}
+    if key:
+        labels[VOLUME_LABEL] = key
+    try:
+        client.api.create_volume(name, labels=labels)
+    except DockerException as exc:
+        raise Unavailable(f"Volume {name} could not be created: {exc}") from exc
+    return True
