@@ -77,7 +77,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         app.state.stacks = StackService(host)
         app.state.backups = BackupService(app.state.stacks)
         loop = asyncio.get_running_loop()
-        loop.run_in_executor(None, host.connect_early)
+        loop.run_in_executor(None, host.warm_up)
         loop.run_in_executor(None, app.state.backups.clean_up)
         watcher = None
         if settings.update_check_interval:

@@ -63,6 +63,13 @@ def leftovers(app) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
 
+def use_helpers(app, monkeypatch, kind: type[Helpers]) -> None:
+    """The service's helpers made of `kind` (the real ones, with a twist) for the test."""
+    host = app.state.backups.host
+    real = host.helpers()
+    monkeypatch.setattr(host, "helpers", lambda: kind(real.client, real.image, real.owner))
+
+
 def back_up(client, stack_id: str) -> dict:
     assert client.post(f"/api/stacks/{stack_id}/backups", json={}).status_code == 202
     return wait_run(client, stack_id)
@@ -87,13 +94,9 @@ def test_a_running_stack_is_stopped_for_the_copy_and_started_again(
 ):
     stack_id = make(stacks_dir, docker_cleanup)
     before = states(docker_client, stack_id)
-    host = app.state.backups.host
-    real = host.helpers()
     monkeypatch.setattr(WatchingHelpers, "project", stack_id)
     monkeypatch.setattr(WatchingHelpers, "seen", set())
-    monkeypatch.setattr(
-        host, "helpers", lambda: WatchingHelpers(real.client, real.image, real.owner)
-    )
+    use_helpers(app, monkeypatch, WatchingHelpers)
     run = back_up(admin_client, stack_id)
     assert run["status"] == "succeeded", run["progress"]["errors"]
     # Stopped all the while, the one with `restart: always` too.
@@ -183,11 +186,7 @@ def test_files_going_away_while_read_do_not_fail_the_backup(
         "mkdir /data/many && for i in $(seq 100); do head -c 300000 /dev/urandom "
         "> /data/many/f$i; done",
     )
-    host = app.state.backups.host
-    real = host.helpers()
-    monkeypatch.setattr(
-        host, "helpers", lambda: VanishingHelpers(real.client, real.image, real.owner)
-    )
+    use_helpers(app, monkeypatch, VanishingHelpers)
     run = back_up(admin_client, stack_id)
     assert run["status"] == "succeeded", run["progress"]["errors"]
     name = admin_client.get("/api/backups").json()[0]["name"]
@@ -215,21 +214,18 @@ def test_a_capture_broken_midway_fails_cleanly_and_the_stack_runs_again(
 ):
     stack_id = make(stacks_dir, docker_cleanup)
     helper("volume", f"{stack_id}_db", "head -c 20000000 /dev/urandom > /data/big.bin")
-    host = app.state.backups.host
-    real = host.helpers()
-    monkeypatch.setattr(
-        host, "helpers", lambda: KillingHelpers(real.client, real.image, real.owner)
-    )
+    use_helpers(app, monkeypatch, KillingHelpers)
     run = back_up(admin_client, stack_id)
     assert run["status"] == "failed"
     assert "status 137" in run["progress"]["errors"][0], run["progress"]  # SIGKILL
     assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
     assert [a for a in admin_client.get("/api/backups").json() if a["stack_id"] == stack_id] == []
     assert leftovers(app) == []
-    assert (
-        docker_client.containers.list(all=True, filters={"label": f"stackyard.helper={real.owner}"})
-        == []
-    )  # no helper left either
+    owner = app.state.backups.host.helpers().owner
+    helpers = docker_client.containers.list(
+        all=True, filters={"label": f"stackyard.helper={owner}"}
+    )
+    assert helpers == []  # no helper left either
 
 
 def test_a_full_archive_folder_fails_cleanly(

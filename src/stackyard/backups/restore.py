@@ -19,7 +19,6 @@ Runs in a worker thread (`stackyard.backups.service` stops and starts the stack)
 
 from __future__ import annotations
 
-import contextlib
 import os
 import posixpath
 import re
@@ -34,7 +33,7 @@ from stackyard.backups.system_paths import system_reason
 from stackyard.compose.project import normalize_project_name
 from stackyard.docker.helper import HelperMount, Helpers
 from stackyard.errors import Invalid
-from stackyard.fs.at import DIRECTORY, write_atomic_at
+from stackyard.fs.at import DIRECTORY, Fd, write_atomic_at
 from stackyard.slugs import slugify
 
 #: Called with (bytes written, assets done).
@@ -196,15 +195,6 @@ def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progres
     return folders
 
 
-@contextlib.contextmanager
-def _folder(path: Path) -> Iterator[int]:
-    fd = os.open(path, DIRECTORY | os.O_NOFOLLOW)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
 _VOLUME_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*\Z")
 
 
@@ -243,7 +233,7 @@ def restore_data(
             done.append("stack folder")
         else:  # version 1: the compose file and .env as members of their own
             staged = staging.stack_folder(None)
-            with _folder(staged) as fd:
+            with Fd(os.open(staged, DIRECTORY | os.O_NOFOLLOW)) as fd:
                 for name in ("compose.yaml", "docker-compose.yml", ".env"):
                     if name in reader.members:
                         write_atomic_at(fd, name, reader.read(name, limit=1024 * 1024))
@@ -311,5 +301,5 @@ def _rewrite_for_clone(
         for old, new in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
             changed = changed.replace(old, new)
         if changed != text:
-            with _folder(folder) as fd:
+            with Fd(os.open(folder, DIRECTORY | os.O_NOFOLLOW)) as fd:
                 write_atomic_at(fd, name, changed.encode())

@@ -34,7 +34,7 @@ from stackyard.backups.archive import ROOT
 from stackyard.docker.containers import PROJECT
 from stackyard.docker.helper import HelperMount, Helpers
 from stackyard.errors import Unavailable
-from stackyard.fs.at import DIRECTORY, Fd, remove_tree_at
+from stackyard.fs.at import DIRECTORY, Fd, remove_tree_at, rename_at
 from stackyard.fs.merge import move_in
 
 VOLUME_LABEL = "com.docker.compose.volume"
@@ -131,8 +131,9 @@ class Staging:
 
     # -- staging ----------------------------------------------------------------------------
     def stack_folder(self, chunks: Iterable[bytes] | None) -> Path:
-        """The staged stack folder, made (and filled with `chunks`, a tar of `data/`)."""
-        self.stack.mkdir(mode=0o700)
+        """The staged stack folder, made (and filled with `chunks`, a tar of `data/`,
+        whose first entry gives the folder its owner, mode and times)."""
+        self.stack.mkdir(mode=0o755)
         if chunks is not None:
             with self.helpers.created([self._stack_mount]) as helper:
                 self.helpers.write_tar(helper, "/", chunks)
@@ -204,9 +205,12 @@ class Staging:
     def _switch_stack(self, problems: list[str]) -> None:
         """The staged stack folder in place: renamed there when there is none, merged
         into it otherwise (the last step of the switch: undone by itself on a failure)."""
-        if not self.folder_local.exists():
-            os.rename(self.stack, self.folder_local)
-            return
+        with Fd(os.open(self.folder_local.parent, DIRECTORY)) as stacks:
+            try:
+                rename_at(stacks, self.stack.name, stacks, self.folder_local.name, replace=False)
+                return
+            except FileExistsError:
+                pass
         self._aside.mkdir(mode=0o700)
         with (
             Fd(os.open(self.stack, DIRECTORY | os.O_NOFOLLOW)) as staged,

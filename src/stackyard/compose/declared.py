@@ -41,7 +41,7 @@ from typing import Any, cast
 
 from stackyard.compose.fastyaml import load_yaml_all_fast
 from stackyard.compose.project import Project, Service, normalize_project_name
-from stackyard.compose.references import check_references
+from stackyard.compose.references import check_references, closing_brace
 from stackyard.compose.yaml import MAX_BYTES
 from stackyard.errors import ComposeRejected, Invalid
 from stackyard.fs import beneath
@@ -177,7 +177,7 @@ def _substitute(text: str, lookup: Lookup) -> str:
             i += 2
             continue
         if text.startswith("${", i):
-            end = _closing_brace(text, i + 2)
+            end = closing_brace(text, i + 2)
             if end is None:
                 raise Invalid(f"Invalid template: {text!r}")
             out.append(_braced(text[i + 2 : end], lookup, text))
@@ -219,22 +219,6 @@ def _braced(body: str, lookup: Lookup, whole: str) -> str:
             f"required variable {name} is missing a value" + (f": {message}" if message else "")
         )
     return value or ""
-
-
-def _closing_brace(text: str, start: int) -> int | None:
-    depth = 1
-    i = start
-    while i < len(text):
-        if text.startswith("${", i):
-            depth += 1
-            i += 2
-            continue
-        if text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 def _interpolate_tree(value: object, env: Mapping[str, str], path: str) -> object:

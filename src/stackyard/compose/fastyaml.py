@@ -31,7 +31,13 @@ import re
 import yaml
 
 from stackyard.compose import yaml as bounded
-from stackyard.compose.yaml import MAX_BYTES, MAX_DEPTH, check_expansion, load_yaml_all
+from stackyard.compose.yaml import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    check_expansion,
+    load_documents,
+    load_yaml_all,
+)
 from stackyard.errors import Invalid
 
 #: Deepest indentation (in columns) of text given to libyaml.
@@ -63,35 +69,14 @@ def load_yaml_all_fast(text: str) -> list[object]:
     """`stackyard.compose.yaml.load_yaml_all`, through libyaml where `libyaml_safe`."""
     if not libyaml_safe(text):
         return load_yaml_all(text)
-    loader = None
-    try:
-        loader = _CLoader(text)
-        documents = []
-        # Without `*` in the text there is no alias: no node is shared, the expansion is
-        # the node count (bounded by the text), so one walk checks depth and keys.
-        aliases = "*" in text
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                continue
-            if aliases:
-                check_expansion(node)
-                _check_depth(node)
-            else:
-                _check_tree(node)
-            documents.append(loader.construct_document(node))
-        return documents
-    except yaml.MarkedYAMLError as exc:
-        raise Invalid(f"Invalid YAML: {bounded._describe(exc)}") from None
-    except yaml.reader.ReaderError as exc:
-        raise Invalid(f"Invalid YAML: unacceptable character at position {exc.position}") from None
-    except yaml.YAMLError as exc:
-        raise Invalid(f"Invalid YAML: {type(exc).__name__}") from None
-    except RecursionError:
-        raise Invalid(bounded._TOO_DEEP) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
+    # Without `*` in the text there is no alias: no node is shared, the expansion is the
+    # node count (bounded by the text), so one walk checks depth and keys.
+    return load_documents(_CLoader, text, _check_aliased if "*" in text else _check_tree)
+
+
+def _check_aliased(node: yaml.Node) -> None:
+    check_expansion(node)
+    _check_depth(node)
 
 
 if _LIBYAML:

@@ -302,7 +302,7 @@ def _expand(text: str, lookup: Lookup) -> set[str]:
             i += 2
             continue
         if text.startswith("${", i):
-            end = _closing_brace(text, i + 2)
+            end = closing_brace(text, i + 2)
             if end is None:  # malformed: compose refuses it
                 literal.append(text[i:])
                 break
@@ -340,7 +340,7 @@ def _braced(body: str, lookup: Lookup) -> set[str]:
     return values
 
 
-def _closing_brace(text: str, start: int) -> int | None:
+def closing_brace(text: str, start: int) -> int | None:
     depth = 1
     i = start
     while i < len(text):

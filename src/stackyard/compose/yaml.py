@@ -18,7 +18,8 @@ megabyte of `[`); a typical compose file still loads in milliseconds.
 
 from __future__ import annotations
 
-from typing import cast
+from collections.abc import Callable
+from typing import Any, cast
 
 import yaml
 
@@ -77,15 +78,23 @@ def load_yaml_all(text: str) -> list[object]:
     large, or expands too far."""
     if len(text) > MAX_BYTES:
         raise Invalid(f"YAML file too large (more than {MAX_BYTES // 1024} KiB)")
+    return load_documents(_Loader, text, check_expansion)
+
+
+def load_documents(
+    make_loader: Callable[[str], Any], text: str, check: Callable[[yaml.Node], object]
+) -> list[object]:
+    """Every document a loader of `text` gives, each node `check`ed before it is
+    constructed; YAML's own errors (and too deep a nesting) as Invalid."""
     loader = None
     try:
-        loader = _Loader(text)
+        loader = make_loader(text)
         documents = []
         while loader.check_node():
             node = loader.get_node()
             if node is None:
                 continue
-            check_expansion(node)
+            check(node)
             documents.append(loader.construct_document(node))
         return documents
     except yaml.MarkedYAMLError as exc:

@@ -92,11 +92,15 @@ class Host:
         owner = hashlib.sha256(str(self.settings.data_dir.resolve()).encode()).hexdigest()[:12]
         return Helpers(self.docker, self.settings.backup_helper_image, owner)
 
-    def connect_early(self) -> None:
-        """Connect to the engine ahead of the first request, so that the first stack list
-        does not pay for it (a failure is left for that request to report)."""
+    def warm_up(self) -> None:
+        """Ahead of the first request: connect to the engine and read every stack's files
+        (what the list shows; their full resolutions follow in the background), so that
+        the first list after a start does not pay for it. A failure is left for the
+        requests to report."""
         with contextlib.suppress(Exception):
             self.docker.ping()
+        with contextlib.suppress(Exception):
+            self.listed_projects(self.store.ids())
 
     def registry_client(self) -> RegistryClient:
         return RegistryClient(self.credentials.lookup, insecure_registries(self.docker))
