@@ -188,7 +188,7 @@ def test_run_compose_cancelled_leaves_no_process(tmp_path):
             await task
 
     asyncio.run(scenario())
-    assert both_gone(first, second)
+    wait_for(lambda: both_gone(first, second), 5)  # a SIGKILL takes a moment to land
 
 
 # -- output and environment ---------------------------------------------------------

@@ -166,7 +166,9 @@ def _docker_sockets(pid: int) -> int:
 def test_the_stream_ends_on_the_server_when_the_client_goes(server, talking):
     """Each followed stream holds two connections to the engine (the container's log and
     the project's events) while it is open; closing the page closes them. Pooled
-    connections of other calls stay: the count after one stream is the count after five."""
+    connections of the service's other calls come and stay (a few more when the machine
+    is busy): ten streams leave at most a few more than one did, where a leak would leave
+    twenty."""
     stack_id, _ = talking
     headers = bearer(server)
     pid = server.process.pid
@@ -188,6 +190,6 @@ def test_the_stream_ends_on_the_server_when_the_client_goes(server, talking):
     during = follow_a_little()
     after_one = settled(during - 2)
     assert after_one <= during - 2  # the log stream and the events stream are gone
-    for _ in range(4):
+    for _ in range(9):
         assert follow_a_little() >= after_one + 2
-        assert settled(after_one) <= after_one
+    assert settled(after_one) <= after_one + 4

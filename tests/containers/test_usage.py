@@ -99,7 +99,10 @@ def test_usage_matches_the_engine_s_own_figures(server, docker_cleanup):
     assert holder["pids"] >= 1 and holder["restarts"] == 0 and holder["started_at"]
 
     engine_cpu = float(docker_stats(f"{stack_id}-busy-1")["CPUPerc"].rstrip("%"))
-    assert busy["cpu_percent"] > 50 and engine_cpu > 50  # one CPU kept busy (of 100 %)
+    # One CPU kept busy (of 100 %): well above nothing even when the suite shares the CPUs,
+    # and far above the container that only sleeps.
+    assert busy["cpu_percent"] > 25 and engine_cpu > 25
+    assert (holder["cpu_percent"] or 0) < 5
     assert mine["flaky"]["restarts"] >= 1
 
     totals = usage["stacks"][stack_id]
