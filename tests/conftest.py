@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.support.browser",
     "tests.support.stacks",
     "tests.support.engines",
+    "tests.support.peers",
 ]

@@ -6,6 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from typing import Literal
 
 from fastapi import APIRouter, FastAPI
@@ -17,11 +18,13 @@ from stackyard.api import (
     audit,
     auth,
     backups,
+    destinations,
     docs,
     files,
     health,
     operate,
     registries,
+    schedules,
     stacks,
     system,
     users,
@@ -36,6 +39,9 @@ from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
 from stackyard.backups.service import BackupService
 from stackyard.db import Database
+from stackyard.destinations.service import Destinations
+from stackyard.destinations.transfers import Transfers
+from stackyard.schedules.service import Schedules
 from stackyard.settings import Settings
 from stackyard.stacks.host import Host
 from stackyard.stacks.service import StackService
@@ -55,6 +61,8 @@ def _api_router() -> APIRouter:
     api.include_router(operate.router)
     api.include_router(operate.sockets)
     api.include_router(backups.router)
+    api.include_router(destinations.router)
+    api.include_router(schedules.router)
     api.include_router(registries.router)
     api.include_router(files.router)
     api.include_router(docs.router)
@@ -76,6 +84,24 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         host = Host(settings)
         app.state.stacks = StackService(host)
         app.state.backups = BackupService(app.state.stacks)
+        scheduled: Schedules | None = None
+        scheduler: asyncio.Task[None] | None = None
+        if mode == "central":
+            app.state.destinations = Destinations(
+                db, settings.effective_secret_key, lambda: host.docker, host.helpers
+            )
+            app.state.transfers = Transfers(
+                app.state.destinations, app.state.backups.store, host.runs
+            )
+            scheduled = Schedules(
+                db,
+                app.state.backups,
+                app.state.destinations,
+                app.state.transfers,
+                timedelta(minutes=settings.schedule_grace_minutes),
+            )
+            app.state.schedules = scheduled
+            scheduler = asyncio.create_task(scheduled.serve())
         loop = asyncio.get_running_loop()
         loop.run_in_executor(None, host.warm_up)
         loop.run_in_executor(None, app.state.backups.clean_up)
@@ -87,6 +113,10 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         finally:
             if watcher is not None:
                 watcher.cancel()
+            if scheduler is not None:
+                scheduler.cancel()
+            if scheduled is not None:
+                await scheduled.aclose()
             process.kill_all()  # no compose run outlives the service
             await host.aclose()
             host.close()

@@ -62,7 +62,18 @@ class Unavailable(StackyardError):
 
 
 class DestinationError(StackyardError):
-    """A backup destination failed (mount, connect, list, read or write)."""
+    """A backup destination failed (mount, list, read or write), or is set up wrong (a
+    missing bucket or folder). Classified where each library's errors enter
+    (`destinations/`)."""
+
+
+class DestinationUnreachable(DestinationError):
+    """Retry later: the server could not be reached, timed out or broke the connection."""
+
+
+class DestinationDenied(DestinationError):
+    """Fix the settings: the credentials were refused, or the SSH host key is not the
+    pinned one."""
 
 
 # -- registries: classified where httpx's errors and statuses enter (registry/client.py) ---

@@ -95,6 +95,9 @@ class Settings(BaseSettings):
     subprocess_cpu_seconds: int = Field(
         120, ge=1, validation_alias=_env("STACKYARD_SUBPROCESS_CPU_SECONDS")
     )
+    schedule_grace_minutes: int = Field(
+        60, ge=0, validation_alias=_env("STACKYARD_SCHEDULE_GRACE_MINUTES")
+    )
 
     @field_validator("trusted_proxies")
     @classmethod

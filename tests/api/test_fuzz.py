@@ -93,6 +93,25 @@ POLICY: dict[str, str | None] = {
     "uploadBackup": "admin",
     "deleteBackup": "admin",
     "restoreBackup": "admin",
+    "listDestinations": "admin",
+    "createDestination": "admin",
+    "testUnsavedDestination": "admin",
+    "getDestination": "admin",
+    "updateDestination": "admin",
+    "deleteDestination": "admin",
+    "testDestination": "admin",
+    "listRemoteArchives": "admin",
+    "deleteRemoteArchive": "admin",
+    "pullRemoteArchive": "admin",
+    "pushBackup": "admin",
+    "listSchedules": "admin",
+    "previewTimetable": "admin",
+    "createSchedule": "admin",
+    "getSchedule": "admin",
+    "updateSchedule": "admin",
+    "deleteSchedule": "admin",
+    "runSchedule": "admin",
+    "listScheduleRuns": "admin",
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
 ROLES = ["admin", "operator", "viewer", None]
@@ -101,13 +120,17 @@ FUZZ_USERS = {"admin", "fuzz-operator", "fuzz-viewer"}
 #: tests/stacks): stack actions and the update check pull images and ask registries for
 #: whatever image names the fuzzer invents, which would send traffic off this machine;
 #: token ids are small integers, so revoking tokens would revoke the fuzzer's own; a
-#: right guess of the password would revoke them too.
+#: right guess of the password would revoke them too; a destination the fuzzer made or
+#: tested would point anywhere (so none exists, and every operation on one is a 404).
 NOT_FUZZED = {
     "stackAction",
     "checkStackUpdates",
     "deleteToken",
     "revokeUserToken",
     "changePassword",
+    "createDestination",
+    "updateDestination",
+    "testUnsavedDestination",
 }
 
 CONFIG = SchemathesisConfig.from_dict(
@@ -171,6 +194,11 @@ def fuzz_server(tmp_path_factory) -> Iterator[tuple[ServerProcess, dict]]:
     server.stop()
 
 
+_SFTP_ON_LOOPBACK = {
+    "name": "x",
+    "settings": {"type": "sftp", "host": "127.0.0.1", "port": 1, "username": "x"},
+    "secrets": {"password": "x"},
+}
 #: A request to each operation that is not fuzzed, for the role check below.
 UNFUZZED_REQUESTS = {
     "stackAction": ("POST", "/api/stacks/demo/actions/stop", None),
@@ -182,6 +210,9 @@ UNFUZZED_REQUESTS = {
         "/api/auth/password",
         {"current_password": "x", "new_password": "y" * 16},
     ),
+    "createDestination": ("POST", "/api/destinations", _SFTP_ON_LOOPBACK),
+    "updateDestination": ("PATCH", "/api/destinations/1", {"name": "x"}),
+    "testUnsavedDestination": ("POST", "/api/destinations/test", _SFTP_ON_LOOPBACK),
 }
 
 

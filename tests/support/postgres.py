@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -21,14 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import free_port
+
 PG_BIN = Path(os.environ.get("STACKYARD_TEST_PG_BIN", "/usr/lib/postgresql/15/bin"))
 PG_OS_USER = "postgres"
 
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class PostgresCluster:
@@ -109,7 +105,7 @@ class PostgresCluster:
         self._run("mkdir", "-p", str(self.sockets))
         last = None
         for _attempt in range(3):  # another process may grab the free port first
-            self.port = _free_port()
+            self.port = free_port()
             options = (
                 f"-c listen_addresses=127.0.0.1 -p {self.port} "
                 f"-c unix_socket_directories={self.sockets} "

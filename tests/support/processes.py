@@ -1,8 +1,16 @@
-"""Stopping a server process a test or benchmark started."""
+"""Server processes a test or benchmark starts: a free loopback port, stopping one."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def stop_process(process: subprocess.Popen | None, timeout: float = 10) -> None:

@@ -27,7 +27,6 @@ import json
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
@@ -42,7 +41,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import pytest
 
-from tests.support.processes import stop_process
+from tests.support.processes import free_port, stop_process
 
 REGISTRY_BIN = "docker-registry"
 TOKEN_SERVICE = "stackyard-test-registry"
@@ -59,11 +58,6 @@ MANIFEST_ACCEPT = ", ".join(
 
 _ACCESS = re.compile(r'"(GET|HEAD|PUT|POST|PATCH|DELETE) (\S+) HTTP/[\d.]+"')
 
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _q(value: str) -> str:

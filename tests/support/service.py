@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -19,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from stackyard.app import create_app
 from stackyard.settings import Settings
-from tests.support.processes import stop_process
+from tests.support.processes import free_port, stop_process
 
 ADMIN_PASSWORD = "admin-password-for-tests"
 USER_PASSWORD = "user-password-for-tests"
@@ -27,11 +26,6 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 STACKYARD_BIN = Path(sys.executable).parent / "stackyard"
 DROP_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def sign_in(client: httpx.Client | TestClient, username: str, password: str) -> None:

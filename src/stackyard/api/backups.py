@@ -33,18 +33,8 @@ def get_backups(request: Request) -> BackupService:
 BackupsDep = Annotated[BackupService, Depends(get_backups)]
 
 
-class BackupIn(Body):
-    include_binds: bool = Field(True, description="Capture bind-mounted folders at all")
-    binds: list[str] | None = Field(
-        None,
-        description="Binds to capture (host paths, or paths inside the stack folder); "
-        "null: those the inventory selects",
-    )
-    volumes: list[str] | None = Field(
-        None,
-        description="Volumes to capture (engine names or compose keys); null: those the "
-        "inventory selects",
-    )
+class BackupIn(Body, Selection):
+    pass
 
 
 class RestoreIn(Body):
@@ -81,8 +71,7 @@ async def create_backup(
 ) -> RunState:
     """Start a backup; 409 while the stack is busy. Follow it at `/run/events`."""
     with audited(db, operator.username, "backup.create", stack_id):
-        selection = Selection(body.include_binds, body.binds, body.volumes)
-        run = await backups.create(stack_id, selection)
+        run = await backups.create(stack_id, body)
     return run.state()
 
 

@@ -27,6 +27,8 @@ STATUS: dict[type[errors.StackyardError], int] = {
     errors.TooLarge: 413,
     errors.TooManyRequests: 429,
     errors.DestinationError: 502,
+    errors.DestinationUnreachable: 503,  # retry later
+    errors.DestinationDenied: 502,  # fix the credentials or the host key
     errors.Unavailable: 503,
     errors.ConfigError: 500,
     # Registries are upstream services: their failures are gateway errors, never 401/403

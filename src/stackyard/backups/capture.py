@@ -19,8 +19,10 @@ from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
+from typing import Annotated
 
 from docker.models.containers import Container
+from pydantic import BaseModel, Field
 
 from stackyard.backups.archive import (
     ROOT,
@@ -43,15 +45,24 @@ from stackyard.fs.errors import converted
 Progress = Callable[[int, int], None]
 
 
-@dataclass(frozen=True)
-class Selection:
+class Selection(BaseModel):
     """What to capture. `volumes` and `binds` name assets (a volume's engine name or
     compose key; a bind's host path, or its path inside the stack folder); None takes the
     inventory's default selection. `include_binds` False captures no bind at all."""
 
-    include_binds: bool = True
-    binds: list[str] | None = None
-    volumes: list[str] | None = None
+    include_binds: bool = Field(True, description="Capture bind-mounted folders at all")
+    binds: list[Annotated[str, Field(max_length=4096)]] | None = Field(
+        None,
+        max_length=1000,
+        description="Binds to capture (host paths, or paths inside the stack folder); "
+        "null: those the inventory selects",
+    )
+    volumes: list[Annotated[str, Field(max_length=255)]] | None = Field(
+        None,
+        max_length=1000,
+        description="Volumes to capture (engine names or compose keys); null: those the "
+        "inventory selects",
+    )
 
 
 def choose(inventory: Inventory, selection: Selection) -> tuple[list[Asset], dict[str, str]]:

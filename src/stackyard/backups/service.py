@@ -37,7 +37,7 @@ from stackyard.docker.containers import ContainerInfo
 from stackyard.docker.helper import Helpers
 from stackyard.docker.own import holds, own_container_id, own_mappings
 from stackyard.errors import Conflict, Invalid, StackyardError
-from stackyard.stacks.runs import Run
+from stackyard.stacks.runs import Run, progress_reporter
 
 log = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class BackupService:
         run: Run,
     ) -> int:
         total = sum(a.size or 0 for a in chosen) + _folder_size(self.host.store.folder(stack_id))
-        progress = _reporter(run, total, len(chosen))
+        progress = progress_reporter(run, total, len(chosen))
         created = datetime.now(UTC)
         name = archive_name(stack_id, await asyncio.to_thread(self.host.host_name), created)
         temporary = self.store.temporary(name)
@@ -151,6 +151,7 @@ class BackupService:
                     f"while they were read, so they are not in the archive ({shown})"
                 )
         size = target.stat().st_size
+        run.artifact = target.name
         run.advance(
             max(total, run.fold.transfer.bytes_done),
             max(total, run.fold.transfer.bytes_done),
@@ -226,8 +227,10 @@ class BackupService:
         with ArchiveReader(path) as reader:
             total = sum(reader.size(i.result.member or "") for i in plan.items)
             total += reader.size(reader.manifest.stack_member or "")
-            checking = _reporter(run, total, len(plan.items), "Checking the archive (1 of 2)")
-            writing = _reporter(run, total, len(plan.items), "Writing the data (2 of 2)")
+            checking = progress_reporter(
+                run, total, len(plan.items), "Checking the archive (1 of 2)"
+            )
+            writing = progress_reporter(run, total, len(plan.items), "Writing the data (2 of 2)")
             run.feed_line(f"Restoring {path.name} as {target}: checking the archive first")
             for key, reason in plan.skipped.items():
                 run.feed_line(f"Not restored: {key.partition(':')[2]} ({reason})")
@@ -371,19 +374,3 @@ def _folder_size(folder: Path) -> int:
                 if entry.is_file() and not entry.is_symlink():
                     total += entry.stat().st_size
     return total
-
-
-def _reporter(run: Run, total: int, items: int, stage: str = "") -> Callable[[int, int], None]:
-    """Progress from the worker thread, handed to the run on its loop (a few times a
-    second at most)."""
-    loop = asyncio.get_running_loop()
-    last = [0.0]
-
-    def report(done: int, items_done: int) -> None:
-        now = loop.time()
-        if now - last[0] < 0.1 and items_done < items:
-            return
-        last[0] = now
-        loop.call_soon_threadsafe(run.advance, done, max(total, done), items_done, items, stage)
-
-    return report

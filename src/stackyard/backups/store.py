@@ -6,6 +6,7 @@ checked on demand. Names never leave the folder; temporary files never outlive a
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import itertools
 import os
@@ -63,12 +64,15 @@ class ArchiveStore:
 
     def path(self, name: str) -> Path:
         """An archive of the folder by name (NotFound otherwise; names never leave it)."""
+        if not self.has(name):
+            raise NotFound(f"No archive {name!r}")
+        return self.folder / name
+
+    def has(self, name: str) -> bool:
+        """Whether the folder holds an archive `name` (Invalid for a name that is none)."""
         if "/" in name or name.startswith(".") or not name.endswith(SUFFIX) or "\0" in name:
             raise Invalid(f"{name!r} is not an archive name")
-        path = self.folder / name
-        if not path.is_file():
-            raise NotFound(f"No archive {name!r}")
-        return path
+        return (self.folder / name).is_file()
 
     def keep(self, temporary: Path, name: str) -> Path:
         """The finished `temporary` under `name`, or, when an archive has that name,
@@ -110,6 +114,16 @@ class ArchiveStore:
             if p.is_file() and p.name.endswith(SUFFIX) and not p.name.startswith(".")
         ]
         return sorted(found, key=lambda a: (a.created_at is None, a.created_at), reverse=True)
+
+    def names(self) -> builtins.list[str]:
+        """The archives' names (without reading them)."""
+        if not self.folder.is_dir():
+            return []
+        return sorted(
+            e.name
+            for e in os.scandir(self.folder)
+            if e.name.endswith(SUFFIX) and not e.name.startswith(".") and e.is_file()
+        )
 
     def delete(self, name: str) -> None:
         self.path(name).unlink()

@@ -49,7 +49,7 @@ def backup_create(
     them (or as chosen). A running stack is stopped for the copy and started again."""
     from stackyard.backups.capture import Selection
 
-    selection = Selection(not no_binds, bind or None, volume or None)
+    selection = Selection(include_binds=not no_binds, binds=bind or None, volumes=volume or None)
     _follow(lambda service: service.create(stack, selection))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, text
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from stackyard.db.types import UTCDateTime, utcnow
@@ -75,6 +75,9 @@ class Agent(Base):
 
 
 class Destination(Base):
+    """A backup destination: `config` its settings (JSON, no secret), `secrets` its
+    credentials sealed (`stackyard.sealing`), `host_key` the pinned SSH host key."""
+
     __tablename__ = "destinations"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -82,9 +85,18 @@ class Destination(Base):
     type: Mapped[str] = mapped_column(String(16))
     config: Mapped[str] = mapped_column(Text, server_default=text("'{}'"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    secrets: Mapped[str | None] = mapped_column(Text)
+    host_key: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Schedule(Base):
+    """A backup schedule. `stacks`: a JSON list of stack ids, null for every stack
+    (`stack_id`, from before schedules covered several stacks, mirrors it: `*` or the
+    first id). Runs are claimed by moving `next_run_at` in one conditional UPDATE, and
+    held by `lease_until`, so that a run never starts twice, also across services sharing
+    one database."""
+
     __tablename__ = "schedules"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -102,6 +114,33 @@ class Schedule(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     last_status: Mapped[str | None] = mapped_column(String(16))
+    stacks: Mapped[str | None] = mapped_column(Text)
+    capture: Mapped[str | None] = mapped_column(Text)
+    keep_daily: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    keep_weekly: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    keep_monthly: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    next_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ScheduleRun(Base):
+    """One run of a schedule for one stack (a run over three stacks is three rows)."""
+
+    __tablename__ = "schedule_runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    schedule_id: Mapped[int] = mapped_column(
+        ForeignKey("schedules.id", ondelete="CASCADE"), index=True
+    )
+    stack_id: Mapped[str] = mapped_column(String(100))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    outcome: Mapped[str] = mapped_column(String(16))
+    archive: Mapped[str | None] = mapped_column(String(255))
+    size: Mapped[int | None] = mapped_column(BigInteger)
+    pruned: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    error: Mapped[str | None] = mapped_column(Text)
 
 
 class Setting(Base):

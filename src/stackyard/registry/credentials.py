@@ -4,7 +4,6 @@ folder) and, failing those, the engine user's `docker login` entries."""
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import logging
 import os
@@ -12,12 +11,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from cryptography.fernet import Fernet, InvalidToken
-
 from stackyard.errors import Invalid
 from stackyard.fs.jsonstore import JsonStore, StoreCorrupt
 from stackyard.registry.client import Credentials
 from stackyard.registry.reference import DOCKER_HUB, DOCKER_HUB_API
+from stackyard.sealing import Sealer
 
 log = logging.getLogger(__name__)
 _UNREADABLE = (
@@ -31,32 +29,13 @@ def _normal(host: str) -> str:
     return DOCKER_HUB if host in _HUB_ALIASES or host.startswith("index.docker.io") else host
 
 
-class _Sealed:
-    """The store's codec: Fernet (the key derived from the secret key) on disk."""
-
-    def __init__(self, fernet: Fernet) -> None:
-        self._fernet = fernet
-
-    def encode(self, data: bytes) -> bytes:
-        return self._fernet.encrypt(data)
-
-    def decode(self, data: bytes) -> bytes:
-        try:
-            return self._fernet.decrypt(data)
-        except InvalidToken as exc:
-            raise ValueError("cannot be decrypted") from exc
-
-
 Entries = dict[str, dict[str, str]]
 
 
 class CredentialStore:
     def __init__(self, path: Path, secret_key: str, docker_config: Path | None = None) -> None:
         self.path = path
-        key = base64.urlsafe_b64encode(
-            hashlib.sha256(b"stackyard/registry-credentials\0" + secret_key.encode()).digest()
-        )
-        self._store = JsonStore(path, codec=_Sealed(Fernet(key)))
+        self._store = JsonStore(path, codec=Sealer(secret_key, "registry-credentials"))
         self.docker_config = (
             docker_config
             or Path(os.environ.get("DOCKER_CONFIG", Path.home() / ".docker")) / "config.json"

@@ -149,6 +149,8 @@ class Run:
     finished_at: datetime | None = None
     exit_code: int | None = None
     version: int = 0
+    #: What the run made, for callers that go on with it (a backup's archive name).
+    artifact: str | None = None
     _changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     def feed_line(self, line: str) -> None:
@@ -275,6 +277,30 @@ class RunBoard:
             await run.changed_since(seen)
             await asyncio.sleep(FOLLOW_INTERVAL)
 
+    @staticmethod
+    async def wait(run: Run) -> None:
+        """Until `run` has ended."""
+        while run.status == "running":
+            await run.changed_since(run.version)
+
     def forget(self, stack: str) -> None:
         self._runs.pop(stack, None)
         self._file(stack).remove()
+
+
+def progress_reporter(
+    run: Run, total: int, items: int, stage: str = ""
+) -> Callable[[int, int], None]:
+    """A progress callback for work in another thread (or on the loop): `report(done,
+    items_done)` hands it to the run on its loop, a few times a second at most."""
+    loop = asyncio.get_running_loop()
+    last = [0.0]
+
+    def report(done: int, items_done: int) -> None:
+        now = loop.time()
+        if now - last[0] < 0.1 and items_done < items:
+            return
+        last[0] = now
+        loop.call_soon_threadsafe(run.advance, done, max(total, done), items_done, items, stage)
+
+    return report

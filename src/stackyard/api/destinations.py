@@ -1,0 +1,226 @@
+"""Backup destinations (SFTP, S3, NFS) and the archives on them. Admin only; every
+change, test and transfer is audited. Secrets are write-only: an answer says which are
+set, never what they are. Push and pull run as the archive's stack's run: follow them at
+`/api/stacks/{id}/run/events`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, cast
+
+from fastapi import APIRouter, Depends, Request, status
+from pydantic import BaseModel, Field
+
+from stackyard.api.deps import AdminDep, DbDep, require_admin
+from stackyard.api.models import Body, DbId
+from stackyard.auth.audit import audited
+from stackyard.destinations.model import RemoteArchive, Secrets, Settings
+from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
+from stackyard.destinations.transfers import Transfers
+from stackyard.stacks.runs import RunState
+
+router = APIRouter(tags=["destinations"], dependencies=[Depends(require_admin)])
+
+
+def get_destinations(request: Request) -> Destinations:
+    return cast(Destinations, request.app.state.destinations)
+
+
+def get_transfers(request: Request) -> Transfers:
+    return cast(Transfers, request.app.state.transfers)
+
+
+DestinationsDep = Annotated[Destinations, Depends(get_destinations)]
+TransfersDep = Annotated[Transfers, Depends(get_transfers)]
+
+
+class DestinationOut(BaseModel):
+    id: int
+    name: str
+    type: str
+    settings: Settings
+    secrets_set: list[str] = Field(description="Which secrets are stored (never their values)")
+    host_key_fingerprint: str | None = Field(description="The pinned SSH host key (SFTP)")
+    created_at: datetime
+    updated_at: datetime | None
+
+    @classmethod
+    def of(cls, view: DestinationView) -> DestinationOut:
+        return cls(
+            id=view.id,
+            name=view.name,
+            type=view.type,
+            settings=view.settings,
+            secrets_set=view.secrets_set,
+            host_key_fingerprint=view.host_key_fingerprint,
+            created_at=view.created_at,
+            updated_at=view.updated_at,
+        )
+
+
+class DestinationIn(Body):
+    name: str = Field(min_length=1, max_length=100)
+    settings: Settings
+    secrets: Secrets = Field(default_factory=Secrets)
+    host_key: str | None = Field(
+        None,
+        max_length=16384,
+        description="SFTP: the host key to pin (as a test of the unsaved settings showed "
+        "it); null: pinned by the first test",
+    )
+
+
+class DestinationPatch(Body):
+    name: str | None = Field(None, min_length=1, max_length=100)
+    settings: Settings | None = None
+    secrets: Secrets | None = Field(
+        None, description="Secrets left out are kept; an empty string removes one"
+    )
+    host_key: str | None = Field(
+        None, max_length=16384, description="A key to pin; null (given): forget the pinned key"
+    )
+
+
+class UnsavedTestIn(Body):
+    settings: Settings
+    secrets: Secrets = Field(default_factory=Secrets)
+
+
+class TestOut(BaseModel):
+    ok: bool
+    detail: str
+    host_key: str | None = None
+    host_key_fingerprint: str | None = None
+
+    @classmethod
+    def of(cls, result: TestResult) -> TestOut:
+        key = result.host_key
+        return cls(
+            ok=result.ok,
+            detail=result.detail,
+            host_key=key.key if key else None,
+            host_key_fingerprint=key.fingerprint if key else None,
+        )
+
+
+class PushIn(Body):
+    destination_id: int = Field(ge=1, le=2**31 - 1)
+
+
+@router.get("/destinations", operation_id="listDestinations")
+def list_destinations(destinations: DestinationsDep) -> list[DestinationOut]:
+    return [DestinationOut.of(v) for v in destinations.all()]
+
+
+@router.post("/destinations", operation_id="createDestination", status_code=status.HTTP_201_CREATED)
+def create_destination(
+    body: DestinationIn, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+) -> DestinationOut:
+    with audited(db, admin.username, "destination.create", body.name):
+        view = destinations.create(body.name, body.settings, body.secrets, body.host_key)
+    return DestinationOut.of(view)
+
+
+@router.post("/destinations/test", operation_id="testUnsavedDestination")
+async def test_unsaved_destination(
+    body: UnsavedTestIn, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+) -> TestOut:
+    """Try settings before saving them; for SFTP the server's host key is shown."""
+    with audited(db, admin.username, "destination.test", body.settings.type):
+        return TestOut.of(await destinations.test_unsaved(body.settings, body.secrets))
+
+
+@router.get("/destinations/{destination_id}", operation_id="getDestination")
+def get_destination(destination_id: DbId, destinations: DestinationsDep) -> DestinationOut:
+    return DestinationOut.of(destinations.get(destination_id))
+
+
+@router.patch("/destinations/{destination_id}", operation_id="updateDestination")
+def update_destination(
+    destination_id: DbId,
+    body: DestinationPatch,
+    admin: AdminDep,
+    db: DbDep,
+    destinations: DestinationsDep,
+) -> DestinationOut:
+    changes: dict[str, Any] = {"name": body.name, "settings": body.settings}
+    if body.secrets is not None:
+        changes["secrets"] = Secrets.model_validate(body.secrets.model_dump(exclude_unset=True))
+    changes["host_key"] = body.host_key if "host_key" in body.model_fields_set else UNSET
+    with audited(db, admin.username, "destination.update", str(destination_id)):
+        view = destinations.update(destination_id, **changes)
+    return DestinationOut.of(view)
+
+
+@router.delete(
+    "/destinations/{destination_id}",
+    operation_id="deleteDestination",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def delete_destination(
+    destination_id: DbId, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+) -> None:
+    """Forget the destination; the archives it holds stay there."""
+    with audited(db, admin.username, "destination.delete", str(destination_id)) as note:
+        note.target = destinations.delete(destination_id)
+
+
+@router.post("/destinations/{destination_id}/test", operation_id="testDestination")
+async def test_destination(
+    destination_id: DbId, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+) -> TestOut:
+    """Reach it, write and remove a small file; an SFTP server's key is pinned by the
+    first success."""
+    with audited(db, admin.username, "destination.test", str(destination_id)):
+        return TestOut.of(await destinations.test(destination_id))
+
+
+@router.get("/destinations/{destination_id}/archives", operation_id="listRemoteArchives")
+async def list_remote_archives(
+    destination_id: DbId, destinations: DestinationsDep
+) -> list[RemoteArchive]:
+    """The archives Stackyard made that the destination holds, newest first."""
+    return await destinations.archives(destination_id)
+
+
+@router.delete(
+    "/destinations/{destination_id}/archives/{name}",
+    operation_id="deleteRemoteArchive",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+async def delete_remote_archive(
+    destination_id: DbId, name: str, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+) -> None:
+    with audited(db, admin.username, "destination.archive.delete", name) as note:
+        note.detail = f"from destination {destination_id}"
+        await destinations.delete_archive(destination_id, name)
+
+
+@router.post(
+    "/destinations/{destination_id}/archives/{name}/pull",
+    operation_id="pullRemoteArchive",
+    status_code=status.HTTP_202_ACCEPTED,
+)
+async def pull_remote_archive(
+    destination_id: DbId, name: str, admin: AdminDep, db: DbDep, transfers: TransfersDep
+) -> RunState:
+    """Download the archive into this host's archives (to restore or download it from
+    there); 409 when it is here already or its stack is busy."""
+    with audited(db, admin.username, "backup.pull", name) as note:
+        note.detail = f"from destination {destination_id}"
+        run = await transfers.pull(destination_id, name)
+    return run.state()
+
+
+@router.post(
+    "/backups/{name}/push", operation_id="pushBackup", status_code=status.HTTP_202_ACCEPTED
+)
+async def push_backup(
+    name: str, body: PushIn, admin: AdminDep, db: DbDep, transfers: TransfersDep
+) -> RunState:
+    """Upload a local archive to a destination; 409 when it is there already (checked as
+    the run starts) or its stack is busy."""
+    with audited(db, admin.username, "backup.push", name) as note:
+        note.detail = f"to destination {body.destination_id}"
+        run = transfers.push(name, body.destination_id)
+    return run.state()

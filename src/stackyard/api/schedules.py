@@ -1,0 +1,95 @@
+"""Backup schedules of this host: which stacks, when, where, what to keep. Admin only
+(a schedule makes and deletes archives); every change and "run now" is audited."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, cast
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from pydantic import BaseModel
+
+from stackyard.api.deps import AdminDep, DbDep, require_admin
+from stackyard.api.models import DbId
+from stackyard.auth.audit import audited
+from stackyard.db.types import utcnow
+from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
+from stackyard.schedules.service import Schedules
+from stackyard.schedules.timetable import next_runs
+
+router = APIRouter(prefix="/schedules", tags=["schedules"], dependencies=[Depends(require_admin)])
+
+
+def get_schedules(request: Request) -> Schedules:
+    return cast(Schedules, request.app.state.schedules)
+
+
+SchedulesDep = Annotated[Schedules, Depends(get_schedules)]
+
+
+class TimetableOut(BaseModel):
+    cron: str
+    next: list[datetime]
+
+
+@router.get("", operation_id="listSchedules")
+def list_schedules(schedules: SchedulesDep) -> list[ScheduleView]:
+    return schedules.all()
+
+
+@router.get("/timetable", operation_id="previewTimetable")
+def preview_timetable(
+    cron: Annotated[str, Query(max_length=100)],
+    timezone: Annotated[str, Query(max_length=64)] = "UTC",
+) -> TimetableOut:
+    """What a timetable means: the expression (presets resolved) and its next five times."""
+    spec = ScheduleSpec(name="preview", cron=cron, timezone=timezone)
+    return TimetableOut(cron=spec.cron, next=next_runs(spec.cron, spec.timezone, utcnow(), 5))
+
+
+@router.post("", operation_id="createSchedule", status_code=status.HTTP_201_CREATED)
+def create_schedule(
+    body: ScheduleSpec, admin: AdminDep, db: DbDep, schedules: SchedulesDep
+) -> ScheduleView:
+    with audited(db, admin.username, "schedule.create", body.name):
+        return schedules.create(body)
+
+
+@router.get("/{schedule_id}", operation_id="getSchedule")
+def get_schedule(schedule_id: DbId, schedules: SchedulesDep) -> ScheduleView:
+    return schedules.get(schedule_id)
+
+
+@router.put("/{schedule_id}", operation_id="updateSchedule")
+def update_schedule(
+    schedule_id: DbId, body: ScheduleSpec, admin: AdminDep, db: DbDep, schedules: SchedulesDep
+) -> ScheduleView:
+    with audited(db, admin.username, "schedule.update", body.name):
+        return schedules.update(schedule_id, body)
+
+
+@router.delete("/{schedule_id}", operation_id="deleteSchedule", status_code=204)
+def delete_schedule(schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: SchedulesDep) -> None:
+    """Forget the schedule and its history; the archives it made stay."""
+    with audited(db, admin.username, "schedule.delete", str(schedule_id)) as note:
+        note.target = schedules.delete(schedule_id)
+
+
+@router.post("/{schedule_id}/run", operation_id="runSchedule", status_code=status.HTTP_202_ACCEPTED)
+async def run_schedule(
+    schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: SchedulesDep
+) -> ScheduleView:
+    """Run it now, out of its timetable; 409 while it runs."""
+    with audited(db, admin.username, "schedule.run", str(schedule_id)):
+        schedules.run_now(schedule_id)
+    return schedules.get(schedule_id)
+
+
+@router.get("/{schedule_id}/runs", operation_id="listScheduleRuns")
+def list_schedule_runs(
+    schedule_id: DbId,
+    schedules: SchedulesDep,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> list[ScheduleRunView]:
+    """The schedule's runs, newest first: one entry per stack and run."""
+    return schedules.history(schedule_id, limit)

@@ -1,0 +1,178 @@
+"""What a destination is: its type, its settings (secrets apart), and what it holds.
+
+Three types: `sftp` (an SSH server, its host key pinned), `s3` (any S3-compatible object
+storage) and `nfs` (an NFS export the engine mounts as a volume). Secrets (an SFTP
+password or private key, an S3 secret key) are kept apart from the settings: encrypted
+at rest, never returned by the API, kept when an update leaves them out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DestinationType = Literal["sftp", "s3", "nfs"]
+#: Bytes moved so far; called as a transfer goes.
+Progress = Callable[[int], None]
+
+# Shell-safe: what an NFS subdirectory, server or mount options may hold.
+_SAFE_PATH = re.compile(r"^[A-Za-z0-9._/-]*\Z")
+_SAFE_OPTIONS = re.compile(r"^[A-Za-z0-9._=,:-]+\Z")
+_HOST = re.compile(r"^[A-Za-z0-9._:\[\]-]+\Z")
+
+
+def _relative_path(value: str, what: str) -> str:
+    """A folder below the destination's root: `a/b`, no `..`, no empty parts."""
+    value = value.strip().strip("/")
+    if not _SAFE_PATH.match(value):
+        raise ValueError(f"{what} may hold only letters, digits and . _ / -")
+    if any(part in ("", ".", "..") for part in value.split("/")) and value:
+        raise ValueError(f"{what} may not hold empty, . or .. parts")
+    return value
+
+
+def _host(value: str) -> str:
+    value = value.strip()
+    if not _HOST.match(value):
+        raise ValueError("a host name or address (letters, digits, . - : [ ])")
+    return value
+
+
+class _Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SftpSettings(_Settings):
+    type: Literal["sftp"] = "sftp"
+    host: Annotated[str, Field(min_length=1, max_length=253)]
+    port: Annotated[int, Field(ge=1, le=65535)] = 22
+    username: Annotated[str, Field(min_length=1, max_length=128)]
+    folder: Annotated[
+        str,
+        Field(
+            max_length=1000,
+            description="Remote folder for the archives; relative to the login folder "
+            "unless it starts with /",
+        ),
+    ] = ""
+
+    _check_host = field_validator("host")(classmethod(lambda cls, v: _host(v)))
+
+    @field_validator("folder")
+    @classmethod
+    def _folder(cls, value: str) -> str:
+        if "\0" in value or "\n" in value:
+            raise ValueError("the folder may not hold NUL or newlines")
+        absolute = value.strip().startswith("/")
+        inner = "/".join(p for p in value.strip().split("/") if p)
+        if any(part in (".", "..") for part in inner.split("/")):
+            raise ValueError("the folder may not hold . or .. parts")
+        return ("/" if absolute else "") + inner
+
+
+class S3Settings(_Settings):
+    type: Literal["s3"] = "s3"
+    endpoint_url: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=500,
+            pattern=r"^https?://[^\s/]+(/[^\s]*)?$",
+            description="The service's address, e.g. https://s3.eu-central-1.amazonaws.com",
+        ),
+    ]
+    region: Annotated[str, Field(max_length=64, pattern=r"^[A-Za-z0-9-]*$")] = "us-east-1"
+    bucket: Annotated[
+        str, Field(min_length=3, max_length=63, pattern=r"^[a-z0-9][a-z0-9.-]*[a-z0-9]$")
+    ]
+    prefix: Annotated[str, Field(max_length=500, description="Folder inside the bucket")] = ""
+    access_key: Annotated[str, Field(min_length=1, max_length=256)]
+    path_style: bool = Field(
+        True,
+        description="Path-style addressing (endpoint/bucket/key), which most "
+        "self-hosted services need",
+    )
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        return _relative_path(value, "The prefix")
+
+
+class NfsSettings(_Settings):
+    type: Literal["nfs"] = "nfs"
+    server: Annotated[str, Field(min_length=1, max_length=253)]
+    export: Annotated[
+        str,
+        Field(min_length=1, max_length=1000, description="The export's path, e.g. /srv/backups"),
+    ]
+    options: Annotated[str, Field(max_length=500, description="Mount options")] = "rw"
+    subdirectory: Annotated[str, Field(max_length=500)] = ""
+
+    _check_server = field_validator("server")(classmethod(lambda cls, v: _host(v)))
+
+    @field_validator("export")
+    @classmethod
+    def _export(cls, value: str) -> str:
+        inner = _relative_path(value, "The export path")
+        if not inner:
+            raise ValueError("the export path may not be empty")
+        return "/" + inner
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, value: str) -> str:
+        value = value.strip() or "rw"
+        if not _SAFE_OPTIONS.match(value):
+            raise ValueError("mount options may hold only letters, digits and . _ = , : -")
+        if any(o.split("=", 1)[0] == "addr" for o in value.split(",")):
+            raise ValueError("the server is set by its own field, not by addr=")
+        return value
+
+    @field_validator("subdirectory")
+    @classmethod
+    def _subdirectory(cls, value: str) -> str:
+        return _relative_path(value, "The subdirectory")
+
+
+Settings = Annotated[SftpSettings | S3Settings | NfsSettings, Field(discriminator="type")]
+
+
+class Secrets(BaseModel):
+    """Write-only: what a destination needs to sign in (each None: not set)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    password: Annotated[str | None, Field(max_length=1024)] = None
+    private_key: Annotated[str | None, Field(max_length=32768)] = None
+    passphrase: Annotated[str | None, Field(max_length=1024)] = None
+    secret_key: Annotated[str | None, Field(max_length=1024)] = None
+
+
+SECRET_FIELDS: dict[str, tuple[str, ...]] = {
+    "sftp": ("password", "private_key", "passphrase"),
+    "s3": ("secret_key",),
+    "nfs": (),
+}
+
+
+@dataclass(frozen=True)
+class RemoteArchive:
+    """An archive on a destination: a name this service gave, its size and time."""
+
+    name: str
+    size: int
+    modified: datetime
+
+
+@dataclass(frozen=True)
+class HostKey:
+    """An SSH server's host key: the OpenSSH public key line and its SHA-256 fingerprint."""
+
+    key: str
+    fingerprint: str

@@ -1,0 +1,310 @@
+"""Destinations kept in the database, and what is done with them.
+
+Settings are stored as JSON, secrets sealed apart (`stackyard.sealing`): they are never
+returned (a view says only which are set), never logged, and an update that leaves one
+out keeps it (an empty string removes it). An SFTP destination's host key is pinned by
+its first successful test (or given when it is created, as a test of the unsaved
+settings showed it); changing the host or port forgets it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import docker
+from pydantic import TypeAdapter
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackyard.db.engine import Database
+from stackyard.db.models import Destination as Row
+from stackyard.db.types import utcnow
+from stackyard.destinations import nfs, sftp
+from stackyard.destinations.base import Destination
+from stackyard.destinations.model import (
+    SECRET_FIELDS,
+    HostKey,
+    NfsSettings,
+    RemoteArchive,
+    S3Settings,
+    Secrets,
+    Settings,
+    SftpSettings,
+)
+from stackyard.destinations.s3 import S3Destination
+from stackyard.docker.helper import Helpers
+from stackyard.errors import Conflict, Invalid, NotFound
+from stackyard.sealing import Sealer
+
+_SETTINGS: TypeAdapter[SftpSettings | S3Settings | NfsSettings] = TypeAdapter(Settings)
+_UNREADABLE = (
+    "The destination's secrets cannot be decrypted (the secret key changed): set them again"
+)
+
+
+@dataclass(frozen=True)
+class DestinationView:
+    id: int
+    name: str
+    settings: SftpSettings | S3Settings | NfsSettings
+    secrets_set: list[str]
+    host_key_fingerprint: str | None
+    created_at: datetime
+    updated_at: datetime | None
+
+    @property
+    def type(self) -> str:
+        return self.settings.type
+
+
+@dataclass(frozen=True)
+class TestResult:
+    ok: bool
+    detail: str
+    host_key: HostKey | None = None
+
+
+class _Unset:
+    pass
+
+
+UNSET = _Unset()
+
+
+class Destinations:
+    def __init__(
+        self,
+        db: Database,
+        secret_key: str,
+        docker_client: Callable[[], docker.DockerClient],
+        helpers: Callable[[], Helpers],
+    ) -> None:
+        self.db = db
+        self._sealer = Sealer(secret_key, "destination-secrets")
+        self._docker = docker_client
+        self._helpers = helpers
+
+    # -- records ------------------------------------------------------------------------
+    def _secrets(self, row: Row) -> Secrets:
+        if not row.secrets:
+            return Secrets()
+        try:
+            return Secrets.model_validate_json(self._sealer.decode(row.secrets.encode()))
+        except ValueError as exc:
+            raise Invalid(_UNREADABLE) from exc
+
+    def _seal(self, secrets: Secrets) -> str | None:
+        data = secrets.model_dump(exclude_none=True)
+        return self._sealer.encode(json.dumps(data).encode()).decode() if data else None
+
+    def _view(self, row: Row) -> DestinationView:
+        settings = _SETTINGS.validate_json(row.config)
+        present: list[str] = []
+        if row.secrets:
+            try:
+                present = sorted(self._secrets(row).model_dump(exclude_none=True))
+            except Invalid:
+                present = []
+        fingerprint = sftp.fingerprint_of(row.host_key) if row.host_key else None
+        return DestinationView(
+            row.id, row.name, settings, present, fingerprint, row.created_at, row.updated_at
+        )
+
+    def _row(self, session: Session, destination_id: int) -> Row:
+        row = session.get(Row, destination_id)
+        if row is None:
+            raise NotFound(f"No destination {destination_id}")
+        return row
+
+    def all(self) -> list[DestinationView]:
+        with self.db.session() as session:
+            return [self._view(r) for r in session.scalars(select(Row).order_by(Row.name))]
+
+    def get(self, destination_id: int) -> DestinationView:
+        with self.db.session() as session:
+            return self._view(self._row(session, destination_id))
+
+    def create(
+        self,
+        name: str,
+        settings: SftpSettings | S3Settings | NfsSettings,
+        secrets: Secrets,
+        host_key: str | None = None,
+    ) -> DestinationView:
+        kept = _only_their_secrets(settings.type, secrets)
+        _check_secrets(settings, kept)
+        row = Row(
+            name=_name(name),
+            type=settings.type,
+            config=settings.model_dump_json(),
+            secrets=self._seal(kept),
+            host_key=_host_key(settings, host_key),
+        )
+        with self.db.session() as session:
+            session.add(row)
+            try:
+                session.flush()
+            except IntegrityError as exc:
+                raise Conflict(f"A destination named {name!r} exists") from exc
+            return self._view(row)
+
+    def update(
+        self,
+        destination_id: int,
+        name: str | None = None,
+        settings: SftpSettings | S3Settings | NfsSettings | None = None,
+        secrets: Secrets | None = None,
+        host_key: str | _Unset | None = UNSET,
+    ) -> DestinationView:
+        """Change what is given: secrets left out (None) are kept, "" removes one;
+        `host_key` None forgets the pinned key."""
+        with self.db.session() as session:
+            row = self._row(session, destination_id)
+            old = _SETTINGS.validate_json(row.config)
+            new = settings or old
+            merged = self._secrets(row).model_dump(exclude_none=True)
+            for field, value in (secrets.model_dump(exclude_unset=True) if secrets else {}).items():
+                if value == "":
+                    merged.pop(field, None)
+                elif value is not None:
+                    merged[field] = value
+            kept = _only_their_secrets(new.type, Secrets(**merged))
+            _check_secrets(new, kept)
+            if name is not None:
+                row.name = _name(name)
+            row.type, row.config = new.type, new.model_dump_json()
+            row.secrets = self._seal(kept)
+            if not isinstance(host_key, _Unset):
+                row.host_key = _host_key(new, host_key)
+            elif not _same_server(old, new):
+                row.host_key = None
+            row.updated_at = utcnow()
+            try:
+                session.flush()
+            except IntegrityError as exc:
+                raise Conflict(f"A destination named {name!r} exists") from exc
+            return self._view(row)
+
+    def delete(self, destination_id: int) -> str:
+        """Forget the destination (what it holds stays there); its name."""
+        with self.db.session() as session:
+            row = self._row(session, destination_id)
+            if row.type == "nfs":
+                nfs.remove_volume(self._docker(), row.id)
+            session.delete(row)
+            return row.name
+
+    # -- use ----------------------------------------------------------------------------
+    def open(self, destination_id: int) -> Destination:
+        """The destination, ready to use (an NFS one's volume made or brought up to date)."""
+        with self.db.session() as session:
+            row = self._row(session, destination_id)
+            settings, secrets, host_key = (
+                _SETTINGS.validate_json(row.config),
+                self._secrets(row),
+                row.host_key,
+            )
+        return self._build(destination_id, settings, secrets, host_key)
+
+    def _build(
+        self,
+        destination_id: int,
+        settings: SftpSettings | S3Settings | NfsSettings,
+        secrets: Secrets,
+        host_key: str | None,
+    ) -> Destination:
+        if isinstance(settings, SftpSettings):
+            return sftp.SftpDestination(settings, secrets, host_key)
+        if isinstance(settings, S3Settings):
+            return S3Destination(settings, secrets)
+        volume = nfs.ensure_volume(self._docker(), destination_id, settings)
+        return nfs.NfsDestination(self._helpers(), volume, settings)
+
+    async def archives(self, destination_id: int) -> list[RemoteArchive]:
+        destination = await asyncio.to_thread(self.open, destination_id)
+        return await destination.archives()
+
+    async def delete_archive(self, destination_id: int, name: str) -> None:
+        destination = await asyncio.to_thread(self.open, destination_id)
+        await destination.delete(name)
+
+    async def test(self, destination_id: int) -> TestResult:
+        """Test a saved destination; an SFTP server's key is pinned by its first success."""
+        view = self.get(destination_id)
+        if isinstance(view.settings, SftpSettings) and view.host_key_fingerprint is None:
+            with self.db.session() as session:
+                secrets = self._secrets(self._row(session, destination_id))
+            found = await sftp.fetch_host_key(view.settings)
+            detail = await sftp.SftpDestination(view.settings, secrets, found.key).test()
+            with self.db.session() as session:
+                self._row(session, destination_id).host_key = found.key
+            return TestResult(True, f"{detail}. Host key pinned: {found.fingerprint}", found)
+        destination = await asyncio.to_thread(self.open, destination_id)
+        detail = await destination.test()
+        pinned = None
+        if isinstance(view.settings, SftpSettings):
+            with self.db.session() as session:
+                line = self._row(session, destination_id).host_key
+            pinned = HostKey(line, sftp.fingerprint_of(line)) if line else None
+        return TestResult(True, detail, pinned)
+
+    async def test_unsaved(
+        self, settings: SftpSettings | S3Settings | NfsSettings, secrets: Secrets
+    ) -> TestResult:
+        """Test settings before they are saved (an NFS export cannot be: its volume is
+        made when it is saved). For SFTP the server's key is read and shown, not pinned."""
+        kept = _only_their_secrets(settings.type, secrets)
+        _check_secrets(settings, kept)
+        if isinstance(settings, NfsSettings):
+            raise Invalid("An NFS destination is tested once it is saved (its volume is made then)")
+        if isinstance(settings, SftpSettings):
+            found = await sftp.fetch_host_key(settings)
+            detail = await sftp.SftpDestination(settings, kept, found.key).test()
+            return TestResult(True, f"{detail}. Host key: {found.fingerprint}", found)
+        return TestResult(True, await S3Destination(settings, kept).test())
+
+
+def _name(name: str) -> str:
+    name = name.strip()
+    if not 1 <= len(name) <= 100:
+        raise Invalid("A destination's name has 1 to 100 characters")
+    return name
+
+
+def _only_their_secrets(kind: str, secrets: Secrets) -> Secrets:
+    data = secrets.model_dump(exclude_none=True)
+    return Secrets(**{k: v for k, v in data.items() if k in SECRET_FIELDS[kind] and v})
+
+
+def _check_secrets(settings: SftpSettings | S3Settings | NfsSettings, secrets: Secrets) -> None:
+    if isinstance(settings, SftpSettings):
+        if not (secrets.password or secrets.private_key):
+            raise Invalid("An SFTP destination needs a password or a private key")
+        if secrets.private_key:
+            sftp.load_private_key(secrets.private_key, secrets.passphrase)
+    elif isinstance(settings, S3Settings) and not secrets.secret_key:
+        raise Invalid("An S3 destination needs its secret key")
+
+
+def _host_key(settings: SftpSettings | S3Settings | NfsSettings, line: str | None) -> str | None:
+    if line is None:
+        return None
+    if not isinstance(settings, SftpSettings):
+        raise Invalid("Only SFTP destinations have a host key")
+    sftp.fingerprint_of(line)  # Invalid unless it is a public key line
+    return line.strip()
+
+
+def _same_server(
+    old: SftpSettings | S3Settings | NfsSettings, new: SftpSettings | S3Settings | NfsSettings
+) -> bool:
+    return (
+        isinstance(old, SftpSettings)
+        and isinstance(new, SftpSettings)
+        and (old.host, old.port) == (new.host, new.port)
+    )

@@ -1,0 +1,87 @@
+"""What a schedule is (typed once: the API's bodies and answers are these)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from stackyard.backups.capture import Selection
+from stackyard.schedules.retention import MAX_KEEP, Retention
+from stackyard.schedules.timetable import cron_of, zone_of
+from stackyard.slugs import check_slug
+
+RunOutcome = Literal["running", "succeeded", "failed", "missed"]
+
+
+class ScheduleSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: Annotated[str, Field(min_length=1, max_length=100)]
+    stacks: list[str] | None = Field(
+        None, max_length=1000, description="The stacks to back up; null: every stack"
+    )
+    cron: str = Field(
+        max_length=100,
+        description="Five-field cron expression (minute hour day month weekday), or one of "
+        "hourly, daily, weekly, monthly",
+    )
+    timezone: str = Field("UTC", max_length=64, description="The zone the timetable is in")
+    destination_id: int | None = Field(
+        None, ge=1, description="Push each archive there; null: keep archives on this host only"
+    )
+    capture: Selection = Field(default_factory=Selection)
+    keep_last: int = Field(7, ge=1, le=MAX_KEEP, description="Keep the newest N archives")
+    keep_daily: int = Field(0, ge=0, le=MAX_KEEP, description="And the newest of D days")
+    keep_weekly: int = Field(0, ge=0, le=MAX_KEEP, description="And the newest of W weeks")
+    keep_monthly: int = Field(0, ge=0, le=MAX_KEEP, description="And the newest of M months")
+    enabled: bool = True
+
+    @field_validator("stacks")
+    @classmethod
+    def _stacks(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("name at least one stack, or null for every stack")
+        return sorted({check_slug(v) for v in value})
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        return cron_of(value)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        zone_of(value)
+        return value
+
+    @property
+    def retention(self) -> Retention:
+        return Retention(self.keep_last, self.keep_daily, self.keep_weekly, self.keep_monthly)
+
+
+class ScheduleView(ScheduleSpec):
+    id: int
+    agent_id: Annotated[
+        int | None, Field(description="The agent whose stacks it backs up; null: this host")
+    ] = None
+    next_run_at: datetime | None
+    last_run_at: datetime | None
+    last_status: str | None
+    running: bool
+
+
+class ScheduleRunView(BaseModel):
+    id: int
+    schedule_id: int
+    stack_id: str
+    started_at: datetime
+    finished_at: datetime | None
+    outcome: RunOutcome
+    archive: str | None
+    size: int | None
+    pruned: int
+    error: str | None

@@ -1,0 +1,116 @@
+"""S3 destinations against a real S3 endpoint on loopback (moto's server)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from tests.destinations.contract import an_archive, run_contract
+from tests.support.processes import free_port
+
+from stackyard.destinations.model import S3Settings, Secrets
+from stackyard.destinations.s3 import MIB, S3Destination, part_size
+from stackyard.errors import DestinationDenied, DestinationError, DestinationUnreachable
+
+
+def destination(s3, bucket: str, prefix: str = "", secret: str | None = None, url=None):
+    settings = S3Settings(
+        endpoint_url=url or s3.url,
+        bucket=bucket,
+        prefix=prefix,
+        access_key=s3.access_key,
+        path_style=True,
+    )
+    return S3Destination(settings, Secrets(secret_key=secret or s3.secret_key))
+
+
+def keys(s3, bucket: str, prefix: str = "") -> list[str]:
+    found = s3.client().list_objects_v2(Bucket=bucket, Prefix=prefix).get("Contents", [])
+    return sorted(item["Key"][len(prefix) :] for item in found)
+
+
+@pytest.mark.parametrize("prefix", ["", "site/backups"])
+def test_the_contract(s3_server, s3_unsigned_server, tmp_path, prefix):
+    s3_server = s3_unsigned_server if prefix else s3_server
+    bucket = s3_server.bucket()
+    full = f"{prefix}/" if prefix else ""
+
+    def put(name: str) -> None:
+        s3_server.client().put_object(Bucket=bucket, Key=full + name, Body=b"not ours")
+
+    run_contract(
+        destination(s3_server, bucket, prefix), tmp_path, lambda: keys(s3_server, bucket, full), put
+    )
+    if prefix:  # nothing outside the prefix
+        assert all(k.startswith(full) for k in keys(s3_server, bucket))
+
+
+def test_part_sizes_fit_the_archive():
+    assert part_size(1) == 8 * MIB
+    assert part_size(80 * 1024 * MIB) == 9 * MIB  # 80 GiB: 9,103 parts of 9 MiB
+    assert -(-(5 * 1024 * 1024 * MIB) // part_size(5 * 1024 * 1024 * MIB)) <= 10_000  # 5 TiB
+
+
+def test_a_large_archive_goes_up_in_parts(s3_server, tmp_path):
+    bucket = s3_server.bucket()
+    local = an_archive(tmp_path, size=20 * MIB + 7)
+    target = destination(s3_server, bucket)
+    asyncio.run(target.push(local, local.name, lambda done: None))
+    head = s3_server.client().head_object(Bucket=bucket, Key=local.name)
+    assert head["ContentLength"] == local.stat().st_size
+    assert head["ETag"].strip('"').endswith("-3")  # three parts of 8 MiB
+    back = tmp_path / "back.tar"
+    asyncio.run(target.pull(local.name, back, lambda done: None))
+    assert back.read_bytes() == local.read_bytes()
+
+
+def test_a_wrong_secret_a_missing_bucket_and_no_server_are_clear_errors(s3_server, tmp_path):
+    bucket = s3_server.bucket()
+    local = an_archive(tmp_path, size=1000)
+    with pytest.raises(DestinationError, match="does not exist"):
+        asyncio.run(destination(s3_server, "no-such-bucket").test())
+    with pytest.raises(DestinationError, match="does not exist"):
+        asyncio.run(destination(s3_server, "no-such-bucket").push(local, local.name, print))
+    closed = f"http://127.0.0.1:{free_port()}"
+    with pytest.raises(DestinationUnreachable):
+        asyncio.run(destination(s3_server, bucket, url=closed).test())
+    assert keys(s3_server, bucket) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [local.name]
+
+
+def test_a_wrong_secret_is_denied_and_leaves_nothing(s3_server, tmp_path):
+    bucket = s3_server.bucket()
+    local = an_archive(tmp_path, size=1000)
+    wrong = destination(s3_server, bucket, secret="wrong")
+    with pytest.raises(DestinationDenied, match="refused the access key"):
+        asyncio.run(wrong.push(local, local.name, print))
+    with pytest.raises(DestinationDenied):
+        asyncio.run(wrong.test())
+    assert keys(s3_server, bucket) == []
+
+
+def test_a_failed_upload_leaves_no_parts_and_no_object(s3_server, tmp_path):
+    """The transfer is cancelled after its first parts went up (as when the client goes
+    away): the multipart upload is aborted, no object appears."""
+    bucket = s3_server.bucket()
+    local = an_archive(tmp_path, size=48 * MIB)
+    target = destination(s3_server, bucket)
+    started = threading.Event()
+
+    def progress(done: int) -> None:
+        if done > 8 * MIB:
+            started.set()
+
+    async def scenario() -> None:
+        task = asyncio.create_task(target.push(local, local.name, progress))
+        while not started.is_set():
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    client = s3_server.client()
+    assert keys(s3_server, bucket) == []
+    assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
