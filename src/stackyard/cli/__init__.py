@@ -40,7 +40,7 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from stackyard.cli import backups, serve, stacks, tokens, users
+    from stackyard.cli import backups, destinations, serve, stacks, tokens, users
 
     serve.register(app)
     app.add_typer(users.app, name="user")
@@ -48,6 +48,8 @@ def _register() -> None:
     app.add_typer(serve.agent_app, name="agent")
     app.add_typer(stacks.app, name="stack")
     app.add_typer(backups.app, name="backup")
+    app.add_typer(destinations.destination_app, name="destination")
+    app.add_typer(destinations.schedule_app, name="schedule")
 
 
 _register()

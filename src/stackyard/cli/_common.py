@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from stackyard.backups.service import BackupService
     from stackyard.db import Database
+    from stackyard.destinations.service import Destinations
+    from stackyard.destinations.transfers import Transfers
+    from stackyard.schedules.service import Schedules
     from stackyard.settings import Settings
     from stackyard.stacks.service import StackService
 
@@ -40,3 +43,39 @@ def backups() -> BackupService:
     from stackyard.backups.service import BackupService
 
     return BackupService(stacks())
+
+
+def destinations(service: BackupService | None = None) -> Destinations:
+    from stackyard.destinations.service import Destinations
+
+    host = (service or backups()).host
+    return Destinations(
+        database(), settings().effective_secret_key, lambda: host.docker, host.helpers
+    )
+
+
+def destination_id(service: Destinations, given: str) -> int:
+    """A destination by id or by name."""
+    from stackyard.errors import NotFound
+
+    for view in service.all():
+        if given in (str(view.id), view.name):
+            return view.id
+    raise NotFound(f"No destination {given!r} (see `stackyard destination list`)")
+
+
+def transfers(service: BackupService) -> Transfers:
+    from stackyard.destinations.transfers import Transfers
+
+    return Transfers(destinations(service), service.store, service.host.runs)
+
+
+def schedules() -> Schedules:
+    from datetime import timedelta
+
+    from stackyard.schedules.service import Schedules
+
+    service = backups()
+    moves = transfers(service)
+    grace = timedelta(minutes=settings().schedule_grace_minutes)
+    return Schedules(moves.destinations.db, service, moves.destinations, moves, grace)

@@ -17,11 +17,13 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True, help="Back up and restore stacks on this host.")
 
 
-def _follow(start: Callable[[BackupService], Awaitable[Run]]) -> None:
-    """Start a backup or a restore and draw its progress to its end."""
+def _follow(
+    start: Callable[[BackupService], Awaitable[Run]], service: BackupService | None = None
+) -> None:
+    """Start a backup, a restore or a transfer and draw its progress to its end."""
     from stackyard.cli.progress import draw
 
-    service = _common.backups()
+    service = service or _common.backups()
 
     async def go() -> RunState | None:
         run = await start(service)
@@ -96,3 +98,32 @@ def backup_restore(
 
     request = RestoreRequest(as_name, overwrite, not no_binds, asset or None)
     _follow(lambda service: service.restore(service.store.path(name), request))
+
+
+@app.command("push")
+def backup_push(
+    name: Annotated[str, typer.Argument(help="The archive's name")],
+    to: Annotated[str, typer.Option("--to", help="The destination's id or name")],
+) -> None:
+    """Upload an archive of this host to a destination."""
+    service = _common.backups()
+    moves = _common.transfers(service)
+    destination = _common.destination_id(moves.destinations, to)
+
+    async def start(_: BackupService) -> Run:
+        return moves.push(name, destination)
+
+    _follow(start, service)
+
+
+@app.command("pull")
+def backup_pull(
+    source: Annotated[str, typer.Argument(help="The destination's id or name")],
+    name: Annotated[str, typer.Argument(help="The archive's name there")],
+) -> None:
+    """Download an archive from a destination into this host's archives (then restore it
+    with `stackyard backup restore`)."""
+    service = _common.backups()
+    moves = _common.transfers(service)
+    destination = _common.destination_id(moves.destinations, source)
+    _follow(lambda _: moves.pull(destination, name), service)

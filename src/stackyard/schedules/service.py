@@ -67,7 +67,7 @@ class Schedules:
         self.transfers = transfers
         self.grace = grace
         self._wake = asyncio.Event()
-        self._running: dict[int, asyncio.Task[None]] = {}
+        self._running: dict[int, asyncio.Task[list[ScheduleRunView]]] = {}
 
     @property
     def runs(self) -> RunBoard:
@@ -193,7 +193,7 @@ class Schedules:
             if due_at is not None and self._claim(schedule_id, due_at, now):
                 missed = now - due_at > self.grace
                 self._running[schedule_id] = asyncio.create_task(
-                    self._fire(schedule_id, due_at, missed)
+                    self.fire(schedule_id, due_at, missed)
                 )
         with self.db.session() as session:
             soonest = session.scalar(
@@ -225,8 +225,8 @@ class Schedules:
             )
             return bool(getattr(taken, "rowcount", 0) == 1)
 
-    def run_now(self, schedule_id: int) -> None:
-        """Start the schedule now, out of its timetable (Conflict while it runs)."""
+    def claim_now(self, schedule_id: int) -> datetime:
+        """Take the schedule for a run now, out of its timetable (Conflict while it runs)."""
         now = utcnow()
         with self.db.session() as session:
             row = self._row(session, schedule_id)
@@ -238,19 +238,28 @@ class Schedules:
             )
             if getattr(taken, "rowcount", 0) != 1:
                 raise Conflict(f"Schedule {row.name!r} is running")
-        self._running[schedule_id] = asyncio.create_task(self._fire(schedule_id, now, False))
+        return now
 
-    async def _fire(self, schedule_id: int, due_at: datetime, missed: bool) -> None:
+    def run_now(self, schedule_id: int) -> None:
+        """Start the schedule now (its runs show in its history)."""
+        now = self.claim_now(schedule_id)
+        self._running[schedule_id] = asyncio.create_task(self.fire(schedule_id, now, False))
+
+    async def fire(self, schedule_id: int, due_at: datetime, missed: bool) -> list[ScheduleRunView]:
+        """Run a claimed schedule to its end, then release it; what it recorded."""
         renew = asyncio.create_task(self._renew(schedule_id))
         status = "failed"
+        recorded: list[int] = []
         try:
             view = self.get(schedule_id)
             if missed:
-                self._record(schedule_id, "*", due_at, "missed", error=_missed(due_at, self.grace))
+                error = _missed(due_at, self.grace)
+                recorded.append(self._record(schedule_id, "*", due_at, "missed", error=error))
                 status = "missed"
-                return
-            outcomes = [await self._one(view, stack) for stack in self._stacks_of(view)]
-            status = "succeeded" if all(o == "succeeded" for o in outcomes) else "failed"
+            else:
+                recorded = [await self._one(view, stack) for stack in self._stacks_of(view)]
+                outcomes = {r.outcome for r in self._runs_of(recorded)}
+                status = "succeeded" if outcomes <= {"succeeded"} else "failed"
         except Exception:
             log.exception("Schedule %s failed", schedule_id)
         finally:
@@ -258,6 +267,12 @@ class Schedules:
             self._release(schedule_id, status)
             self._running.pop(schedule_id, None)
             self._wake.set()
+        return self._runs_of(recorded)
+
+    def _runs_of(self, ids: list[int]) -> list[ScheduleRunView]:
+        with self.db.session() as session:
+            rows = [session.get(RunRow, run_id) for run_id in ids]
+            return [_run_view(r) for r in rows if r is not None]
 
     async def _renew(self, schedule_id: int) -> None:
         while True:
@@ -283,8 +298,8 @@ class Schedules:
         known = self.backups.host.store.ids()
         return sorted(known) if view.stacks is None else view.stacks
 
-    async def _one(self, view: ScheduleView, stack: str) -> str:
-        """Back up one stack of the schedule, push, prune; the outcome (in the history)."""
+    async def _one(self, view: ScheduleView, stack: str) -> int:
+        """Back up one stack of the schedule, push, prune; the id of its history entry."""
         started = utcnow()
         record = self._record(view.id, stack, started, "running")
         archive: str | None = None
@@ -298,10 +313,10 @@ class Schedules:
             pruned = await self._prune(view, stack)
         except StackyardError as exc:
             self._update(record, "failed", archive, error=exc.detail)
-            return "failed"
+            return record
         size = self.backups.store.path(archive).stat().st_size
         self._update(record, "succeeded", archive, size=size, pruned=pruned)
-        return "succeeded"
+        return record
 
     async def _finish(self, run: Run) -> Run:
         await self.runs.wait(run)

@@ -1,0 +1,90 @@
+"""`stackyard destination ...` and `stackyard schedule ...`: the destinations and the
+backup schedules of this service."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from stackyard.cli import _common
+
+if TYPE_CHECKING:
+    from stackyard.schedules.model import ScheduleRunView
+
+destination_app = typer.Typer(no_args_is_help=True, help="Backup destinations (SFTP, S3, NFS).")
+schedule_app = typer.Typer(no_args_is_help=True, help="Backup schedules of this host.")
+
+
+@destination_app.command("list")
+def destination_list() -> None:
+    """id, name, type, where, and the pinned SSH host key."""
+    for view in _common.destinations().all():
+        settings = view.settings
+        if settings.type == "sftp":
+            where = f"sftp://{settings.username}@{settings.host}:{settings.port}/{settings.folder}"
+        elif settings.type == "s3":
+            where = f"{settings.endpoint_url} bucket {settings.bucket}/{settings.prefix}"
+        else:
+            where = f"nfs {settings.server}:{settings.export}/{settings.subdirectory}"
+        pinned = view.host_key_fingerprint or (
+            "(not pinned yet)" if settings.type == "sftp" else ""
+        )
+        typer.echo(f"{view.id}\t{view.name}\t{settings.type}\t{where}\t{pinned}".rstrip())
+
+
+@destination_app.command("test")
+def destination_test(
+    destination: Annotated[str, typer.Argument(help="The destination's id or name")],
+) -> None:
+    """Reach the destination, write and remove a small file (pins an SFTP host key)."""
+    service = _common.destinations()
+    result = asyncio.run(service.test(_common.destination_id(service, destination)))
+    typer.echo(result.detail)
+
+
+@destination_app.command("archives")
+def destination_archives(
+    destination: Annotated[str, typer.Argument(help="The destination's id or name")],
+) -> None:
+    """The archives Stackyard made that the destination holds, newest first."""
+    service = _common.destinations()
+    for archive in asyncio.run(service.archives(_common.destination_id(service, destination))):
+        typer.echo(f"{archive.name}\t{archive.size}\t{archive.modified.isoformat()}")
+
+
+@schedule_app.command("list")
+def schedule_list() -> None:
+    """id, name, timetable, stacks, destination, next run, last outcome."""
+    for view in _common.schedules().all():
+        stacks = ",".join(view.stacks) if view.stacks else "(every stack)"
+        next_run = view.next_run_at.isoformat() if view.next_run_at else "(disabled)"
+        typer.echo(
+            f"{view.id}\t{view.name}\t{view.cron} {view.timezone}\t{stacks}\t"
+            f"{view.destination_id or 'local'}\t{next_run}\t{view.last_status or '-'}"
+        )
+
+
+@schedule_app.command("run")
+def schedule_run(
+    schedule: Annotated[str, typer.Argument(help="The schedule's id or name")],
+) -> None:
+    """Run a schedule now, out of its timetable, and report each stack's outcome."""
+    service = _common.schedules()
+    found = [v for v in service.all() if schedule in (str(v.id), v.name)]
+    if not found:
+        typer.secho(f"error: no schedule {schedule!r}", err=True, fg=typer.colors.RED)
+        raise typer.Exit(1)
+    view = found[0]
+
+    async def go() -> list[ScheduleRunView]:
+        return await service.fire(view.id, service.claim_now(view.id), False)
+
+    failed = False
+    for run in asyncio.run(go()):
+        failed |= run.outcome != "succeeded"
+        detail = run.error or f"{run.archive} ({run.size} bytes, {run.pruned} pruned)"
+        typer.echo(f"{run.stack_id}\t{run.outcome}\t{detail}")
+    if failed:
+        raise typer.Exit(1)
