@@ -14,14 +14,22 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import threading
 import time
 import uuid
 
 import httpx
 from zlib_ng import zlib_ng
 
-from bench.common import VENV_BIN, admin_token, free_port, rss_mib, stackyard_env, start, workdir
+from bench.common import (
+    VENV_BIN,
+    RssPeak,
+    admin_token,
+    free_port,
+    stackyard_env,
+    start,
+    wait_run,
+    workdir,
+)
 
 FILES = int(os.environ.get("BENCH_BACKUP_FILES", "2000"))
 HELPER = "stackyard-test/busybox:1"
@@ -105,32 +113,6 @@ def baseline_restore(archive: str, volume: str) -> float:
     process.stdin.close()
     process.wait()
     return time.perf_counter() - began
-
-
-class RssPeak:
-    def __init__(self, pid: int) -> None:
-        self.pid, self.start, self.peak = pid, rss_mib(pid), rss_mib(pid)
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while not self.stop.is_set():
-            self.peak = max(self.peak, rss_mib(self.pid))
-            time.sleep(0.05)
-
-    def growth(self) -> float:
-        self.stop.set()
-        self.thread.join()
-        return self.peak - self.start
-
-
-def wait_run(http: httpx.Client, stack: str) -> dict:
-    while True:
-        run = http.get(f"/api/stacks/{stack}/run")
-        if run.status_code == 200 and run.json()["status"] != "running":
-            return run.json()
-        time.sleep(0.1)
 
 
 def run() -> None:

@@ -8,6 +8,7 @@ import socket
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -116,3 +117,32 @@ def report(
         f"| ratio {mine / base:.2f} (n={len(ours)})",
         flush=True,
     )
+
+
+class RssPeak:
+    """The peak RSS of a process from now until `growth()` (sampled every 50 ms)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.start, self.peak = pid, rss_mib(pid), rss_mib(pid)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            self.peak = max(self.peak, rss_mib(self.pid))
+            time.sleep(0.05)
+
+    def growth(self) -> float:
+        self.stop.set()
+        self.thread.join()
+        return self.peak - self.start
+
+
+def wait_run(http: httpx.Client, stack: str) -> dict:
+    """The stack's run, once it has ended."""
+    while True:
+        run = http.get(f"/api/stacks/{stack}/run")
+        if run.status_code == 200 and run.json()["status"] != "running":
+            return run.json()
+        time.sleep(0.1)

@@ -85,13 +85,14 @@ def _start_sshd(config: Path, port: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("sshd did not answer in time")
 
 
-@pytest.fixture(scope="session")
-def sftp_server(worker_id: str) -> Iterator[SftpServer]:
+@contextlib.contextmanager
+def running_sshd(tag: str) -> Iterator[SftpServer]:
+    """sshd on a free loopback port for a user `stackyard-sftp-<tag>` made for it."""
     if os.geteuid() != 0:
         raise RuntimeError("the SFTP tests start sshd and make a system user: run them as root")
     root = Path(tempfile.mkdtemp(prefix="stackyard-sshd-"))
     root.chmod(0o755)
-    user = f"stackyard-sftp-{worker_id}"[:32]
+    user = f"stackyard-sftp-{tag}"[:32]
     home = root / "home"
     subprocess.run(["userdel", user], capture_output=True)
     subprocess.run(
@@ -155,6 +156,12 @@ def sftp_server(worker_id: str) -> Iterator[SftpServer]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@pytest.fixture(scope="session")
+def sftp_server(worker_id: str) -> Iterator[SftpServer]:
+    with running_sshd(worker_id) as server:
+        yield server
+
+
 @dataclass
 class S3Server:
     url: str
@@ -200,7 +207,7 @@ def _iam_user(url: str) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def _moto(signed: bool) -> Iterator[S3Server]:
+def running_moto(signed: bool) -> Iterator[S3Server]:
     executable = shutil.which(MOTO) or str(Path(sys.executable).with_name(MOTO))
     port = free_port()
     log = Path(tempfile.mkdtemp(prefix="stackyard-moto-")) / "moto.log"
@@ -232,7 +239,7 @@ def _moto(signed: bool) -> Iterator[S3Server]:
 @pytest.fixture(scope="session")
 def s3_server() -> Iterator[S3Server]:
     """Signatures checked: a wrong secret is refused."""
-    with _moto(signed=True) as server:
+    with running_moto(signed=True) as server:
         yield server
 
 
@@ -240,5 +247,5 @@ def s3_server() -> Iterator[S3Server]:
 def s3_unsigned_server() -> Iterator[S3Server]:
     """Signatures not checked: moto's check gets a `/` in a query (`prefix=a/b/`) wrong,
     so prefixes are tested here."""
-    with _moto(signed=False) as server:
+    with running_moto(signed=False) as server:
         yield server
