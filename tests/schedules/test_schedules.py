@@ -54,7 +54,7 @@ def test_bad_schedules_are_refused_and_timetables_previewed(admin_client, user_c
     assert admin_client.get("/api/schedules").json() == []
 
     preview = admin_client.get(
-        "/api/schedules/timetable", params={"cron": "daily", "timezone": "Europe/Berlin"}
+        "/api/timetable", params={"cron": "daily", "timezone": "Europe/Berlin"}
     ).json()
     assert preview["cron"] == "0 3 * * *" and len(preview["next"]) == 5
     first = datetime.fromisoformat(preview["next"][0])

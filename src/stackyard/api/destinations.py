@@ -17,6 +17,7 @@ from stackyard.auth.audit import audited
 from stackyard.destinations.model import RemoteArchive, Secrets, Settings
 from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
 from stackyard.destinations.transfers import Transfers
+from stackyard.jsonmodel import JsonInt
 from stackyard.stacks.runs import RunState
 
 router = APIRouter(tags=["destinations"], dependencies=[Depends(require_admin)])
@@ -104,7 +105,7 @@ class TestOut(BaseModel):
 
 
 class PushIn(Body):
-    destination_id: int = Field(ge=1, le=2**31 - 1)
+    destination_id: JsonInt = Field(ge=1, le=2**31 - 1)
 
 
 @router.get("/destinations", operation_id="listDestinations")

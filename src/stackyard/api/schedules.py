@@ -17,7 +17,7 @@ from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleVie
 from stackyard.schedules.service import Schedules
 from stackyard.schedules.timetable import next_runs
 
-router = APIRouter(prefix="/schedules", tags=["schedules"], dependencies=[Depends(require_admin)])
+router = APIRouter(tags=["schedules"], dependencies=[Depends(require_admin)])
 
 
 def get_schedules(request: Request) -> Schedules:
@@ -32,7 +32,7 @@ class TimetableOut(BaseModel):
     next: list[datetime]
 
 
-@router.get("", operation_id="listSchedules")
+@router.get("/schedules", operation_id="listSchedules")
 def list_schedules(schedules: SchedulesDep) -> list[ScheduleView]:
     return schedules.all()
 
@@ -47,7 +47,7 @@ def preview_timetable(
     return TimetableOut(cron=spec.cron, next=next_runs(spec.cron, spec.timezone, utcnow(), 5))
 
 
-@router.post("", operation_id="createSchedule", status_code=status.HTTP_201_CREATED)
+@router.post("/schedules", operation_id="createSchedule", status_code=status.HTTP_201_CREATED)
 def create_schedule(
     body: ScheduleSpec, admin: AdminDep, db: DbDep, schedules: SchedulesDep
 ) -> ScheduleView:
@@ -55,12 +55,12 @@ def create_schedule(
         return schedules.create(body)
 
 
-@router.get("/{schedule_id}", operation_id="getSchedule")
+@router.get("/schedules/{schedule_id}", operation_id="getSchedule")
 def get_schedule(schedule_id: DbId, schedules: SchedulesDep) -> ScheduleView:
     return schedules.get(schedule_id)
 
 
-@router.put("/{schedule_id}", operation_id="updateSchedule")
+@router.put("/schedules/{schedule_id}", operation_id="updateSchedule")
 def update_schedule(
     schedule_id: DbId, body: ScheduleSpec, admin: AdminDep, db: DbDep, schedules: SchedulesDep
 ) -> ScheduleView:
@@ -68,14 +68,14 @@ def update_schedule(
         return schedules.update(schedule_id, body)
 
 
-@router.delete("/{schedule_id}", operation_id="deleteSchedule", status_code=204)
+@router.delete("/schedules/{schedule_id}", operation_id="deleteSchedule", status_code=204)
 def delete_schedule(schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: SchedulesDep) -> None:
     """Forget the schedule and its history; the archives it made stay."""
     with audited(db, admin.username, "schedule.delete", str(schedule_id)) as note:
         note.target = schedules.delete(schedule_id)
 
 
-@router.post("/{schedule_id}/run", operation_id="runSchedule", status_code=status.HTTP_202_ACCEPTED)
+@router.post("/schedules/{schedule_id}/run", operation_id="runSchedule", status_code=status.HTTP_202_ACCEPTED)
 async def run_schedule(
     schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: SchedulesDep
 ) -> ScheduleView:
@@ -85,7 +85,7 @@ async def run_schedule(
     return schedules.get(schedule_id)
 
 
-@router.get("/{schedule_id}/runs", operation_id="listScheduleRuns")
+@router.get("/schedules/{schedule_id}/runs", operation_id="listScheduleRuns")
 def list_schedule_runs(
     schedule_id: DbId,
     schedules: SchedulesDep,

@@ -53,13 +53,13 @@ class Selection(BaseModel):
     include_binds: bool = Field(True, description="Capture bind-mounted folders at all")
     binds: list[Annotated[str, Field(max_length=4096)]] | None = Field(
         None,
-        max_length=1000,
+        max_length=100,
         description="Binds to capture (host paths, or paths inside the stack folder); "
         "null: those the inventory selects",
     )
     volumes: list[Annotated[str, Field(max_length=255)]] | None = Field(
         None,
-        max_length=1000,
+        max_length=100,
         description="Volumes to capture (engine names or compose keys); null: those the "
         "inventory selects",
     )

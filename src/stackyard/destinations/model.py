@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from stackyard.jsonmodel import JsonInt, StrictModel
 
 DestinationType = Literal["sftp", "s3", "nfs"]
 #: Bytes moved so far; called as a transfer goes.
@@ -43,14 +45,14 @@ def _host(value: str) -> str:
     return value
 
 
-class _Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class _Settings(StrictModel):
+    pass
 
 
 class SftpSettings(_Settings):
     type: Literal["sftp"] = "sftp"
     host: Annotated[str, Field(min_length=1, max_length=253)]
-    port: Annotated[int, Field(ge=1, le=65535)] = 22
+    port: Annotated[JsonInt, Field(ge=1, le=65535)] = 22
     username: Annotated[str, Field(min_length=1, max_length=128)]
     folder: Annotated[
         str,
@@ -143,10 +145,8 @@ class NfsSettings(_Settings):
 Settings = Annotated[SftpSettings | S3Settings | NfsSettings, Field(discriminator="type")]
 
 
-class Secrets(BaseModel):
+class Secrets(StrictModel):
     """Write-only: what a destination needs to sign in (each None: not set)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     password: Annotated[str | None, Field(max_length=1024)] = None
     private_key: Annotated[str | None, Field(max_length=32768)] = None

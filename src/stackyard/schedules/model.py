@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from stackyard.backups.capture import Selection
+from stackyard.jsonmodel import JsonInt, StrictModel
 from stackyard.schedules.retention import MAX_KEEP, Retention
 from stackyard.schedules.timetable import cron_of, zone_of
 from stackyard.slugs import check_slug
@@ -15,9 +16,7 @@ from stackyard.slugs import check_slug
 RunOutcome = Literal["running", "succeeded", "failed", "missed"]
 
 
-class ScheduleSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ScheduleSpec(StrictModel):
     name: Annotated[str, Field(min_length=1, max_length=100)]
     stacks: list[str] | None = Field(
         None, max_length=1000, description="The stacks to back up; null: every stack"
@@ -28,14 +27,14 @@ class ScheduleSpec(BaseModel):
         "hourly, daily, weekly, monthly",
     )
     timezone: str = Field("UTC", max_length=64, description="The zone the timetable is in")
-    destination_id: int | None = Field(
+    destination_id: JsonInt | None = Field(
         None, ge=1, description="Push each archive there; null: keep archives on this host only"
     )
     capture: Selection = Field(default_factory=Selection)
-    keep_last: int = Field(7, ge=1, le=MAX_KEEP, description="Keep the newest N archives")
-    keep_daily: int = Field(0, ge=0, le=MAX_KEEP, description="And the newest of D days")
-    keep_weekly: int = Field(0, ge=0, le=MAX_KEEP, description="And the newest of W weeks")
-    keep_monthly: int = Field(0, ge=0, le=MAX_KEEP, description="And the newest of M months")
+    keep_last: JsonInt = Field(7, ge=1, le=MAX_KEEP, description="Keep the newest N archives")
+    keep_daily: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of D days")
+    keep_weekly: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of W weeks")
+    keep_monthly: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of M months")
     enabled: bool = True
 
     @field_validator("stacks")
