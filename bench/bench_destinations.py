@@ -179,19 +179,7 @@ def run() -> None:
                 aws_secret_access_key="any",
             )
             s3.create_bucket(Bucket="bench")
-            made = client.post(
-                "/api/destinations",
-                json={
-                    "name": "s3",
-                    "settings": {
-                        "type": "s3",
-                        "endpoint_url": moto.url,
-                        "bucket": "bench",
-                        "access_key": "any",
-                    },
-                    "secrets": {"secret_key": "any"},
-                },
-            ).json()
+            made = client.post("/api/destinations", json=moto.destination("bench", "s3")).json()
             push, pull = ours(made["id"])
             s3.delete_object(Bucket="bench", Key=name)
             back = root / "back.tar"

@@ -185,17 +185,7 @@ def test_s3_and_nfs_settings_through_the_api(admin_client, s3_server, archive):
     bucket = s3_server.bucket()
     made = admin_client.post(
         "/api/destinations",
-        json={
-            "name": "bucket",
-            "settings": {
-                "type": "s3",
-                "endpoint_url": s3_server.url,
-                "bucket": bucket,
-                "prefix": "",
-                "access_key": s3_server.access_key,
-            },
-            "secrets": {"secret_key": s3_server.secret_key},
-        },
+        json=s3_server.destination(bucket, "bucket"),
     )
     assert made.status_code == 201, made.text
     dest_id = made.json()["id"]

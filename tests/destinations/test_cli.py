@@ -39,16 +39,7 @@ def test_destinations_pushes_pulls_and_schedules_from_the_command_line(
             sign_in(client, "admin", ADMIN_PASSWORD)
             made = client.post(
                 "/api/destinations",
-                json={
-                    "name": "offsite",
-                    "settings": {
-                        "type": "s3",
-                        "endpoint_url": s3_server.url,
-                        "bucket": bucket,
-                        "access_key": s3_server.access_key,
-                    },
-                    "secrets": {"secret_key": s3_server.secret_key},
-                },
+                json=s3_server.destination(bucket, "offsite"),
             )
             assert made.status_code == 201, made.text
             scheduled = client.post(

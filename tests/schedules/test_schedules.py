@@ -78,16 +78,7 @@ def test_a_per_minute_schedule_fires_on_time_pushes_and_prunes(
     bucket = s3_server.bucket()
     dest = admin_client.post(
         "/api/destinations",
-        json={
-            "name": "bucket",
-            "settings": {
-                "type": "s3",
-                "endpoint_url": s3_server.url,
-                "bucket": bucket,
-                "access_key": s3_server.access_key,
-            },
-            "secrets": {"secret_key": s3_server.secret_key},
-        },
+        json=s3_server.destination(bucket, "bucket"),
     ).json()
 
     # Older archives here and there: this stack's (three days ago, two two days ago),

@@ -178,6 +178,19 @@ class S3Server:
             config=Config(s3={"addressing_style": "path"}),
         )
 
+    def destination(self, bucket: str, name: str = "bucket") -> dict:
+        """The body that makes a Stackyard destination of `bucket` on this server."""
+        return {
+            "name": name,
+            "settings": {
+                "type": "s3",
+                "endpoint_url": self.url,
+                "bucket": bucket,
+                "access_key": self.access_key,
+            },
+            "secrets": {"secret_key": self.secret_key},
+        }
+
     def bucket(self) -> str:
         """A new, empty bucket."""
         name = f"b-{secrets.token_hex(6)}"
