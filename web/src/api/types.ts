@@ -72,3 +72,22 @@ export type BackupManifest = ResponseBody<"/api/backups/{name}", "get">;
 export type VerifyReport = ResponseBody<"/api/backups/{name}/verify", "post">;
 export type NewBackup = RequestBody<"/api/stacks/{stack_id}/backups", "post">;
 export type RestoreOptions = RequestBody<"/api/backups/{name}/restore", "post">;
+
+export type Destination = ResponseBody<"/api/destinations", "get">[number];
+export type DestinationSettings = Destination["settings"];
+export type DestinationType = DestinationSettings["type"];
+export type SftpSettings = components["schemas"]["SftpSettings"];
+export type S3Settings = components["schemas"]["S3Settings"];
+export type NfsSettings = components["schemas"]["NfsSettings"];
+/** Write-only sign-in secrets: sent, never read back (`secrets_set` names those stored). */
+export type DestinationSecrets = components["schemas"]["Secrets"];
+export type NewDestination = RequestBody<"/api/destinations", "post">;
+export type DestinationChange = RequestBody<"/api/destinations/{destination_id}", "patch">;
+export type UnsavedDestinationTest = RequestBody<"/api/destinations/test", "post">;
+export type DestinationTestResult = ResponseBody<"/api/destinations/test", "post">;
+export type RemoteArchive = ResponseBody<"/api/destinations/{destination_id}/archives", "get">[number];
+
+export type Schedule = ResponseBody<"/api/schedules", "get">[number];
+export type ScheduleSpec = RequestBody<"/api/schedules", "post">;
+export type ScheduleRun = ResponseBody<"/api/schedules/{schedule_id}/runs", "get">[number];
+export type Timetable = ResponseBody<"/api/timetable", "get">;

@@ -11,6 +11,8 @@ const CAPABILITIES: Record<Capability, Role[]> = {
   "stacks.shell": ["admin"],
   "backups.create": ["admin", "operator"],
   "backups.administer": ["admin"],
+  "destinations.manage": ["admin"],
+  "schedules.manage": ["admin"],
   "stacks.editFiles": ["admin"],
   "stacks.create": ["admin"],
   "stacks.delete": ["admin"],
@@ -35,9 +37,9 @@ describe("can", () => {
     expect(Object.keys(ROLE_DESCRIPTIONS).sort()).toEqual([...ROLES].sort());
   });
 
-  it("shows the Files page to admins only", () => {
-    expect(navItemsFor("admin").map((item) => item.label)).toContain("Files");
-    expect(navItemsFor("operator").map((item) => item.label)).not.toContain("Files");
-    expect(navItemsFor("viewer").map((item) => item.label)).not.toContain("Files");
+  it.each(["Files", "Destinations", "Schedules"])("shows the %s page to admins only", (label) => {
+    expect(navItemsFor("admin").map((item) => item.label)).toContain(label);
+    expect(navItemsFor("operator").map((item) => item.label)).not.toContain(label);
+    expect(navItemsFor("viewer").map((item) => item.label)).not.toContain(label);
   });
 });

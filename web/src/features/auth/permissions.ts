@@ -20,6 +20,10 @@ export type Capability =
   | "backups.create"
   /** Download (they hold .secrets), upload, delete and restore archives. */
   | "backups.administer"
+  /** Backup destinations (SFTP, S3, NFS): their settings and secrets, tests, the archives on them, push and pull. */
+  | "destinations.manage"
+  /** Backup schedules: timetables, retention, "run now", their history. */
+  | "schedules.manage"
   /** Edit compose and .env, read and edit .secrets. */
   | "stacks.editFiles"
   /** Create a stack. */
@@ -54,6 +58,8 @@ const LEAST_ROLE: Record<Capability, Role> = {
   "stacks.shell": "admin",
   "backups.create": "operator",
   "backups.administer": "admin",
+  "destinations.manage": "admin",
+  "schedules.manage": "admin",
   "stacks.editFiles": "admin",
   "stacks.create": "admin",
   "stacks.delete": "admin",

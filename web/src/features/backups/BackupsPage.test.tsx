@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { ArchiveInfo, BackupManifest, Inventory } from "../../api/types";
+import type { ArchiveInfo, BackupManifest, Destination, Inventory } from "../../api/types";
+import { openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent } from "../../test/fakeFetch";
 import { installFakeXhr, pendingXhr } from "../../test/fakeXhr";
 import { adminUser, operatorUser, signedInAs } from "../../test/fixtures";
@@ -56,6 +57,7 @@ describe("backups page", () => {
     expect(row).toHaveTextContent("nas");
     expect(row).toHaveTextContent("4.2 MB");
     expect(within(row).queryByRole("link", { name: "Download" })).not.toBeInTheDocument();
+    expect(within(row).queryByRole("button", { name: "Push…" })).not.toBeInTheDocument();
     expect(screen.queryByLabelText("Upload an archive")).not.toBeInTheDocument();
     await user.click(within(row).getByRole("button", { name: "Verify" }));
     expect(await within(row).findByRole("status")).toHaveTextContent("every checksum right");
@@ -114,6 +116,70 @@ describe("backups page", () => {
     expect(screen.getByText(/Uploading other.tar: 1.0 kB of 2.0 kB/)).toBeInTheDocument();
     await xhr?.respond(201, { ...archive, name: "other--x--20260101T000000Z.tar" });
     expect(await screen.findByText(/Uploaded and checked: other--x/)).toBeInTheDocument();
+  });
+});
+
+const offsite: Destination = {
+  id: 4,
+  name: "offsite",
+  type: "sftp",
+  settings: { type: "sftp", host: "backup.lan", port: 22, username: "yard", folder: "" },
+  secrets_set: ["password"],
+  host_key_fingerprint: "SHA256:abc",
+  created_at: "2026-11-21T10:00:00Z",
+  updated_at: null,
+};
+
+describe("push to a destination", () => {
+  it("picks a destination, pushes, and follows the run in the console", async () => {
+    const fake = installFakeFetch(
+      routes(adminUser, {
+        "GET /api/destinations": [{ ...offsite, id: 3, name: "nearby" }, offsite],
+        [`POST /api/backups/${archive.name}/push`]: () =>
+          json(makeRun({ id: "p1", stack: "web", action: "push" }, { mode: "transfer", percent: 0 }), { status: 202 }),
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    await user.click(within(table).getByRole("button", { name: "Push…" }));
+    const dialog = await screen.findByRole("dialog", { name: `Push ${archive.name}` });
+    await user.selectOptions(await within(dialog).findByRole("combobox", { name: "Destination" }), "offsite (SFTP)");
+    await user.click(within(dialog).getByRole("button", { name: "Push" }));
+
+    const console = await screen.findByRole("region", { name: "Deploy web" });
+    expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
+    expect(within(console).getByRole("heading", { name: `Pushing ${archive.name} to offsite` })).toBeInTheDocument();
+    expect(await fake.calls("POST", `/api/backups/${archive.name}/push`)[0]?.json()).toEqual({ destination_id: 4 });
+    await openSource("/api/stacks/web/run/events")?.emit(
+      "state",
+      makeRun({ id: "p1", stack: "web", action: "push", status: "succeeded" }, { mode: "transfer", percent: 100 }),
+    );
+    expect(within(console).getByRole("status")).toHaveTextContent("push succeeded");
+  });
+
+  it("shows the server's refusal", async () => {
+    installFakeFetch(
+      routes(adminUser, {
+        "GET /api/destinations": [offsite],
+        [`POST /api/backups/${archive.name}/push`]: () =>
+          json({ detail: `${archive.name} is on offsite already` }, { status: 409 }),
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    await user.click(within(table).getByRole("button", { name: "Push…" }));
+    const dialog = await screen.findByRole("dialog", { name: `Push ${archive.name}` });
+    await user.click(await within(dialog).findByRole("button", { name: "Push" }));
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent("is on offsite already");
+  });
+
+  it("points to the Destinations page when there is no destination", async () => {
+    installFakeFetch(routes(adminUser, { "GET /api/destinations": [] }));
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    await user.click(within(table).getByRole("button", { name: "Push…" }));
+    const dialog = await screen.findByRole("dialog", { name: `Push ${archive.name}` });
+    expect(await within(dialog).findByRole("link", { name: "Destinations" })).toHaveAttribute("href", "/destinations");
   });
 });
 

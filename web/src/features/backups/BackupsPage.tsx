@@ -10,7 +10,9 @@ import { Loading } from "../../components/Loading";
 import { ProgressBar } from "../../components/ProgressBar";
 import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
-import { DeployConsole } from "../stacks/DeployConsole";
+import { invalidateAfterTransfer } from "../destinations/queries";
+import { FollowedRun } from "./FollowedRun";
+import { PushDialog } from "./PushDialog";
 import {
   backupDownloadUrl,
   backupKeys,
@@ -97,14 +99,17 @@ function VerifyResult({ report }: { report: VerifyReport }) {
 function ArchiveRow({
   archive,
   onRestore,
+  onPush,
   onDelete,
 }: {
   archive: ArchiveInfo;
   onRestore: () => void;
+  onPush: () => void;
   onDelete: () => void;
 }) {
   const verify = useVerifyBackup();
   const mayAdminister = useCan("backups.administer");
+  const mayPush = useCan("destinations.manage");
   return (
     <tr>
       <th scope="row">
@@ -133,6 +138,11 @@ function ArchiveRow({
             <button type="button" onClick={onRestore} disabled={Boolean(archive.error)}>
               Restore
             </button>
+            {mayPush && (
+              <button type="button" onClick={onPush} disabled={Boolean(archive.error)}>
+                Push…
+              </button>
+            )}
             <button type="button" className="danger" onClick={onDelete} aria-label={`Delete ${archive.name}`}>
               Delete
             </button>
@@ -144,12 +154,15 @@ function ArchiveRow({
 }
 
 export function BackupsPage() {
+  const queryClient = useQueryClient();
   const archives = useQuery(backupsQueryOptions());
   const mayAdminister = useCan("backups.administer");
   const remove = useDeleteBackup();
   const [restoring, setRestoring] = useState<ArchiveInfo | null>(null);
+  const [pushing, setPushing] = useState<ArchiveInfo | null>(null);
   const [deleting, setDeleting] = useState<ArchiveInfo | null>(null);
-  const [started, setStarted] = useState<Run | null>(null);
+  /** A restore or push this page started, followed in the deploy console. */
+  const [started, setStarted] = useState<{ run: Run; title: string } | null>(null);
 
   return (
     <main className="page">
@@ -162,7 +175,13 @@ export function BackupsPage() {
         you choose, checked once written.
       </p>
       {started && (
-        <DeployConsole stackId={started.stack} title={`Restoring into ${started.stack}`} onClose={() => setStarted(null)} />
+        <FollowedRun
+          key={started.run.id}
+          run={started.run}
+          title={started.title}
+          onClose={() => setStarted(null)}
+          onSucceeded={() => void invalidateAfterTransfer(queryClient)}
+        />
       )}
       {archives.isError && <ErrorBanner error={archives.error} onRetry={() => void archives.refetch()} />}
       {!archives.data ? (
@@ -176,6 +195,7 @@ export function BackupsPage() {
               key={archive.name}
               archive={archive}
               onRestore={() => setRestoring(archive)}
+              onPush={() => setPushing(archive)}
               onDelete={() => setDeleting(archive)}
             />
           ))}
@@ -187,7 +207,17 @@ export function BackupsPage() {
           onClose={() => setRestoring(null)}
           onStarted={(run) => {
             setRestoring(null);
-            setStarted(run);
+            setStarted({ run, title: `Restoring into ${run.stack}` });
+          }}
+        />
+      )}
+      {pushing && (
+        <PushDialog
+          archive={pushing}
+          onClose={() => setPushing(null)}
+          onStarted={(run, destination) => {
+            setPushing(null);
+            setStarted({ run, title: `Pushing ${pushing.name} to ${destination.name}` });
           }}
         />
       )}

@@ -34,7 +34,7 @@ describe("shell", () => {
   it.each([
     ["an operator", operatorUser],
     ["a viewer", viewerUser],
-  ])("shows %s no Files link, and the role next to the name", async (_who, signedIn) => {
+  ])("shows %s no Files, Destinations or Schedules link, and the role next to the name", async (_who, signedIn) => {
     installFakeFetch(signedInAs(signedIn));
     renderApp("/");
 
@@ -43,6 +43,8 @@ describe("shell", () => {
       .getAllByRole("link")
       .map((a) => a.textContent);
     expect(labels).not.toContain("Files");
+    expect(labels).not.toContain("Destinations");
+    expect(labels).not.toContain("Schedules");
     expect(labels).toContain("Stacks");
     expect(labels).toContain("Settings");
     expect(await screen.findByText(signedIn.username)).toHaveTextContent(`${signedIn.username}${signedIn.role}`);
@@ -52,11 +54,11 @@ describe("shell", () => {
     installFakeFetch(signedInAs(adminUser));
     const { user } = renderApp("/");
 
-    await user.click(await screen.findByRole("link", { name: "Schedules" }));
+    await user.click(await screen.findByRole("link", { name: "Agents" }));
 
-    expect(screen.getByRole("heading", { level: 1, name: "Schedules" })).toBeInTheDocument();
+    expect(screen.getByRole("heading", { level: 1, name: "Agents" })).toBeInTheDocument();
     expect(screen.getByText("Coming soon.")).toBeInTheDocument();
-    expect(screen.getByRole("link", { name: "Schedules" })).toHaveAttribute("aria-current", "page");
+    expect(screen.getByRole("link", { name: "Agents" })).toHaveAttribute("aria-current", "page");
   });
 
   it("shows the signed-in user and signs out", async () => {

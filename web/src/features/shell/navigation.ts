@@ -13,8 +13,8 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/stacks", label: "Stacks" },
   { to: "/files", label: "Files", capability: "files" },
   { to: "/backups", label: "Backups" },
-  { to: "/destinations", label: "Destinations" },
-  { to: "/schedules", label: "Schedules" },
+  { to: "/destinations", label: "Destinations", capability: "destinations.manage" },
+  { to: "/schedules", label: "Schedules", capability: "schedules.manage" },
   { to: "/agents", label: "Agents" },
   { to: "/settings", label: "Settings" },
 ];

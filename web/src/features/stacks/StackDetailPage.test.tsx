@@ -390,6 +390,7 @@ describe("stack file editors", () => {
     const form = await screen.findByRole("form", { name: "compose.yaml" });
     const editor = await codeEditorIn(form, "compose.yaml");
     typeAtEnd(editor, "# note\n");
+    await within(form).findByText("Unsaved changes"); // the guard is armed
     await user.click(screen.getByRole("link", { name: "Settings" }));
     expect(confirm).toHaveBeenCalledWith("Your changes to compose.yaml are not saved. Leave and discard them?");
     expect(screen.getByTestId("location")).toHaveTextContent("/stacks/web");
@@ -406,6 +407,7 @@ describe("stack file editors", () => {
     const { user } = renderApp("/stacks/web");
     const form = await screen.findByRole("form", { name: "compose.yaml" });
     typeAtEnd(await codeEditorIn(form, "compose.yaml"), "# unsaved\n");
+    await within(form).findByText("Unsaved changes"); // the guard is armed
     await user.click(screen.getByRole("button", { name: "Sign out" }));
     expect(confirm).toHaveBeenCalledTimes(1);
     expect(fake.calls("POST", "/api/auth/logout")).toHaveLength(0);

@@ -1,0 +1,36 @@
+import { useQuery } from "@tanstack/react-query";
+import { useEffect, useRef, type ReactNode } from "react";
+import type { Run } from "../../api/types";
+import { DeployConsole } from "../stacks/DeployConsole";
+import { stackRunQueryOptions } from "../stacks/queries";
+
+/**
+ * The deploy console of a run this page started (a backup, restore, push or pull: each is
+ * a run of its stack), followed live; `onSucceeded` is called once when that run (not a
+ * later one on the same stack) has succeeded.
+ */
+export function FollowedRun({
+  run,
+  title,
+  onClose,
+  onSucceeded,
+}: {
+  run: Run;
+  title: ReactNode;
+  onClose: () => void;
+  onSucceeded?: (run: Run) => void;
+}) {
+  // The console keeps this query up to date from the run's event stream.
+  const current = useQuery(stackRunQueryOptions(run.stack)).data;
+  const reported = useRef<string | null>(null);
+  const succeeded = useRef(onSucceeded);
+  succeeded.current = onSucceeded;
+
+  useEffect(() => {
+    if (current?.id !== run.id || current.status !== "succeeded" || reported.current === run.id) return;
+    reported.current = run.id;
+    succeeded.current?.(current);
+  }, [current, run.id]);
+
+  return <DeployConsole stackId={run.stack} title={title} onClose={onClose} />;
+}

@@ -1,0 +1,148 @@
+import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@tanstack/react-query";
+import { api } from "../../api/client";
+import { unwrap } from "../../api/errors";
+import type { DestinationChange, NewDestination, Run, UnsavedDestinationTest } from "../../api/types";
+import { backupKeys } from "../backups/queries";
+import { settingsKeys } from "../settings/queries";
+import { invalidateStacks, stackKeys } from "../stacks/queries";
+
+export const destinationKeys = {
+  list: ["destinations"] as const,
+  /** Prefix of every destination's remote archive list. */
+  allArchives: ["destination-archives"] as const,
+  archives: (id: number) => ["destination-archives", id] as const,
+};
+
+/** Admin only. Secrets are never returned: `secrets_set` names those stored. */
+export function destinationsQueryOptions() {
+  return queryOptions({ queryKey: destinationKeys.list, queryFn: () => unwrap(api.GET("/api/destinations")) });
+}
+
+/** The archives Stackyard made that a destination holds, newest first (read from it each time). */
+export function remoteArchivesQueryOptions(id: number) {
+  return queryOptions({
+    queryKey: destinationKeys.archives(id),
+    queryFn: () =>
+      unwrap(api.GET("/api/destinations/{destination_id}/archives", { params: { path: { destination_id: id } } })),
+    staleTime: 0,
+  });
+}
+
+// Every change, test and transfer is audited by the server: each refreshes the audit log.
+
+function invalidateDestinations(queryClient: QueryClient): Promise<unknown> {
+  return Promise.all([
+    queryClient.invalidateQueries({ queryKey: destinationKeys.list }),
+    queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+  ]);
+}
+
+export function useCreateDestination() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: NewDestination) => unwrap(api.POST("/api/destinations", { body })),
+    onSettled: () => invalidateDestinations(queryClient),
+  });
+}
+
+/** Secrets left out are kept, an empty one is removed; `host_key: null` forgets the pinned key. */
+export function useUpdateDestination() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, change }: { id: number; change: DestinationChange }) =>
+      unwrap(api.PATCH("/api/destinations/{destination_id}", { params: { path: { destination_id: id } }, body: change })),
+    onSettled: (_data, _error, { id }) =>
+      Promise.all([
+        invalidateDestinations(queryClient),
+        queryClient.invalidateQueries({ queryKey: destinationKeys.archives(id) }),
+      ]),
+  });
+}
+
+/** Forgets the destination; the archives on it stay there. */
+export function useDeleteDestination() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) =>
+      unwrap(api.DELETE("/api/destinations/{destination_id}", { params: { path: { destination_id: id } } })),
+    onSuccess: (_data, id) => queryClient.removeQueries({ queryKey: destinationKeys.archives(id) }),
+    onSettled: () => invalidateDestinations(queryClient),
+  });
+}
+
+/** Tries settings before they are saved (an SFTP server's host key is shown, not pinned). */
+export function useTestUnsavedDestination() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: UnsavedDestinationTest) => unwrap(api.POST("/api/destinations/test", { body })),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+  });
+}
+
+/** Tests a saved destination; the first success pins an SFTP server's host key. */
+export function useTestDestination() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) =>
+      unwrap(api.POST("/api/destinations/{destination_id}/test", { params: { path: { destination_id: id } } })),
+    onSettled: () => invalidateDestinations(queryClient),
+  });
+}
+
+export function useDeleteRemoteArchive(id: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) =>
+      unwrap(
+        api.DELETE("/api/destinations/{destination_id}/archives/{name}", {
+          params: { path: { destination_id: id, name } },
+        }),
+      ),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: destinationKeys.archives(id) }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+/** A transfer started: its run is the archive's stack's run (the deploy console follows it). */
+function startedTransfer(queryClient: QueryClient, run: Run) {
+  queryClient.setQueryData(stackKeys.run(run.stack), run);
+}
+
+/** Downloads a remote archive into this host's archives; 409 when it is here already. */
+export function usePullArchive(id: number) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (name: string) =>
+      unwrap(
+        api.POST("/api/destinations/{destination_id}/archives/{name}/pull", {
+          params: { path: { destination_id: id, name } },
+        }),
+      ),
+    onSuccess: (run) => startedTransfer(queryClient, run),
+    onSettled: () =>
+      Promise.all([invalidateStacks(queryClient), queryClient.invalidateQueries({ queryKey: settingsKeys.audit })]),
+  });
+}
+
+/** Uploads a local archive to a destination; 409 when it is there already. */
+export function usePushBackup() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ name, destinationId }: { name: string; destinationId: number }) =>
+      unwrap(api.POST("/api/backups/{name}/push", { params: { path: { name } }, body: { destination_id: destinationId } })),
+    onSuccess: (run) => startedTransfer(queryClient, run),
+    onSettled: () =>
+      Promise.all([invalidateStacks(queryClient), queryClient.invalidateQueries({ queryKey: settingsKeys.audit })]),
+  });
+}
+
+/** What a finished transfer changed: the local archives (a pull), a destination's (a push). */
+export function invalidateAfterTransfer(queryClient: QueryClient): Promise<unknown> {
+  return Promise.all([
+    queryClient.invalidateQueries({ queryKey: backupKeys.list }),
+    queryClient.invalidateQueries({ queryKey: destinationKeys.allArchives }),
+  ]);
+}

@@ -1,0 +1,309 @@
+import { useQuery } from "@tanstack/react-query";
+import { useId, useMemo, useState, type FormEvent } from "react";
+import { errorMessage } from "../../api/errors";
+import type { Schedule, ScheduleSpec } from "../../api/types";
+import { Dialog } from "../../components/Dialog";
+import { ErrorText } from "../../components/ErrorText";
+import { Field } from "../../components/Field";
+import { Loading } from "../../components/Loading";
+import { destinationsQueryOptions } from "../destinations/queries";
+import { stacksQueryOptions } from "../stacks/queries";
+import { timetableQueryOptions, useCreateSchedule, useUpdateSchedule } from "./queries";
+import {
+  browserTimeZone,
+  formatInZone,
+  knownTimeZones,
+  PRESETS,
+  presetOf,
+  useDebounced,
+  type Preset,
+} from "./timetable";
+
+type TimetableChoice = Preset | "custom";
+
+/** What the form says about a timetable: its next runs as the server computes them. */
+function NextRuns({ cron, timezone }: { cron: string; timezone: string }) {
+  const settled = { cron: useDebounced(cron.trim(), 300), timezone: useDebounced(timezone.trim(), 300) };
+  const preview = useQuery(timetableQueryOptions(settled.cron, settled.timezone));
+  const headingId = useId();
+  let body;
+  if (!settled.cron || !settled.timezone) {
+    body = <p className="muted small">Give a timetable and a time zone.</p>;
+  } else if (preview.isError) {
+    body = <p className="error small">{errorMessage(preview.error)}</p>;
+  } else if (!preview.data) {
+    body = <Loading label="Reading the timetable…" />;
+  } else {
+    body = (
+      <>
+        <ol aria-labelledby={headingId} className="next-runs">
+          {preview.data.next.map((time) => (
+            <li key={time}>
+              <time dateTime={time}>{formatInZone(time, settled.timezone)}</time>
+            </li>
+          ))}
+        </ol>
+        <p className="muted small">
+          Cron expression: <code>{preview.data.cron}</code>, in {settled.timezone}
+        </p>
+      </>
+    );
+  }
+  return (
+    <div className="next-runs-preview" aria-live="polite">
+      <h3 id={headingId}>Next runs</h3>
+      {body}
+    </div>
+  );
+}
+
+function NumberField({
+  label,
+  value,
+  min,
+  onChange,
+}: {
+  label: string;
+  value: number;
+  min: number;
+  onChange: (value: number) => void;
+}) {
+  return (
+    <Field label={label}>
+      <input
+        type="number"
+        required
+        min={min}
+        max={10000}
+        value={Number.isNaN(value) ? "" : value}
+        onChange={(event) => onChange(event.target.valueAsNumber)}
+      />
+    </Field>
+  );
+}
+
+/**
+ * Create or edit a schedule: which stacks (every one, or those picked), when (a preset or a
+ * cron expression, in a time zone, with the next runs shown live), where the archives go,
+ * what is captured, and what is kept.
+ */
+export function ScheduleDialog({
+  schedule,
+  onClose,
+  onSaved,
+}: {
+  schedule: Schedule | null;
+  onClose: () => void;
+  onSaved: (saved: Schedule) => void;
+}) {
+  const editing = schedule !== null;
+  const stacks = useQuery(stacksQueryOptions());
+  const destinations = useQuery(destinationsQueryOptions());
+  const create = useCreateSchedule();
+  const update = useUpdateSchedule();
+  const save = editing ? update : create;
+  const [name, setName] = useState(schedule?.name ?? "");
+  const [everyStack, setEveryStack] = useState(schedule ? !schedule.stacks : true);
+  const [picked, setPicked] = useState<Set<string>>(new Set(schedule?.stacks ?? []));
+  const [choice, setChoice] = useState<TimetableChoice>(schedule ? (presetOf(schedule.cron) ?? "custom") : "daily");
+  const [custom, setCustom] = useState(schedule?.cron ?? PRESETS.daily.cron);
+  const [timezone, setTimezone] = useState(schedule?.timezone ?? browserTimeZone);
+  const [destinationId, setDestinationId] = useState<number | null>(schedule?.destination_id ?? null);
+  const [includeBinds, setIncludeBinds] = useState(schedule?.capture?.include_binds ?? true);
+  const [keep, setKeep] = useState({
+    last: schedule?.keep_last ?? 7,
+    daily: schedule?.keep_daily ?? 0,
+    weekly: schedule?.keep_weekly ?? 0,
+    monthly: schedule?.keep_monthly ?? 0,
+  });
+  const [enabled, setEnabled] = useState(schedule?.enabled ?? true);
+  const [zones] = useState(knownTimeZones);
+  const zonesId = useId();
+  // Some 400 suggestions: made once, not again on every key typed in the form.
+  const zoneList = useMemo(
+    () =>
+      zones.length > 0 && (
+        <datalist id={zonesId}>
+          {zones.map((zone) => (
+            <option key={zone} value={zone} />
+          ))}
+        </datalist>
+      ),
+    [zones, zonesId],
+  );
+  const cron = choice === "custom" ? custom : choice;
+  // Stacks named by the schedule that are gone still show, so they can be unticked.
+  const stackIds = [...new Set([...(stacks.data ?? []).map((s) => s.id), ...picked])].sort();
+
+  function submit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    const spec: ScheduleSpec = {
+      name: name.trim(),
+      stacks: everyStack ? null : [...picked].sort(),
+      cron: cron.trim(),
+      timezone: timezone.trim(),
+      destination_id: destinationId,
+      // Volumes and binds as each stack's inventory chooses them; an edit keeps a choice made elsewhere.
+      capture: { volumes: null, binds: null, ...schedule?.capture, include_binds: includeBinds },
+      keep_last: keep.last,
+      keep_daily: keep.daily,
+      keep_weekly: keep.weekly,
+      keep_monthly: keep.monthly,
+      enabled,
+    };
+    if (schedule) update.mutate({ id: schedule.id, spec }, { onSuccess: onSaved });
+    else create.mutate(spec, { onSuccess: onSaved });
+  }
+
+  const title = editing ? `Edit ${schedule.name}` : "Add a schedule";
+  return (
+    <Dialog title={title} onClose={onClose} className="form-dialog">
+      <form className="form" onSubmit={submit} aria-label={title}>
+        <Field label="Name">
+          <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
+        </Field>
+
+        <fieldset>
+          <legend>Stacks</legend>
+          <label className="check">
+            <input type="radio" name="stacks" checked={everyStack} onChange={() => setEveryStack(true)} />
+            <span>Every stack (those added later too)</span>
+          </label>
+          <label className="check">
+            <input type="radio" name="stacks" checked={!everyStack} onChange={() => setEveryStack(false)} />
+            <span>Only the stacks picked here</span>
+          </label>
+          {!everyStack &&
+            (stacks.isError ? (
+              <ErrorText error={stacks.error} />
+            ) : !stacks.data ? (
+              <Loading />
+            ) : stackIds.length === 0 ? (
+              <p className="muted small">No stacks yet.</p>
+            ) : (
+              <div className="stack-picks" role="group" aria-label="Stacks to back up">
+                {stackIds.map((id) => (
+                  <label key={id} className="check">
+                    <input
+                      type="checkbox"
+                      checked={picked.has(id)}
+                      onChange={(event) => {
+                        const next = new Set(picked);
+                        if (event.target.checked) next.add(id);
+                        else next.delete(id);
+                        setPicked(next);
+                      }}
+                    />
+                    <span>{id}</span>
+                  </label>
+                ))}
+              </div>
+            ))}
+        </fieldset>
+
+        <fieldset>
+          <legend>Timetable</legend>
+          <Field label="Runs">
+            <select
+              value={choice}
+              onChange={(event) => {
+                const next = event.target.value as TimetableChoice;
+                if (next === "custom" && choice !== "custom") setCustom(PRESETS[choice].cron);
+                setChoice(next);
+              }}
+            >
+              {(Object.keys(PRESETS) as Preset[]).map((preset) => (
+                <option key={preset} value={preset}>
+                  {PRESETS[preset].label}
+                </option>
+              ))}
+              <option value="custom">Custom (cron expression)</option>
+            </select>
+          </Field>
+          {choice === "custom" && (
+            <Field label="Cron expression (minute hour day month weekday)">
+              <input
+                required
+                maxLength={100}
+                spellCheck={false}
+                className="mono"
+                placeholder="30 2 * * 1-5"
+                value={custom}
+                onChange={(e) => setCustom(e.target.value)}
+              />
+            </Field>
+          )}
+          <Field label="Time zone">
+            <input
+              required
+              maxLength={64}
+              list={zones.length ? zonesId : undefined}
+              spellCheck={false}
+              value={timezone}
+              onChange={(e) => setTimezone(e.target.value)}
+            />
+          </Field>
+          {zoneList}
+          <NextRuns cron={cron} timezone={timezone} />
+        </fieldset>
+
+        <Field label="Destination">
+          <select
+            value={destinationId ?? ""}
+            onChange={(e) => setDestinationId(e.target.value ? Number(e.target.value) : null)}
+          >
+            <option value="">This host only</option>
+            {(destinations.data ?? []).map((d) => (
+              <option key={d.id} value={d.id}>
+                {d.name} ({d.settings.type.toUpperCase()})
+              </option>
+            ))}
+            {destinationId !== null && destinations.data && !destinations.data.some((d) => d.id === destinationId) && (
+              <option value={destinationId}>Destination #{destinationId} (gone)</option>
+            )}
+          </select>
+        </Field>
+        {destinations.isError && <ErrorText error={destinations.error} />}
+
+        <label className="check">
+          <input type="checkbox" checked={includeBinds} onChange={(e) => setIncludeBinds(e.target.checked)} />
+          <span>Include bind folders (besides each stack's folder and its named volumes)</span>
+        </label>
+
+        <fieldset>
+          <legend>Retention</legend>
+          <p className="muted small">
+            Retention applies per stack, here and at the destination, only to archives Stackyard named, and never removes
+            the newest.
+          </p>
+          <div className="retention">
+            <NumberField label="Keep the newest" min={1} value={keep.last} onChange={(last) => setKeep({ ...keep, last })} />
+            <NumberField label="And one a day for (days)" min={0} value={keep.daily} onChange={(daily) => setKeep({ ...keep, daily })} />
+            <NumberField label="And one a week for (weeks)" min={0} value={keep.weekly} onChange={(weekly) => setKeep({ ...keep, weekly })} />
+            <NumberField
+              label="And one a month for (months)"
+              min={0}
+              value={keep.monthly}
+              onChange={(monthly) => setKeep({ ...keep, monthly })}
+            />
+          </div>
+        </fieldset>
+
+        <label className="check">
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} />
+          <span>Enabled (runs on its timetable)</span>
+        </label>
+
+        {save.isError && <ErrorText error={save.error} />}
+        <div className="actions">
+          <button type="submit" className="primary" disabled={save.isPending || (!everyStack && picked.size === 0)}>
+            {save.isPending ? "Saving…" : editing ? "Save changes" : "Add the schedule"}
+          </button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

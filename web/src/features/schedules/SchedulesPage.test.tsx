@@ -1,0 +1,341 @@
+import { act, screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { Destination, Schedule, ScheduleRun } from "../../api/types";
+import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
+import { adminUser, operatorUser, signedInAs } from "../../test/fixtures";
+import { renderApp } from "../../test/renderApp";
+import { makeStack } from "../../test/stackFixtures";
+import { formatDuration } from "./ScheduleHistory";
+import { describeTimetable, presetOf } from "./timetable";
+
+const offsite: Destination = {
+  id: 4,
+  name: "offsite",
+  type: "s3",
+  settings: {
+    type: "s3",
+    endpoint_url: "http://minio.lan:9000",
+    region: "us-east-1",
+    bucket: "backups",
+    prefix: "",
+    access_key: "AKIA1",
+    path_style: true,
+  },
+  secrets_set: ["secret_key"],
+  host_key_fingerprint: null,
+  created_at: "2026-11-21T10:00:00Z",
+  updated_at: null,
+};
+
+const nightly: Schedule = {
+  id: 7,
+  name: "nightly",
+  stacks: null,
+  cron: "0 3 * * *",
+  timezone: "Europe/Berlin",
+  destination_id: 4,
+  capture: { include_binds: true, volumes: null, binds: null },
+  keep_last: 7,
+  keep_daily: 14,
+  keep_weekly: 0,
+  keep_monthly: 6,
+  enabled: true,
+  agent_id: null,
+  next_run_at: "2026-11-24T02:00:00Z",
+  last_run_at: "2026-11-23T02:00:09Z",
+  last_status: "failed",
+  running: false,
+};
+
+const weekdays: Schedule = {
+  ...nightly,
+  id: 8,
+  name: "weekdays",
+  stacks: ["db", "web"],
+  cron: "30 2 * * 1-5",
+  timezone: "UTC",
+  destination_id: null,
+  enabled: false,
+  last_run_at: null,
+  last_status: null,
+};
+
+const history: ScheduleRun[] = [
+  {
+    id: 2,
+    schedule_id: 7,
+    stack_id: "web",
+    started_at: "2026-11-23T02:00:00Z",
+    finished_at: "2026-11-23T02:01:05Z",
+    outcome: "failed",
+    archive: null,
+    size: null,
+    pruned: 0,
+    error: "Push failed: the bucket is gone",
+  },
+  {
+    id: 1,
+    schedule_id: 7,
+    stack_id: "db",
+    started_at: "2026-11-23T02:00:00Z",
+    finished_at: "2026-11-23T02:00:04Z",
+    outcome: "succeeded",
+    archive: "db--nas--20261123T020000Z.tar",
+    size: 2_500_000,
+    pruned: 3,
+    error: null,
+  },
+];
+
+const NEXT = ["2026-11-24T02:00:00Z", "2026-11-25T02:00:00Z", "2026-11-26T02:00:00Z", "2026-11-27T02:00:00Z", "2026-11-28T02:00:00Z"];
+
+/** The server's preview: presets resolved, "bad" refused with a detail. */
+function timetable(request: Request) {
+  const url = new URL(request.url);
+  const cron = url.searchParams.get("cron") ?? "";
+  if (cron === "bad") {
+    return json({ detail: "'bad' is not a cron expression of five fields (minute hour day month weekday)" }, { status: 400 });
+  }
+  const resolved = { daily: "0 3 * * *", hourly: "0 * * * *" }[cron] ?? cron;
+  return json({ cron: resolved, next: NEXT });
+}
+
+function routes(extra: Routes = {}): Routes {
+  return {
+    ...signedInAs(adminUser),
+    "GET /api/schedules": [nightly, weekdays],
+    "GET /api/destinations": [offsite],
+    "GET /api/stacks": [makeStack({ id: "db" }), makeStack({ id: "web" })],
+    "GET /api/timetable": timetable,
+    ...extra,
+  };
+}
+
+describe("schedules page", () => {
+  it("lists schedules: timetable, stacks, destination, next and last run, enabled", async () => {
+    installFakeFetch(routes());
+    renderApp("/schedules");
+
+    const table = await screen.findByRole("table", { name: "Schedules" });
+    const first = within(table).getByRole("row", { name: /nightly/ });
+    expect(first).toHaveTextContent("Daily at 03:00 (Europe/Berlin)");
+    expect(first).toHaveTextContent("Every stack");
+    expect(await within(first).findByText("offsite")).toBeInTheDocument();
+    expect(first).toHaveTextContent("failed");
+    expect(within(first).getByRole("switch", { name: "nightly enabled" })).toBeChecked();
+    const second = within(table).getByRole("row", { name: /weekdays/ });
+    expect(second).toHaveTextContent("30 2 * * 1-5 (UTC)");
+    expect(second).toHaveTextContent("db, web");
+    expect(second).toHaveTextContent("This host only");
+    expect(second).toHaveTextContent("Never");
+    expect(within(second).getByRole("switch", { name: "weekdays enabled" })).not.toBeChecked();
+  });
+
+  it("is for admins only", async () => {
+    const fake = installFakeFetch({ ...signedInAs(operatorUser), "GET /api/schedules": [nightly] });
+    renderApp("/schedules");
+    expect(await screen.findByText("Only admins manage backup schedules.")).toBeInTheDocument();
+    expect(fake.calls("GET", "/api/schedules")).toHaveLength(0);
+  });
+
+  it("previews the next runs live: the default daily preset, a typed expression, and why one is refused", async () => {
+    const fake = installFakeFetch(routes({ "GET /api/schedules": [] }));
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Add a schedule" }));
+    const dialog = screen.getByRole("dialog", { name: "Add a schedule" });
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    expect(within(dialog).getByLabelText("Time zone")).toHaveValue(zone);
+    expect(within(dialog).getByRole("combobox", { name: "Runs" })).toHaveValue("daily");
+    const next = await within(dialog).findByRole("list", { name: "Next runs" });
+    expect(within(next).getAllByRole("listitem")).toHaveLength(5);
+    expect(within(dialog).getByText("0 3 * * *")).toBeInTheDocument();
+
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Runs" }), "custom");
+    const cron = within(dialog).getByLabelText(/Cron expression/);
+    expect(cron).toHaveValue("0 3 * * *");
+    await user.clear(cron);
+    await user.type(cron, "bad");
+    expect(await within(dialog).findByText(/'bad' is not a cron expression/)).toBeInTheDocument();
+    await user.clear(cron);
+    await user.type(cron, "30 2 * * 1-5");
+    expect(await within(dialog).findByText("30 2 * * 1-5")).toBeInTheDocument();
+    const asked = fake.calls("GET", "/api/timetable").map((r) => new URL(r.url).searchParams.get("cron"));
+    expect(asked).toEqual(expect.arrayContaining(["daily", "bad", "30 2 * * 1-5"]));
+    expect(asked).not.toContain("30 2 * * 1"); // typing is not sent key by key
+    expect(new URL(fake.calls("GET", "/api/timetable")[0]?.url ?? "").searchParams.get("timezone")).toBe(zone);
+  });
+
+  it("adds a schedule: picked stacks, a timetable, a destination, capture and retention", async () => {
+    const fake = installFakeFetch(
+      routes({ "GET /api/schedules": [], "POST /api/schedules": () => json(weekdays, { status: 201 }) }),
+    );
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Add a schedule" }));
+    const dialog = screen.getByRole("dialog", { name: "Add a schedule" });
+    await user.type(within(dialog).getByLabelText("Name"), "weekdays");
+    await user.click(within(dialog).getByRole("radio", { name: "Only the stacks picked here" }));
+    const picks = await within(dialog).findByRole("group", { name: "Stacks to back up" });
+    expect(within(dialog).getByRole("button", { name: "Add the schedule" })).toBeDisabled();
+    await user.click(within(picks).getByRole("checkbox", { name: "web" }));
+    await user.click(within(picks).getByRole("checkbox", { name: "db" }));
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Runs" }), "hourly");
+    await user.clear(within(dialog).getByLabelText("Time zone"));
+    await user.type(within(dialog).getByLabelText("Time zone"), "UTC");
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Destination" }), "offsite (S3)");
+    await user.click(within(dialog).getByRole("checkbox", { name: /Include bind folders/ }));
+    expect(within(dialog).getByRole("group", { name: "Retention" })).toHaveTextContent(
+      "Retention applies per stack, here and at the destination, only to archives Stackyard named, and never removes the newest.",
+    );
+    await user.clear(within(dialog).getByLabelText("Keep the newest"));
+    await user.type(within(dialog).getByLabelText("Keep the newest"), "3");
+    await user.clear(within(dialog).getByLabelText("And one a week for (weeks)"));
+    await user.type(within(dialog).getByLabelText("And one a week for (weeks)"), "4");
+    await user.click(within(dialog).getByRole("button", { name: "Add the schedule" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    expect(await fake.calls("POST", "/api/schedules")[0]?.json()).toEqual({
+      name: "weekdays",
+      stacks: ["db", "web"],
+      cron: "hourly",
+      timezone: "UTC",
+      destination_id: 4,
+      capture: { volumes: null, binds: null, include_binds: false },
+      keep_last: 3,
+      keep_daily: 0,
+      keep_weekly: 4,
+      keep_monthly: 0,
+      enabled: true,
+    });
+    expect(screen.getByText("Schedule weekdays saved.")).toBeInTheDocument();
+  });
+
+  it("edits a schedule: its preset is found again and the whole spec is sent back", async () => {
+    const fake = installFakeFetch(routes({ "PUT /api/schedules/7": { ...nightly, name: "nightly-2" } }));
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Edit nightly" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit nightly" });
+    expect(within(dialog).getByRole("combobox", { name: "Runs" })).toHaveValue("daily");
+    expect(within(dialog).getByLabelText("Time zone")).toHaveValue("Europe/Berlin");
+    expect(within(dialog).getByRole("radio", { name: /Every stack/ })).toBeChecked();
+    await waitFor(() => expect(within(dialog).getByRole("combobox", { name: "Destination" })).toHaveValue("4"));
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Runs" }), "hourly");
+    await user.click(within(dialog).getByRole("button", { name: "Save changes" }));
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    expect(await fake.calls("PUT", "/api/schedules/7")[0]?.json()).toEqual({
+      name: "nightly",
+      stacks: null,
+      cron: "hourly",
+      timezone: "Europe/Berlin",
+      destination_id: 4,
+      capture: { include_binds: true, volumes: null, binds: null },
+      keep_last: 7,
+      keep_daily: 14,
+      keep_weekly: 0,
+      keep_monthly: 6,
+      enabled: true,
+    });
+  });
+
+  it("disables with the switch, runs now (showing a 409), and deletes after a confirmation", async () => {
+    let listed = [nightly, weekdays];
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/schedules": () => json(listed),
+        "PUT /api/schedules/7": { ...nightly, enabled: false },
+        "POST /api/schedules/7/run": () => json({ detail: "Schedule 'nightly' is running" }, { status: 409 }),
+        "POST /api/schedules/8/run": () => {
+          listed = [nightly, { ...weekdays, running: true }];
+          return json(listed[1], { status: 202 });
+        },
+        "GET /api/schedules/8/runs": [],
+        "DELETE /api/schedules/8": () => noContent(),
+      }),
+    );
+    const { user } = renderApp("/schedules");
+    const table = await screen.findByRole("table", { name: "Schedules" });
+    const first = within(table).getByRole("row", { name: /nightly/ });
+    await user.click(within(first).getByRole("switch", { name: "nightly enabled" }));
+    await waitFor(() => expect(fake.calls("PUT", "/api/schedules/7")).toHaveLength(1));
+    expect(await fake.calls("PUT", "/api/schedules/7")[0]?.json()).toMatchObject({ name: "nightly", enabled: false, keep_daily: 14 });
+
+    await user.click(within(first).getByRole("button", { name: "Run nightly now" }));
+    expect(await within(first).findByRole("alert")).toHaveTextContent("Schedule 'nightly' is running");
+
+    const second = within(table).getByRole("row", { name: /weekdays/ });
+    await user.click(within(second).getByRole("button", { name: "Run weekdays now" }));
+    expect(await within(second).findByText("Running…")).toBeInTheDocument();
+    expect(within(second).getByRole("button", { name: "Run weekdays now" })).toBeDisabled();
+
+    await user.click(within(second).getByRole("button", { name: "Delete weekdays" }));
+    const confirm = screen.getByRole("alertdialog", { name: "Delete schedule weekdays?" });
+    expect(confirm).toHaveAccessibleDescription(/The archives it made stay/);
+    await user.click(within(confirm).getByRole("button", { name: "Delete the schedule" }));
+    await waitFor(() => expect(fake.calls("DELETE", "/api/schedules/8")).toHaveLength(1));
+  });
+
+  it("shows a schedule's history: outcome, stack, start, duration, size, pruned and the error", async () => {
+    installFakeFetch(routes({ "GET /api/schedules/7/runs": history }));
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "History of nightly" }));
+    const table = await screen.findByRole("table", { name: "History of nightly" });
+    const failed = within(table).getByRole("row", { name: /web/ });
+    expect(failed).toHaveTextContent("Failed");
+    expect(failed).toHaveTextContent("1 min 5 s");
+    expect(failed).toHaveTextContent("Push failed: the bucket is gone");
+    const succeeded = within(table).getByRole("row", { name: /db/ });
+    expect(succeeded).toHaveTextContent("Succeeded");
+    expect(succeeded).toHaveTextContent("4 s");
+    expect(succeeded).toHaveTextContent("2.5 MB");
+    expect(within(succeeded).getAllByRole("cell").map((c) => c.textContent)[5]).toBe("3");
+
+    await user.click(screen.getByRole("button", { name: "Close History of nightly" }));
+    expect(screen.queryByRole("table", { name: "History of nightly" })).not.toBeInTheDocument();
+  });
+});
+
+describe("a running schedule's history", () => {
+  it("is read again once the schedule has stopped, for the outcome of its last stack", async () => {
+    const started: ScheduleRun = {
+      id: 3,
+      schedule_id: 7,
+      stack_id: "db",
+      started_at: "2026-11-24T09:00:00Z",
+      finished_at: null,
+      outcome: "running",
+      archive: null,
+      size: null,
+      pruned: 0,
+      error: null,
+    };
+    let listed = [{ ...nightly, running: true }];
+    let runs: ScheduleRun[] = [started];
+    installFakeFetch(routes({ "GET /api/schedules": () => json(listed), "GET /api/schedules/7/runs": () => json(runs) }));
+    const { user, queryClient } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "History of nightly" }));
+    const table = await screen.findByRole("table", { name: "History of nightly" });
+    expect(within(table).getByRole("row", { name: /db/ })).toHaveTextContent("Running…");
+
+    runs = [{ ...started, finished_at: "2026-11-24T09:00:07Z", outcome: "succeeded", size: 1_000_000, pruned: 1 }];
+    listed = [{ ...nightly, running: false, last_status: "succeeded" }];
+    await act(() => queryClient.invalidateQueries({ queryKey: ["schedules"] }));
+    await waitFor(() => expect(within(table).getByRole("row", { name: /db/ })).toHaveTextContent("Succeeded"));
+    expect(within(table).getByRole("row", { name: /db/ })).toHaveTextContent("7 s");
+  });
+});
+
+describe("timetable helpers", () => {
+  it("names presets by their resolved expressions, and shows other expressions as they are", () => {
+    expect(presetOf("0 3 * * *")).toBe("daily");
+    expect(presetOf(" 0  *  * * * ")).toBe("hourly");
+    expect(presetOf("weekly")).toBe("weekly");
+    expect(presetOf("0 4 * * *")).toBeNull();
+    expect(describeTimetable("0 3 1 * *", "UTC")).toBe("Monthly, on the 1st at 03:00 (UTC)");
+    expect(describeTimetable("*/15 * * * *", "Asia/Tokyo")).toBe("*/15 * * * * (Asia/Tokyo)");
+  });
+
+  it("formats durations", () => {
+    expect(formatDuration("2026-01-01T00:00:00Z", null)).toBe("—");
+    expect(formatDuration("2026-01-01T00:00:00Z", "2026-01-01T00:00:09Z")).toBe("9 s");
+    expect(formatDuration("2026-01-01T00:00:00Z", "2026-01-01T01:02:03Z")).toBe("1 h 2 min");
+  });
+});
