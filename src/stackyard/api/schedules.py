@@ -75,7 +75,9 @@ def delete_schedule(schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: Sc
         note.target = schedules.delete(schedule_id)
 
 
-@router.post("/schedules/{schedule_id}/run", operation_id="runSchedule", status_code=status.HTTP_202_ACCEPTED)
+@router.post(
+    "/schedules/{schedule_id}/run", operation_id="runSchedule", status_code=status.HTTP_202_ACCEPTED
+)
 async def run_schedule(
     schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: SchedulesDep
 ) -> ScheduleView:
