@@ -167,12 +167,12 @@ class Schedules:
     async def serve(self) -> None:
         """Fire due schedules until cancelled."""
         while True:
+            self._wake.clear()  # before looking: a change made meanwhile wakes the next wait
             try:
                 wait = await self.fire_due()
             except Exception:  # the database away for a moment: try again
                 log.exception("Checking the schedules failed")
                 wait = MAX_SLEEP
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), wait)
 
