@@ -442,17 +442,29 @@ async def stream(
     stopped with its group before this returns or raises. `env` defaults to
     `child_env()`."""
     what = what or " ".join(args[:3])
-    process = await asyncio.create_subprocess_exec(
-        *args,
-        cwd=cwd,
-        env=dict(env) if env is not None else child_env(),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-        preexec_fn=_preexec(limits or _default_limits),
-        close_fds=True,
+    spawn = asyncio.ensure_future(
+        asyncio.create_subprocess_exec(
+            *args,
+            cwd=cwd,
+            env=dict(env) if env is not None else child_env(),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_preexec(limits or _default_limits),
+            close_fds=True,
+        )
     )
+    try:
+        process = await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        # Cancelled while the child was being made: it runs already, and may have started
+        # children of its own (asyncio would kill the child alone): the whole group goes.
+        with contextlib.suppress(Exception):
+            made = await spawn
+            _signal_group(made.pid, signal.SIGKILL)
+            await made.wait()
+        raise
     pgid = process.pid
     _register(pgid)
     try:
