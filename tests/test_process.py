@@ -161,13 +161,18 @@ def test_kill_all_stops_every_live_child_with_its_group():
 
     async def scenario():
         task = asyncio.create_task(process.stream(async_args, lambda chunk: None))
-        while not all(pids_running(p) for p in (a_first, a_second, s_first, s_second)):
+        # Both children made and registered (the needles match their `sh` at once).
+        while len(process.live_groups()) < 2 or not all(
+            pids_running(p) for p in (a_first, a_second, s_first, s_second)
+        ):
             await asyncio.sleep(0.05)
-        assert len(process.live_groups()) >= 2
         await asyncio.to_thread(process.kill_all)
         return await asyncio.wait_for(task, 10)
 
-    code = asyncio.run(scenario())
+    try:
+        code = asyncio.run(scenario())
+    finally:
+        process.kill_all()  # nothing of this test outlives it, whatever failed
     thread.join(10)
     assert code == -signal.SIGTERM
     assert outcome["sync"] == -signal.SIGTERM
