@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -15,15 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from tests.support.processes import free_port as free_port  # re-exported for the benches
 from tests.support.processes import stop_process
 
 VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", Path(__file__).parents[1] / ".venv")) / "bin"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def rss_mib(pid: int) -> float:

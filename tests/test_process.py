@@ -248,3 +248,34 @@ def test_the_open_files_limit_is_raised_towards_the_hard_limit():
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     now, soft, hard = (int(v) for v in out.stdout.split())
     assert now == soft == min(4096, hard) and soft > 256
+
+
+def test_malloc_arenas_are_limited_unless_the_environment_says_otherwise():
+    """Eight threads that allocate at once get an arena each by default (memory kept for
+    good); after the start-up call they share two. MALLOC_ARENA_MAX still wins."""
+    script = (
+        "import ctypes, ctypes.util, sys, threading\n"
+        "from stackyard.process import limit_malloc_arenas\n"
+        "print(limit_malloc_arenas(), flush=True)\n"
+        "libc = ctypes.CDLL(ctypes.util.find_library('c'))\n"
+        "barrier = threading.Barrier(9)\n"
+        "def work():\n"
+        "    libc.malloc(100000)\n"
+        "    barrier.wait()\n"
+        "    barrier.wait()\n"
+        "threads = [threading.Thread(target=work) for _ in range(8)]\n"
+        "for t in threads: t.start()\n"
+        "barrier.wait()\n"
+        "libc.malloc_stats()\n"  # one 'Arena N:' block per arena, on stderr
+        "barrier.wait()\n"
+    )
+
+    def arenas(env: dict[str, str]) -> tuple[str, int]:
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
+        return out.stdout.strip(), out.stderr.count("\nArena ") + out.stderr.startswith("Arena ")
+
+    base = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    assert arenas(base) == ("True", process.MALLOC_ARENAS)
+    assert arenas({**base, "MALLOC_ARENA_MAX": "16"}) == ("False", 9)

@@ -146,6 +146,24 @@ def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
     return soft
 
 
+#: glibc's mallopt parameter M_ARENA_MAX, and the arenas the service keeps.
+_M_ARENA_MAX = -8
+MALLOC_ARENAS = 2
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Let glibc's malloc share a few arenas between threads (as MALLOC_ARENA_MAX does),
+    unless the environment says otherwise. By default each worker thread may get an arena
+    of its own, up to 8 per core, and keeps the memory freed in it: an S3 transfer's ten
+    threads grew the service by 60 MiB for good (23 MiB with two arenas, as fast;
+    bench/bench_destinations.py). Call at start-up, before threads start. False where the
+    C library is not glibc."""
+    if "MALLOC_ARENA_MAX" in os.environ or _libc_name is None:
+        return False
+    mallopt = getattr(ctypes.CDLL(_libc_name), "mallopt", None)
+    return bool(mallopt is not None and mallopt(_M_ARENA_MAX, arenas) == 1)
+
+
 def _capped(kind: int, soft: int, hard: int) -> tuple[int, int]:
     """(soft, hard) lowered to the hard limit the service itself runs under."""
     ceiling = resource.getrlimit(kind)[1]

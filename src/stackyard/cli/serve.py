@@ -24,8 +24,9 @@ def _run(
 
     from stackyard.app import create_app
     from stackyard.logs import setup_logging
-    from stackyard.process import raise_open_files_limit
+    from stackyard.process import limit_malloc_arenas, raise_open_files_limit
 
+    limit_malloc_arenas()
     raise_open_files_limit()
     settings = _common.settings()
     setup_logging(settings.log_level, settings.secrets())
