@@ -93,6 +93,20 @@ def test_limits_are_set_in_the_child_only():
     assert resource.getrlimit(resource.RLIMIT_DATA)[0] != 300 * 2**20
 
 
+def test_children_started_in_the_background_yield_the_cpu():
+    """Background work (the list's resolutions, the periodic update check) runs niced,
+    with what it starts; a request's child, and the service itself, do not."""
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    niceness = ["sh", "-c", "nice; sh -c nice"]  # the child and a grandchild
+    assert process.run(niceness, timeout=30).stdout.split() == [str(own)] * 2
+    with process.in_background():
+        done = process.run(niceness, timeout=30)
+    expected = min(own + process.BACKGROUND_NICE, 19)
+    assert done.stdout.split() == [str(expected)] * 2
+    assert process.run(niceness, timeout=30).stdout.split() == [str(own)] * 2
+    assert os.getpriority(os.PRIO_PROCESS, 0) == own
+
+
 def test_the_compose_binary_works_under_the_default_limits(tmp_path):
     (tmp_path / "compose.yaml").write_text("services:\n  web:\n    image: busybox\n")
     done = process.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import gc
 import json
 from collections.abc import AsyncIterator
@@ -11,6 +12,7 @@ from datetime import timedelta
 from typing import Literal
 
 from fastapi import APIRouter, FastAPI
+from fastapi.routing import iter_route_contexts
 from fastapi.staticfiles import StaticFiles
 
 from stackyard import __version__, process
@@ -70,6 +72,25 @@ def _api_router() -> APIRouter:
     return api
 
 
+def _warm_up(app: FastAPI, host: Host) -> None:
+    """Start-up work done off the request path, so that no first request pays for it."""
+    # FastAPI builds an included router's routes (their models and validators, about
+    # 300 ms for all of ours) when the first request reaches it: build them now.
+    for _ in iter_route_contexts(app.routes):
+        pass
+    host.warm_up()
+    _freeze_start_up()
+
+
+@functools.cache
+def _freeze_start_up() -> None:
+    """What start-up made (modules, schemas, routes) lives as long as the service: moved
+    out of the collector's sight, it is no longer scanned by every full collection, which
+    otherwise cost transfers a third of their speed (bench/bench_destinations). Once per
+    process: a process that starts many apps (the tests) would keep each one's garbage."""
+    gc.freeze()
+
+
 def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     settings.check_safe(mode)
 
@@ -104,15 +125,11 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.schedules = scheduled
             scheduler = asyncio.create_task(scheduled.serve())
         loop = asyncio.get_running_loop()
-        loop.run_in_executor(None, host.warm_up)
+        loop.run_in_executor(None, _warm_up, app, host)
         loop.run_in_executor(None, app.state.backups.clean_up)
         watcher = None
         if settings.update_check_interval:
             watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))
-        # What start-up made (modules, schemas, tables) lives as long as the service: moved
-        # out of the collector's sight, it is no longer scanned by every full collection,
-        # which otherwise cost transfers a third of their speed (bench/bench_destinations).
-        gc.freeze()
         try:
             yield
         finally:

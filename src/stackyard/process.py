@@ -8,6 +8,8 @@ Each child:
   killed together with everything it started (the docker CLI runs compose as a child);
 - runs under resource limits set in the child before exec (`Limits`): RLIMIT_DATA for
   memory, RLIMIT_CPU for CPU time, no core dumps, and SIGKILL when the service dies;
+- started for work no request waits for (`in_background`: the resolutions the stack list
+  queues), runs at a lower CPU priority, so that it does not slow the requests down;
 - is killed with its group (SIGTERM, a short grace, then SIGKILL) on timeout, on
   cancellation, when its output grows beyond a bound, and on shutdown (`kill_all`);
   after a normal exit, whatever is left in its group is killed too: no orphan outlives
@@ -172,9 +174,31 @@ def _capped(kind: int, soft: int, hard: int) -> tuple[int, int]:
     return min(soft, ceiling), min(hard, ceiling)
 
 
+#: How much nicer than the service children started `in_background` are: on a busy host
+#: the kernel gives a waiting request about ten times their share of the CPU.
+BACKGROUND_NICE = 10
+_nice: contextvars.ContextVar[int] = contextvars.ContextVar("stackyard_child_nice", default=0)
+
+
+@contextlib.contextmanager
+def in_background() -> Iterator[None]:
+    """Children started in this context run at `BACKGROUND_NICE`."""
+    token = _nice.set(BACKGROUND_NICE)
+    try:
+        yield
+    finally:
+        _nice.reset(token)
+
+
+def child_niceness() -> int:
+    """How much nicer than the service a child started in this context runs."""
+    return _nice.get()
+
+
 def _preexec(limits: Limits) -> Callable[[], None]:
     """The function the child runs between fork and exec. Everything is computed here,
     in the parent: the child only makes system calls (no imports, no locks)."""
+    nice, renice = child_niceness(), os.nice
     memory = limits.memory_mb * 1024 * 1024
     data_limit = _capped(resource.RLIMIT_DATA, memory, memory)
     # SIGXCPU at the limit, SIGKILL a few CPU seconds later.
@@ -186,6 +210,8 @@ def _preexec(limits: Limits) -> Callable[[], None]:
         setrlimit(data, data_limit)
         setrlimit(cpu, cpu_limit)
         setrlimit(core, (0, 0))
+        if nice:  # relative to the service's own: always allowed, never raises it
+            renice(nice)
         if prctl is not None:  # the child dies with the service, even on SIGKILL
             prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
 

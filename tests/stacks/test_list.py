@@ -13,16 +13,19 @@ pytestmark = pytest.mark.docker
 
 
 class ComposeRuns:
-    """Counts every child started through the process seam, by the thread it ran on."""
+    """Counts every child started through the process seam, by the thread it ran on
+    (and how much nicer than the service it was started)."""
 
     def __init__(self, monkeypatch) -> None:
         self.calls: list[tuple[str, list[str]]] = []
+        self.niceness: list[int] = []
         self._lock = threading.Lock()
         run, stream = process.run, process.stream
 
         def counted_run(args, *a, **kw):
             with self._lock:
                 self.calls.append((threading.current_thread().name, list(args)))
+                self.niceness.append(process.child_niceness())
             return run(args, *a, **kw)
 
         async def counted_stream(args, *a, **kw):
@@ -36,6 +39,7 @@ class ComposeRuns:
     def clear(self) -> None:
         with self._lock:
             self.calls.clear()
+            self.niceness.clear()
 
 
 @pytest.fixture
@@ -126,6 +130,7 @@ def test_background_resolutions_warm_the_detail_and_the_update_summary(
     assert {args[-3] for _, args in runs.calls} == {"config"}  # compose config, per stack
     assert len(runs.calls) == 3
     assert all(thread == "stackyard-warmup" for thread, _ in runs.calls)
+    assert runs.niceness == [process.BACKGROUND_NICE] * 3  # out of the requests' way
     runs.clear()
 
     reads = host.declared.reads

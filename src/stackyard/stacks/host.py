@@ -159,7 +159,7 @@ class Host:
 
     def _resolve_quietly(self, folder: Path) -> None:
         """One background resolution; an invalid file is a result too (cached as such)."""
-        with contextlib.suppress(Invalid):
+        with contextlib.suppress(Invalid), process.in_background():
             self.projects.get(folder)
 
     def _resolved(self) -> None:

@@ -8,6 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from stackyard import process
 from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import Project
 from stackyard.compose.runner import run_compose
@@ -261,7 +262,8 @@ class StackService:
         await asyncio.sleep(first_delay)
         while True:
             try:
-                await self.check_and_auto_update()
+                with process.in_background():  # no request waits for it
+                    await self.check_and_auto_update()
             except StackyardError as exc:
                 log.warning("Update check failed: %s", exc.detail)
             except Exception:

@@ -13,6 +13,7 @@ seam, so the service's shutdown (`process.kill_all`) stops what they started.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections import deque
@@ -22,8 +23,10 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-#: Full resolutions at once (each is a compose process, about a CPU-bound second).
-WORKERS = 2
+#: Full resolutions at once (each is a compose process, about a CPU-bound second): two,
+#: with a core left for the requests (on two cores a first list of 300 stacks took
+#: 45-85 ms with two, a steady 50 ms with one; bench/bench_list.py).
+WORKERS = max(1, min(2, (os.cpu_count() or 2) - 1))
 #: Resolutions between two writes of the project cache file.
 FLUSH_EVERY = 25
 #: Seconds before a resolution that failed (not as invalid) is tried again.
