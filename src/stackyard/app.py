@@ -125,7 +125,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.schedules = scheduled
             scheduler = asyncio.create_task(scheduled.serve())
         loop = asyncio.get_running_loop()
-        loop.run_in_executor(None, _warm_up, app, host)
+        app.state.warm_up = loop.run_in_executor(None, _warm_up, app, host)
         loop.run_in_executor(None, app.state.backups.clean_up)
         watcher = None
         if settings.update_check_interval:

@@ -65,9 +65,15 @@ def settings(tmp_path: Path, stacks_dir: Path, database_url: str) -> Settings:
 
 @pytest.fixture
 def app(settings: Settings) -> Iterator[FastAPI]:
-    """The central app with its start-up done (schema, first admin)."""
+    """The central app with its start-up done (schema, first admin, the warm-up that
+    follows in a thread: what a test makes after this is new to the service)."""
     application = create_app(settings)
+
+    async def warmed_up() -> None:
+        await application.state.warm_up
+
     with TestClient(application) as running:
+        running.portal.call(warmed_up)
         application.state.test_portal = running.portal
         yield application
 
