@@ -35,6 +35,7 @@ from boto3.s3.transfer import TransferConfig
 from tests.support.peers import running_moto, running_sshd
 
 from bench.common import (
+    ROUNDS,
     VENV_BIN,
     RssPeak,
     Started,
@@ -48,7 +49,6 @@ from bench.common import (
 
 SFTP_MIB = int(os.environ.get("BENCH_DESTINATION_MIB", "2048"))
 S3_MIB = int(os.environ.get("BENCH_S3_MIB", "256"))
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 HELPER = "stackyard-test/busybox:1"
 HELPER_RUN = ["docker", "run", "--rm", "-v"]
 FILL = """

@@ -17,6 +17,8 @@ import httpx
 from tests.support.processes import free_port as free_port  # re-exported for the benches
 from tests.support.processes import stop_process
 
+#: Rounds of a benchmark whose figures are medians (ours and the baseline take turns).
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 VENV_BIN = Path(os.environ.get("VIRTUAL_ENV", Path(__file__).parents[1] / ".venv")) / "bin"
 
 
