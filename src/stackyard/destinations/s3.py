@@ -77,6 +77,21 @@ def _session() -> boto3.session.Session:
     return boto3.session.Session()
 
 
+def client_config(path_style: bool) -> Config:
+    """The botocore settings of every client: checksum headers only where the operation
+    requires them (several S3-compatible services refuse the ones boto3 adds), bounded
+    timeouts and retries, a connection per transfer thread."""
+    return Config(
+        s3={"addressing_style": "path" if path_style else "auto"},
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
+        connect_timeout=10,
+        read_timeout=60,
+        retries={"max_attempts": 3, "mode": "standard"},
+        max_pool_connections=CONCURRENCY + 2,
+    )
+
+
 def part_size(size: int) -> int:
     """A part size for an archive of `size` bytes: whole MiB, at least 8 MiB, few enough
     parts for S3's limit of 10,000."""
@@ -114,15 +129,7 @@ class S3Destination:
                     region_name=s.region or "us-east-1",
                     aws_access_key_id=s.access_key,
                     aws_secret_access_key=self.secrets.secret_key or "",
-                    config=Config(
-                        s3={"addressing_style": "path" if s.path_style else "auto"},
-                        request_checksum_calculation="when_required",
-                        response_checksum_validation="when_required",
-                        connect_timeout=10,
-                        read_timeout=60,
-                        retries={"max_attempts": 3, "mode": "standard"},
-                        max_pool_connections=CONCURRENCY + 2,
-                    ),
+                    config=client_config(s.path_style),
                 )
         return self._client
 
