@@ -7,6 +7,7 @@ import { formatBytes } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { Table } from "../../components/Table";
 import { inventoryQueryOptions, useCreateBackup } from "./queries";
+import { FormActions } from "../../components/FormActions";
 
 const COLUMNS = ["Back up", "Volume or folder", "Used by", "Size", "Note"] as const;
 
@@ -111,14 +112,7 @@ export function BackupDialog({ stackId, onClose }: { stackId: string; onClose: (
             of data
           </p>
           {create.isError && <ErrorText error={create.error} />}
-          <div className="actions">
-            <button type="submit" className="primary" disabled={create.isPending}>
-              {create.isPending ? "Starting…" : "Start backup"}
-            </button>
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-          </div>
+          <FormActions label="Start backup" busyLabel="Starting…" busy={create.isPending} onCancel={onClose} />
         </form>
       )}
     </Dialog>

@@ -8,6 +8,7 @@ import { Field } from "../../components/Field";
 import { formatBytes } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { destinationsQueryOptions, usePushBackup } from "../destinations/queries";
+import { FormActions } from "../../components/FormActions";
 
 /** Send a local archive to a destination; the upload is a run of its stack (the page follows it). */
 export function PushDialog({
@@ -73,14 +74,7 @@ export function PushDialog({
             </select>
           </Field>
           {push.isError && <ErrorText error={push.error} />}
-          <div className="actions">
-            <button type="submit" className="primary" disabled={push.isPending}>
-              {push.isPending ? "Starting…" : "Push"}
-            </button>
-            <button type="button" onClick={onClose}>
-              Cancel
-            </button>
-          </div>
+          <FormActions label="Push" busyLabel="Starting…" busy={push.isPending} onCancel={onClose} />
         </form>
       )}
     </Dialog>

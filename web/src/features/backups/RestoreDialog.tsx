@@ -6,6 +6,7 @@ import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { manifestQueryOptions, useRestoreBackup } from "./queries";
+import { FormActions } from "../../components/FormActions";
 
 /**
  * Restore an archive: into its own stack (over it only when the user confirms, after the
@@ -107,14 +108,12 @@ export function RestoreDialog({
         ) : (
           restore.isError && <ErrorText error={restore.error} />
         )}
-        <div className="actions">
-          <button type="submit" className="primary" disabled={restore.isPending || (conflict && !overwrite)}>
-            {overwrite ? "Restore over it" : "Restore"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions
+          label={overwrite ? "Restore over it" : "Restore"}
+          busy={restore.isPending}
+          disabled={conflict && !overwrite}
+          onCancel={onClose}
+        />
       </form>
     </Dialog>
   );

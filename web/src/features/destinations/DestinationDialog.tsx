@@ -13,6 +13,7 @@ import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { useCreateDestination, useTestUnsavedDestination, useUpdateDestination } from "./queries";
+import { FormActions } from "../../components/FormActions";
 
 export type SecretName = keyof DestinationSecrets;
 
@@ -397,19 +398,18 @@ export function DestinationDialog({
         {test.data && <TestResult result={test.data} saving={!editing} />}
         {test.isError && <ErrorText error={test.error} />}
         {save.isError && <ErrorText error={save.error} />}
-        <div className="actions">
-          <button type="submit" className="primary" disabled={save.isPending}>
-            {save.isPending ? "Saving…" : editing ? "Save changes" : "Add the destination"}
-          </button>
+        <FormActions
+          label={editing ? "Save changes" : "Add the destination"}
+          busyLabel="Saving…"
+          busy={save.isPending}
+          onCancel={onClose}
+        >
           {!editing && (
             <button type="button" onClick={runTest} disabled={test.isPending || draft.type === "nfs"}>
               {test.isPending ? "Testing…" : "Test"}
             </button>
           )}
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        </FormActions>
       </form>
     </Dialog>
   );

@@ -3,6 +3,7 @@ import { errorMessage } from "../../api/errors";
 import { Field } from "../../components/Field";
 import { joinPath, nameProblem } from "./paths";
 import { useCreateFile, useMakeFolder } from "./queries";
+import { FormActions } from "../../components/FormActions";
 
 /** An inline form for the name of a new folder or file in `folder`. */
 export function NewEntryForm({
@@ -37,14 +38,7 @@ export function NewEntryForm({
       <Field label={label}>
         <input autoFocus value={name} onChange={(e) => setName(e.target.value)} />
       </Field>
-      <div className="actions">
-        <button type="submit" className="primary" disabled={mutation.isPending}>
-          {mutation.isPending ? "Creating…" : "Create"}
-        </button>
-        <button type="button" onClick={onCancel}>
-          Cancel
-        </button>
-      </div>
+      <FormActions label="Create" busyLabel="Creating…" busy={mutation.isPending} onCancel={onCancel} />
       {(problem || mutation.isError) && (
         <p className="error" role="alert">
           {problem ?? errorMessage(mutation.error)}

@@ -18,6 +18,7 @@ import {
   useDebounced,
   type Preset,
 } from "./timetable";
+import { FormActions } from "../../components/FormActions";
 
 type TimetableChoice = Preset | "custom";
 
@@ -295,14 +296,13 @@ export function ScheduleDialog({
         </label>
 
         {save.isError && <ErrorText error={save.error} />}
-        <div className="actions">
-          <button type="submit" className="primary" disabled={save.isPending || (!everyStack && picked.size === 0)}>
-            {save.isPending ? "Saving…" : editing ? "Save changes" : "Add the schedule"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions
+          label={editing ? "Save changes" : "Add the schedule"}
+          busyLabel="Saving…"
+          busy={save.isPending}
+          disabled={!everyStack && picked.size === 0}
+          onCancel={onClose}
+        />
       </form>
     </Dialog>
   );

@@ -8,6 +8,7 @@ import { Field } from "../../components/Field";
 import { formatBytes } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { stackDeletePlanQueryOptions, useDeleteStack } from "./queries";
+import { FormActions } from "../../components/FormActions";
 
 /** What the stacks page says after a deletion (router state of the navigation to /stacks). */
 export interface DeletedState {
@@ -117,14 +118,15 @@ function DeleteStackDialog({ stackId, onClose }: { stackId: string; onClose: () 
           </Field>
         </div>
         {remove.isError && <ErrorText error={remove.error} />}
-        <div className="actions dialog-actions">
-          <button type="submit" className="danger" disabled={!matches || !plan.data || remove.isPending}>
-            {remove.isPending ? "Deleting…" : "Delete stack"}
-          </button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions
+          label="Delete stack"
+          busyLabel="Deleting…"
+          busy={remove.isPending}
+          disabled={!matches || !plan.data}
+          danger
+          inDialog
+          onCancel={onClose}
+        />
       </form>
     </Dialog>
   );

@@ -3,6 +3,7 @@ import { useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { Field } from "../../components/Field";
 import { useCreateStack } from "./queries";
+import { FormActions } from "../../components/FormActions";
 
 const COMPOSE_PLACEHOLDER = `services:
   web:
@@ -60,14 +61,7 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
             {errorMessage(create.error)}
           </pre>
         )}
-        <div className="actions">
-          <button type="submit" className="primary" disabled={create.isPending}>
-            {create.isPending ? "Creating…" : "Create stack"}
-          </button>
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label="Create stack" busyLabel="Creating…" busy={create.isPending} onCancel={onCancel} />
       </form>
     </section>
   );
