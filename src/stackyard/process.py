@@ -157,7 +157,7 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     """Let glibc's malloc share a few arenas between threads (as MALLOC_ARENA_MAX does),
     unless the environment says otherwise. By default each worker thread may get an arena
     of its own, up to 8 per core, and keeps the memory freed in it: an S3 transfer's ten
-    threads grew the service by 60 MiB for good (23 MiB with two arenas, as fast;
+    threads grew the service by 48-60 MiB for good (9-14 MiB with two arenas, as fast;
     bench/bench_destinations.py). Call at start-up, before threads start. False where the
     C library is not glibc."""
     if "MALLOC_ARENA_MAX" in os.environ or _libc_name is None:

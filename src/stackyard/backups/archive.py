@@ -295,7 +295,7 @@ def check_member(
 AHEAD = 4
 
 
-def _hashed_ahead(chunks: Iterator[bytes], digest: Any) -> Iterator[bytes]:
+def _hashed_ahead(chunks: Iterator[bytes], digest: hashlib._Hash) -> Iterator[bytes]:
     """`chunks`, read and added to `digest` in a thread of their own, up to `AHEAD`
     chunks ahead of the consumer: SHA-256 and inflating both leave the GIL, so a part's
     check takes the time of its inflating alone (a sixth less for 2 GiB of data). The
