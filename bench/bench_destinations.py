@@ -47,7 +47,7 @@ from bench.common import (
     free_port,
     stackyard_env,
     start,
-    wait_run,
+    wait_succeeded,
     workdir,
 )
 from stackyard.destinations.s3 import client_config
@@ -73,12 +73,6 @@ def timed(work: Callable[[], object]) -> float:
     return time.perf_counter() - began
 
 
-def finished(client: httpx.Client, stack: str) -> None:
-    state = wait_run(client, stack)
-    if state["status"] != "succeeded":
-        raise RuntimeError(f"run failed: {state['progress']['errors']}")
-
-
 class Bench:
     """One service, one stack with a volume of random files; `archive(mib)` backs it up."""
 
@@ -96,7 +90,7 @@ class Bench:
             capture_output=True,
         )
         assert self.client.post(f"/api/stacks/{self.stack}/backups", json={}).status_code == 202
-        finished(self.client, self.stack)
+        wait_succeeded(self.client, self.stack)
         (name,) = [a["name"] for a in self.client.get("/api/backups").json()]
         local = self.root / "data" / "backups" / name
         print(f"archive: {local.stat().st_size / 2**20:.0f} MiB", flush=True)
@@ -109,7 +103,7 @@ class Bench:
         push = timed(
             lambda: (
                 client.post(f"/api/backups/{name}/push", json={"destination_id": dest_id}),
-                finished(client, self.stack),
+                wait_succeeded(client, self.stack),
             )
         )
         aside = local.with_name(".aside")
@@ -117,7 +111,7 @@ class Bench:
         pull = timed(
             lambda: (
                 client.post(f"/api/destinations/{dest_id}/archives/{name}/pull"),
-                finished(client, self.stack),
+                wait_succeeded(client, self.stack),
             )
         )
         local.unlink()

@@ -142,3 +142,11 @@ def wait_run(http: httpx.Client, stack: str) -> dict:
         if run.status_code == 200 and run.json()["status"] != "running":
             return run.json()
         time.sleep(0.1)
+
+
+def wait_succeeded(http: httpx.Client, stack: str) -> dict:
+    """The stack's run, once it has ended; RuntimeError unless it succeeded."""
+    state = wait_run(http, stack)
+    if state["status"] != "succeeded":
+        raise RuntimeError(f"run failed: {state['progress']['errors']}")
+    return state
