@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.support.stacks",
     "tests.support.engines",
     "tests.support.peers",
+    "tests.support.agents",
 ]

@@ -7,6 +7,7 @@ import httpx
 import pytest
 
 from stackyard import __version__
+from stackyard.agents.compat import CAPABILITIES
 from tests.support.service import STACKYARD_BIN, service_env, start_server
 
 
@@ -16,12 +17,17 @@ def agent_token() -> str:
 
 
 def test_agent_health_needs_the_token_and_reports_the_version(tmp_path, agent_token):
-    env = service_env(tmp_path, STACKYARD_AGENT_TOKEN=agent_token)
+    env = service_env(tmp_path, STACKYARD_AGENT_TOKEN=agent_token, STACKYARD_AGENT_TLS="false")
     good = {"Authorization": f"Bearer {agent_token}"}
     agent = start_server(tmp_path, "agent", env=env, wait_path="/agent/health", headers=good)
     try:
         response = httpx.get(f"{agent.url}/agent/health", headers=good)
-        assert response.json() == {"status": "ok", "version": __version__, "mode": "agent"}
+        assert response.json() == {
+            "status": "ok",
+            "version": __version__,
+            "mode": "agent",
+            "capabilities": list(CAPABILITIES),
+        }
         assert httpx.get(f"{agent.url}/agent/health").status_code == 401
         wrong = httpx.get(f"{agent.url}/agent/health", headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and wrong.json() == {

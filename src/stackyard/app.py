@@ -6,7 +6,8 @@ import asyncio
 import functools
 import gc
 import json
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Literal
@@ -16,14 +17,17 @@ from fastapi.routing import iter_route_contexts
 from fastapi.staticfiles import StaticFiles
 
 from stackyard import __version__, process
+from stackyard.agents.service import Agents
 from stackyard.api import (
     agent,
+    agents,
     audit,
     auth,
     backups,
     destinations,
     docs,
     files,
+    fleet,
     health,
     operate,
     registries,
@@ -34,22 +38,40 @@ from stackyard.api import (
 )
 from stackyard.api import errors as api_errors
 from stackyard.api.bodyguard import BodyGuard
-from stackyard.api.deps import authenticate, check_agent_token
+from stackyard.api.deps import authenticate
 from stackyard.api.disconnect import ChildrenFollowTheClient
 from stackyard.api.headers import SecurityHeaders
 from stackyard.api.web import mount_ui
+from stackyard.auth.audit import AuditRelay
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
 from stackyard.backups.service import BackupService
 from stackyard.db import Database
 from stackyard.destinations.service import Destinations
 from stackyard.destinations.transfers import Transfers
+from stackyard.fleet.dashboard import FleetDashboard
+from stackyard.fleet.host import host_report
 from stackyard.schedules.service import Schedules
 from stackyard.settings import Settings
 from stackyard.stacks.host import Host
 from stackyard.stacks.service import StackService
 
 Mode = Literal["central", "agent"]
+
+
+#: What every host does, written once: the central serves them for its own host under
+#: /api, an agent for its host under /agent (and the central proxies those).
+HOST_ROUTERS = (
+    system.router,
+    stacks.router,
+    operate.router,
+    operate.sockets,
+    backups.router,
+    files.router,
+    fleet.host,
+)
+#: Uploads, streamed to disk rather than buffered (paths below /api or /agent).
+STREAMED = (("PUT", "/files/upload"), ("PUT", "/backups/upload"))
 
 
 def _api_router() -> APIRouter:
@@ -59,17 +81,35 @@ def _api_router() -> APIRouter:
     api.include_router(auth.router)
     api.include_router(users.router)
     api.include_router(audit.router)
-    api.include_router(system.router)
-    api.include_router(stacks.router)
-    api.include_router(operate.router)
-    api.include_router(operate.sockets)
-    api.include_router(backups.router)
+    for router in HOST_ROUTERS:
+        api.include_router(router)
+    api.include_router(fleet.router)
+    api.include_router(agents.router)
+    api.include_router(agents.sockets)
     api.include_router(destinations.router)
     api.include_router(schedules.router)
     api.include_router(registries.router)
-    api.include_router(files.router)
     api.include_router(docs.router)
     return api
+
+
+def _agent_router() -> APIRouter:
+    routes = APIRouter(prefix="/agent", responses=api_errors.ERROR_RESPONSES)
+    routes.include_router(agent.router)
+    for router in HOST_ROUTERS:
+        routes.include_router(router)
+    return routes
+
+
+def _streamed(prefix: str) -> Callable[[str, str], bool]:
+    """Whether a request's body is an upload (also one proxied to an agent)."""
+    pattern = re.compile(rf"{prefix}(?:/agents/[0-9]+)?(?P<path>/.*)")
+
+    def streamed(method: str, path: str) -> bool:
+        match = pattern.fullmatch(path)
+        return match is not None and (method, match["path"]) in STREAMED
+
+    return streamed
 
 
 def _warm_up(app: FastAPI, host: Host) -> None:
@@ -110,6 +150,16 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         scheduled: Schedules | None = None
         scheduler: asyncio.Task[None] | None = None
         if mode == "central":
+            app.state.agents = Agents(
+                db, settings.effective_secret_key, settings.app_version, settings.agent_timeout
+            )
+            app.state.fleet = FleetDashboard(
+                functools.partial(
+                    asyncio.to_thread, host_report, app.state.stacks, settings.app_version
+                ),
+                app.state.agents,
+                settings.agent_timeout,
+            )
             app.state.destinations = Destinations(
                 db, settings.effective_secret_key, lambda: host.docker, host.helpers
             )
@@ -140,6 +190,8 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 scheduler.cancel()
             if scheduled is not None:
                 await scheduled.aclose()
+            if mode == "central":
+                await app.state.agents.aclose()
             process.kill_all()  # no compose run outlives the service
             await host.aclose()
             host.close()
@@ -162,12 +214,14 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     app.add_middleware(SecurityHeaders)
 
     if mode == "agent":
+        app.add_middleware(AuditRelay)
         app.add_middleware(
             BodyGuard,
-            authenticate=lambda request, _method: check_agent_token(request),
+            authenticate=authenticate,
             max_bytes=lambda: settings.max_json_bytes,
+            streamed=_streamed("/agent"),
         )
-        app.include_router(agent.router, prefix="/agent")
+        app.include_router(_agent_router())
         app.add_middleware(ChildrenFollowTheClient)  # outermost: every request's children
         return app
 
@@ -176,7 +230,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         authenticate=authenticate,
         max_bytes=lambda: settings.max_json_bytes,
         public=frozenset({("POST", "/api/auth/login")}),
-        streamed=frozenset({("PUT", "/api/files/upload"), ("PUT", "/api/backups/upload")}),
+        streamed=_streamed("/api"),
     )
 
     app.include_router(_api_router())

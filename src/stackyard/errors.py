@@ -57,6 +57,11 @@ class TooManyRequests(StackyardError):
         self.retry_after = retry_after
 
 
+class ComputeFailed(StackyardError):
+    """Something that should always work did not (a bug, corrupt data): the detail names
+    the exception and where it was raised, and the traceback is logged."""
+
+
 class Unavailable(StackyardError):
     """A dependency (Docker engine, agent, registry) cannot be reached right now."""
 
@@ -74,6 +79,26 @@ class DestinationUnreachable(DestinationError):
 class DestinationDenied(DestinationError):
     """Fix the settings: the credentials were refused, or the SSH host key is not the
     pinned one."""
+
+
+# -- agents: classified where httpx's errors and statuses enter (agents/client.py) ----------
+
+
+class AgentError(StackyardError):
+    """An agent answered something unusable, or refused the central."""
+
+
+class AgentUnreachable(AgentError):
+    """Retry later: the agent is offline (connect error, time-out, a cut connection)."""
+
+
+class AgentDenied(AgentError):
+    """Fix the agent's settings: it refused the token, or its TLS certificate is not the
+    pinned one."""
+
+
+class AgentIncompatible(AgentError):
+    """The agent's version is one this central cannot talk to: update one of them."""
 
 
 # -- registries: classified where httpx's errors and statuses enter (registry/client.py) ---

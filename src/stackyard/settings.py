@@ -98,6 +98,12 @@ class Settings(BaseSettings):
     schedule_grace_minutes: int = Field(
         60, ge=0, validation_alias=_env("STACKYARD_SCHEDULE_GRACE_MINUTES")
     )
+    agent_timeout: float = Field(
+        5.0, gt=0, le=120, validation_alias=_env("STACKYARD_AGENT_TIMEOUT")
+    )
+    agent_tls: bool = Field(True, validation_alias=_env("STACKYARD_AGENT_TLS"))
+    agent_tls_cert: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_CERT"))
+    agent_tls_key: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_KEY"))
 
     @field_validator("trusted_proxies")
     @classmethod

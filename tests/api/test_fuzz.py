@@ -112,6 +112,17 @@ POLICY: dict[str, str | None] = {
     "deleteSchedule": "admin",
     "runSchedule": "admin",
     "listScheduleRuns": "admin",
+    "listAgents": "viewer",
+    "createAgent": "admin",
+    "testUnsavedAgent": "admin",
+    "getAgent": "viewer",
+    "updateAgent": "admin",
+    "deleteAgent": "admin",
+    "testAgent": "admin",
+    "agentStackUpdates": "viewer",
+    "fleet": "viewer",
+    "fleetHost": "viewer",
+    **{f"proxyAgent{m}": "viewer" for m in ("Get", "Post", "Put", "Patch", "Delete")},
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
 ROLES = ["admin", "operator", "viewer", None]
@@ -121,7 +132,8 @@ FUZZ_USERS = {"admin", "fuzz-operator", "fuzz-viewer"}
 #: whatever image names the fuzzer invents, which would send traffic off this machine;
 #: token ids are small integers, so revoking tokens would revoke the fuzzer's own; a
 #: right guess of the password would revoke them too; a destination the fuzzer made or
-#: tested would point anywhere (so none exists, and every operation on one is a 404).
+#: tested would point anywhere (so none exists, and every operation on one is a 404); so
+#: would an agent (none exists: its routes and the proxy answer 404).
 NOT_FUZZED = {
     "stackAction",
     "checkStackUpdates",
@@ -131,6 +143,9 @@ NOT_FUZZED = {
     "createDestination",
     "updateDestination",
     "testUnsavedDestination",
+    "createAgent",
+    "updateAgent",
+    "testUnsavedAgent",
 }
 
 CONFIG = SchemathesisConfig.from_dict(
@@ -199,6 +214,7 @@ _SFTP_ON_LOOPBACK = {
     "settings": {"type": "sftp", "host": "127.0.0.1", "port": 1, "username": "x"},
     "secrets": {"password": "x"},
 }
+_AGENT_ON_LOOPBACK = {"name": "x", "url": "http://127.0.0.1:1", "token": "x"}
 #: A request to each operation that is not fuzzed, for the role check below.
 UNFUZZED_REQUESTS = {
     "stackAction": ("POST", "/api/stacks/demo/actions/stop", None),
@@ -213,6 +229,9 @@ UNFUZZED_REQUESTS = {
     "createDestination": ("POST", "/api/destinations", _SFTP_ON_LOOPBACK),
     "updateDestination": ("PATCH", "/api/destinations/1", {"name": "x"}),
     "testUnsavedDestination": ("POST", "/api/destinations/test", _SFTP_ON_LOOPBACK),
+    "createAgent": ("POST", "/api/agents", _AGENT_ON_LOOPBACK),
+    "updateAgent": ("PUT", "/api/agents/1", _AGENT_ON_LOOPBACK),
+    "testUnsavedAgent": ("POST", "/api/agents/test", _AGENT_ON_LOOPBACK),
 }
 
 

@@ -161,11 +161,13 @@ def start_server(
     headers: dict[str, str] | None = None,
     timeout: float = 30,
     honour_permissions: bool = False,
+    scheme: str = "http",
+    port: int | None = None,
 ) -> ServerProcess:
     """Start `stackyard serve` (or ARGS) and wait until it answers. With
     honour_permissions, the service (still root) runs without the capabilities that let
     root ignore file permissions, as a service running as an ordinary user would."""
-    port = free_port()
+    port = port or free_port()
     env = env if env is not None else service_env(tmp_path)
     log_path = tmp_path / f"server-{port}.log"
     command = [
@@ -186,13 +188,14 @@ def start_server(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    server = ServerProcess(f"http://127.0.0.1:{port}", process, log_path, env)
+    server = ServerProcess(f"{scheme}://127.0.0.1:{port}", process, log_path, env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}:\n{server.log()}")
         try:
-            if httpx.get(server.url + wait_path, headers=headers, timeout=1).status_code == 200:
+            answer = httpx.get(server.url + wait_path, headers=headers, timeout=1, verify=False)
+            if answer.status_code == 200:
                 return server
         except httpx.TransportError:
             pass

@@ -54,19 +54,20 @@ def compose(stacks_dir: Path, stack_id: str, *args: str) -> subprocess.Completed
     return done
 
 
-def wait_run(client, stack_id: str, timeout: float = 120) -> dict:
-    """Poll the stack's run until it ends; returns its final state."""
+def wait_run(client, stack_id: str, timeout: float = 120, base: str = "/api") -> dict:
+    """Poll the stack's run until it ends; returns its final state. `base`: another
+    host's routes (`/api/agents/1`)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        response = client.get(f"/api/stacks/{stack_id}/run")
+        response = client.get(f"{base}/stacks/{stack_id}/run")
         if response.status_code == 200 and response.json()["status"] != "running":
             return response.json()
         time.sleep(0.1)
     raise AssertionError(f"run of {stack_id} did not end within {timeout}s")
 
 
-def act(client, stack_id: str, action: str) -> dict:
+def act(client, stack_id: str, action: str, base: str = "/api") -> dict:
     """Start an action through the API and wait for its end."""
-    response = client.post(f"/api/stacks/{stack_id}/actions/{action}")
+    response = client.post(f"{base}/stacks/{stack_id}/actions/{action}")
     assert response.status_code == 202, response.text
-    return wait_run(client, stack_id)
+    return wait_run(client, stack_id, base=base)

@@ -13,10 +13,9 @@ from fastapi import APIRouter, Depends, Request, status
 from fastapi.responses import FileResponse
 from pydantic import Field
 
-from stackyard.api.deps import AdminDep, DbDep, OperatorDep, current_principal, require_operator
+from stackyard.api.deps import AdminDep, AuditDep, OperatorDep, current_principal, require_operator
 from stackyard.api.files import content_disposition
 from stackyard.api.models import Body
-from stackyard.auth.audit import audited
 from stackyard.backups.capture import Selection
 from stackyard.backups.model import Inventory, Manifest
 from stackyard.backups.service import BackupService, RestoreRequest
@@ -67,10 +66,10 @@ async def backup_inventory(stack_id: str, backups: BackupsDep) -> Inventory:
     status_code=status.HTTP_202_ACCEPTED,
 )
 async def create_backup(
-    stack_id: str, body: BackupIn, operator: OperatorDep, db: DbDep, backups: BackupsDep
+    stack_id: str, body: BackupIn, operator: OperatorDep, audit: AuditDep, backups: BackupsDep
 ) -> RunState:
     """Start a backup; 409 while the stack is busy. Follow it at `/run/events`."""
-    with audited(db, operator.username, "backup.create", stack_id):
+    with audit(operator, "backup.create", stack_id):
         run = await backups.create(stack_id, body)
     return run.state()
 
@@ -93,8 +92,10 @@ def get_backup(name: str, backups: BackupsDep) -> Manifest:
     response_class=FileResponse,
     responses={200: {"content": {"application/x-tar": {}}}},
 )
-def download_backup(name: str, admin: AdminDep, db: DbDep, backups: BackupsDep) -> FileResponse:
-    with audited(db, admin.username, "backup.download", name):
+def download_backup(
+    name: str, admin: AdminDep, audit: AuditDep, backups: BackupsDep
+) -> FileResponse:
+    with audit(admin, "backup.download", name):
         path = backups.store.path(name)
     return FileResponse(
         path,
@@ -115,11 +116,11 @@ def download_backup(name: str, admin: AdminDep, db: DbDep, backups: BackupsDep) 
     },
 )
 async def upload_backup(
-    request: Request, admin: AdminDep, db: DbDep, backups: BackupsDep
+    request: Request, admin: AdminDep, audit: AuditDep, backups: BackupsDep
 ) -> ArchiveInfo:
     """An archive made elsewhere (the body is its bytes): checked through, then kept
     under the name archives get; a damaged or unsafe one is refused and not kept."""
-    with audited(db, admin.username, "backup.upload") as note:
+    with audit(admin, "backup.upload") as note:
         info = await backups.store.upload(request.stream())
         note.target = info.name
     return info
@@ -128,8 +129,8 @@ async def upload_backup(
 @router.delete(
     "/backups/{name}", operation_id="deleteBackup", status_code=status.HTTP_204_NO_CONTENT
 )
-def delete_backup(name: str, admin: AdminDep, db: DbDep, backups: BackupsDep) -> None:
-    with audited(db, admin.username, "backup.delete", name):
+def delete_backup(name: str, admin: AdminDep, audit: AuditDep, backups: BackupsDep) -> None:
+    with audit(admin, "backup.delete", name):
         backups.store.delete(name)
 
 
@@ -150,12 +151,12 @@ async def verify_backup(name: str, backups: BackupsDep) -> VerifyReport:
     responses={409: {"description": "The stack exists and overwrite was not asked for"}},
 )
 async def restore_backup(
-    name: str, body: RestoreIn, admin: AdminDep, db: DbDep, backups: BackupsDep
+    name: str, body: RestoreIn, admin: AdminDep, audit: AuditDep, backups: BackupsDep
 ) -> RunState:
     """Start a restore into the archive's stack (or `stack`, a clone). Follow it at the
     target stack's `/run/events`."""
     request = RestoreRequest(body.stack, body.overwrite, body.restore_binds, body.assets)
-    with audited(db, admin.username, "backup.restore", name) as note:
+    with audit(admin, "backup.restore", name) as note:
         run = await backups.restore(backups.store.path(name), request)
         note.detail = f"into {run.stack}" + (" (overwrite)" if body.overwrite else "")
     return run.state()

@@ -35,7 +35,7 @@ class BodyGuard:
         authenticate: Authenticate,
         max_bytes: Callable[[], int],
         public: frozenset[Route] = frozenset(),
-        streamed: frozenset[Route] = frozenset(),
+        streamed: Callable[[str, str], bool] = lambda _method, _path: False,
         prefixes: tuple[str, ...] = ("/api/", "/agent/"),
     ) -> None:
         self.app = app
@@ -62,7 +62,7 @@ class BodyGuard:
             if route not in self.public:
                 connection = HTTPConnection(scope)
                 await to_thread.run_sync(self.authenticate, connection, scope["method"])
-            if route in self.streamed:
+            if self.streamed(*route):
                 await self.app(scope, receive, send)
                 return
             body = await self._read(scope, receive)

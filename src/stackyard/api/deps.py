@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Annotated, TypeVar, cast
+from contextlib import AbstractContextManager
+from typing import Annotated, Protocol, TypeVar, cast
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Request, Security
@@ -12,12 +14,13 @@ from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBea
 from starlette.requests import HTTPConnection
 
 from stackyard.auth import sessions
-from stackyard.auth.principal import Principal, Role
-from stackyard.auth.streams import while_valid
+from stackyard.auth.audit import AuditNote, Recorder, audited_by, record, relay
+from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal, Role
+from stackyard.auth.streams import still_valid_now, while_valid
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.tokens import csrf_token, same
 from stackyard.db import Database
-from stackyard.errors import Forbidden, Unauthorized
+from stackyard.errors import Forbidden, Invalid, Unauthorized
 from stackyard.settings import Settings
 from stackyard.stacks.service import StackService
 
@@ -85,12 +88,21 @@ DbDep = Annotated[Database, Depends(get_db)]
 ThrottleDep = Annotated[LoginThrottle, Depends(get_throttle)]
 
 
+def is_agent(connection: HTTPConnection) -> bool:
+    return bool(connection.app.state.mode == "agent")
+
+
 def authenticate(request: HTTPConnection, method: str) -> Principal:
     """The principal of a request, by API token (bearer) or session cookie (+ CSRF on
-    writes). Used by the body guard (before a body is read) and by the dependency."""
+    writes); on an agent, the central's user, vouched for by the agent token. Used by the
+    body guard (before a body is read) and by the dependency."""
     known = request.scope.get("state", {}).get("principal")
     if known is not None:
         return cast(Principal, known)
+    if is_agent(request):
+        principal = agent_principal(request)
+        request.scope.setdefault("state", {})["principal"] = principal
+        return principal
     db, settings = get_db(request), get_settings(request)
     authorization = request.headers.get("authorization")
     if authorization:
@@ -164,8 +176,44 @@ T = TypeVar("T")
 def signed_in_stream(
     request: Request, principal: Principal, events: AsyncIterator[T]
 ) -> AsyncIterator[T]:
-    """A long stream that ends when the credential that opened it is revoked."""
+    """A long stream that ends when the credential that opened it is revoked (an agent's
+    token cannot be: it is set when the agent starts)."""
+    if is_agent(request):
+        return events
     return while_valid(get_db(request), principal, events)
+
+
+def still_valid(connection: HTTPConnection, principal: Principal) -> bool:
+    """Whether the credential that proved `principal` still works (blocking)."""
+    return is_agent(connection) or still_valid_now(get_db(connection), principal)
+
+
+class Audit(Protocol):
+    def __call__(
+        self, principal: Principal, action: str, target: str | None = None
+    ) -> AbstractContextManager[AuditNote]: ...
+
+
+def audit_recorder(connection: HTTPConnection) -> Recorder:
+    """Where this request's audit entries go: the database, or (on an agent) the
+    response, for the central to record."""
+    if is_agent(connection):
+        return functools.partial(relay, connection.scope)
+    return functools.partial(record, get_db(connection))
+
+
+def get_audit(request: Request) -> Audit:
+    recorder = audit_recorder(request)
+
+    def audit(
+        principal: Principal, action: str, target: str | None = None
+    ) -> AbstractContextManager[AuditNote]:
+        return audited_by(recorder, principal.username, action, target)
+
+    return audit
+
+
+AuditDep = Annotated[Audit, Depends(get_audit)]
 
 
 _agent_bearer = HTTPBearer(
@@ -178,6 +226,19 @@ def check_agent_token(request: HTTPConnection) -> None:
     scheme, _, sent = request.headers.get("authorization", "").partition(" ")
     if not expected or scheme.lower() != "bearer" or not same(sent.strip(), expected):
         raise Unauthorized("Missing or invalid agent token")
+
+
+def agent_principal(request: HTTPConnection) -> Principal:
+    """On an agent: whoever holds the agent token (its central) acts as an admin, or as
+    the user and role the central names in `X-Stackyard-User` and `X-Stackyard-Role`
+    (the central's proxy does, so that the agent's routes apply that user's role)."""
+    check_agent_token(request)
+    try:
+        role = Role(request.headers.get(AGENT_ROLE_HEADER, Role.admin))
+    except ValueError as exc:
+        raise Invalid(f"{AGENT_ROLE_HEADER} must be one of: {', '.join(Role)}") from exc
+    username = request.headers.get(AGENT_USER_HEADER) or "central"
+    return Principal(user_id=0, username=username, role=role, via="agent", credential_hash="")
 
 
 def require_agent_token(

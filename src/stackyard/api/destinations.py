@@ -11,9 +11,8 @@ from typing import Annotated, Any, cast
 from fastapi import APIRouter, Depends, Request, status
 from pydantic import BaseModel, Field
 
-from stackyard.api.deps import AdminDep, DbDep, require_admin
+from stackyard.api.deps import AdminDep, AuditDep, require_admin
 from stackyard.api.models import Body, DbId
-from stackyard.auth.audit import audited
 from stackyard.destinations.model import RemoteArchive, Secrets, Settings
 from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
 from stackyard.destinations.transfers import Transfers
@@ -115,19 +114,19 @@ def list_destinations(destinations: DestinationsDep) -> list[DestinationOut]:
 
 @router.post("/destinations", operation_id="createDestination", status_code=status.HTTP_201_CREATED)
 def create_destination(
-    body: DestinationIn, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+    body: DestinationIn, admin: AdminDep, audit: AuditDep, destinations: DestinationsDep
 ) -> DestinationOut:
-    with audited(db, admin.username, "destination.create", body.name):
+    with audit(admin, "destination.create", body.name):
         view = destinations.create(body.name, body.settings, body.secrets, body.host_key)
     return DestinationOut.of(view)
 
 
 @router.post("/destinations/test", operation_id="testUnsavedDestination")
 async def test_unsaved_destination(
-    body: UnsavedTestIn, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+    body: UnsavedTestIn, admin: AdminDep, audit: AuditDep, destinations: DestinationsDep
 ) -> TestOut:
     """Try settings before saving them; for SFTP the server's host key is shown."""
-    with audited(db, admin.username, "destination.test", body.settings.type):
+    with audit(admin, "destination.test", body.settings.type):
         return TestOut.of(await destinations.test_unsaved(body.settings, body.secrets))
 
 
@@ -141,14 +140,14 @@ def update_destination(
     destination_id: DbId,
     body: DestinationPatch,
     admin: AdminDep,
-    db: DbDep,
+    audit: AuditDep,
     destinations: DestinationsDep,
 ) -> DestinationOut:
     changes: dict[str, Any] = {"name": body.name, "settings": body.settings}
     if body.secrets is not None:
         changes["secrets"] = Secrets.model_validate(body.secrets.model_dump(exclude_unset=True))
     changes["host_key"] = body.host_key if "host_key" in body.model_fields_set else UNSET
-    with audited(db, admin.username, "destination.update", str(destination_id)):
+    with audit(admin, "destination.update", str(destination_id)):
         view = destinations.update(destination_id, **changes)
     return DestinationOut.of(view)
 
@@ -159,20 +158,20 @@ def update_destination(
     status_code=status.HTTP_204_NO_CONTENT,
 )
 def delete_destination(
-    destination_id: DbId, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+    destination_id: DbId, admin: AdminDep, audit: AuditDep, destinations: DestinationsDep
 ) -> None:
     """Forget the destination; the archives it holds stay there."""
-    with audited(db, admin.username, "destination.delete", str(destination_id)) as note:
+    with audit(admin, "destination.delete", str(destination_id)) as note:
         note.target = destinations.delete(destination_id)
 
 
 @router.post("/destinations/{destination_id}/test", operation_id="testDestination")
 async def test_destination(
-    destination_id: DbId, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+    destination_id: DbId, admin: AdminDep, audit: AuditDep, destinations: DestinationsDep
 ) -> TestOut:
     """Reach it, write and remove a small file; an SFTP server's key is pinned by the
     first success."""
-    with audited(db, admin.username, "destination.test", str(destination_id)):
+    with audit(admin, "destination.test", str(destination_id)):
         return TestOut.of(await destinations.test(destination_id))
 
 
@@ -190,9 +189,9 @@ async def list_remote_archives(
     status_code=status.HTTP_204_NO_CONTENT,
 )
 async def delete_remote_archive(
-    destination_id: DbId, name: str, admin: AdminDep, db: DbDep, destinations: DestinationsDep
+    destination_id: DbId, name: str, admin: AdminDep, audit: AuditDep, destinations: DestinationsDep
 ) -> None:
-    with audited(db, admin.username, "destination.archive.delete", name) as note:
+    with audit(admin, "destination.archive.delete", name) as note:
         note.detail = f"from destination {destination_id}"
         await destinations.delete_archive(destination_id, name)
 
@@ -203,11 +202,11 @@ async def delete_remote_archive(
     status_code=status.HTTP_202_ACCEPTED,
 )
 async def pull_remote_archive(
-    destination_id: DbId, name: str, admin: AdminDep, db: DbDep, transfers: TransfersDep
+    destination_id: DbId, name: str, admin: AdminDep, audit: AuditDep, transfers: TransfersDep
 ) -> RunState:
     """Download the archive into this host's archives (to restore or download it from
     there); 409 when it is here already or its stack is busy."""
-    with audited(db, admin.username, "backup.pull", name) as note:
+    with audit(admin, "backup.pull", name) as note:
         note.detail = f"from destination {destination_id}"
         run = await transfers.pull(destination_id, name)
     return run.state()
@@ -217,11 +216,11 @@ async def pull_remote_archive(
     "/backups/{name}/push", operation_id="pushBackup", status_code=status.HTTP_202_ACCEPTED
 )
 async def push_backup(
-    name: str, body: PushIn, admin: AdminDep, db: DbDep, transfers: TransfersDep
+    name: str, body: PushIn, admin: AdminDep, audit: AuditDep, transfers: TransfersDep
 ) -> RunState:
     """Upload a local archive to a destination; 409 when it is there already (checked as
     the run starts) or its stack is busy."""
-    with audited(db, admin.username, "backup.push", name) as note:
+    with audit(admin, "backup.push", name) as note:
         note.detail = f"to destination {body.destination_id}"
         run = transfers.push(name, body.destination_id)
     return run.state()

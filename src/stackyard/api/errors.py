@@ -31,6 +31,12 @@ STATUS: dict[type[errors.StackyardError], int] = {
     errors.DestinationDenied: 502,  # fix the credentials or the host key
     errors.Unavailable: 503,
     errors.ConfigError: 500,
+    errors.ComputeFailed: 500,
+    # Agents are upstream hosts: their failures are gateway errors, never 401/403.
+    errors.AgentError: 502,
+    errors.AgentDenied: 502,  # the agent's token or pinned certificate: fix them
+    errors.AgentIncompatible: 502,  # update the agent (or the central)
+    errors.AgentUnreachable: 503,  # offline: retry later
     # Registries are upstream services: their failures are gateway errors, never 401/403
     # (which would say that the caller's own session or role is the problem).
     errors.RegistryError: 502,  # an answer we cannot use
@@ -112,8 +118,18 @@ def allowed_methods(app: FastAPI, path: str) -> list[str]:
         ]
         app.state.allow = table
     matching = [(pattern, listed) for pattern, listed in table if pattern.match(path)]
-    literal = [listed for pattern, listed in matching if "[^/]+" not in pattern.pattern]
-    return literal[0] if literal else sorted({m for _, listed in matching for m in listed})
+    if not matching:
+        return []
+    # The most specific templates answer: `/agents/{id}/test` before `/agents/{id}/{path}`.
+    fewest = min(pattern.pattern.count("[^/]+") for pattern, _ in matching)
+    return sorted(
+        {
+            m
+            for pattern, listed in matching
+            if pattern.pattern.count("[^/]+") == fewest
+            for m in listed
+        }
+    )
 
 
 def method_not_allowed(app: FastAPI, path: str) -> StarletteHTTPException | None:

@@ -15,9 +15,8 @@ from fastapi import APIRouter, Depends, Query, Request, Response, status
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from stackyard.api.deps import AdminDep, DbDep, SettingsDep, StacksDep, require_admin
+from stackyard.api.deps import AdminDep, AuditDep, SettingsDep, StacksDep, require_admin
 from stackyard.api.models import Body
-from stackyard.auth.audit import audited
 from stackyard.files import browse, upload
 from stackyard.files.download import FileDownload, prepare
 from stackyard.settings import Settings
@@ -115,11 +114,11 @@ def read_file(settings: SettingsDep, path: PathQuery) -> TextFileOut:
     operation_id="saveFile",
     responses={400: {"description": "A stack's compose file or .env that compose refuses"}},
 )
-def save_file(body: TextFileIn, stacks: StacksDep, db: DbDep, admin: AdminDep) -> SavedOut:
+def save_file(body: TextFileIn, stacks: StacksDep, audit: AuditDep, admin: AdminDep) -> SavedOut:
     """A stack's compose file or `.env` (`<stack>/compose.yaml`, `<stack>/.env`, ...) is
     checked as the stack page checks it; refused (400 with compose's error), the file
     stays as it was."""
-    with audited(db, admin.username, "file.save", body.path):
+    with audit(admin, "file.save", body.path):
         saved = stacks.save_browsed(body.path, body.content, body.version)
     return SavedOut(path=saved.path, version=saved.version)
 
@@ -131,27 +130,27 @@ def paths_exist(body: PathsIn, settings: SettingsDep) -> ExistingOut:
 
 
 @router.post("/folder", operation_id="makeFolder", status_code=status.HTTP_201_CREATED)
-def make_folder(body: PathIn, settings: SettingsDep, db: DbDep, admin: AdminDep) -> PathIn:
-    with audited(db, admin.username, "file.mkdir", body.path):
+def make_folder(body: PathIn, settings: SettingsDep, audit: AuditDep, admin: AdminDep) -> PathIn:
+    with audit(admin, "file.mkdir", body.path):
         return PathIn(path=browse.make_folder(_root(settings), body.path))
 
 
 @router.post("/move", operation_id="moveEntry")
-def move_entry(body: MoveIn, settings: SettingsDep, db: DbDep, admin: AdminDep) -> PathIn:
+def move_entry(body: MoveIn, settings: SettingsDep, audit: AuditDep, admin: AdminDep) -> PathIn:
     target = f"{body.source} -> {body.destination}"
-    with audited(db, admin.username, "file.move", target):
+    with audit(admin, "file.move", target):
         return PathIn(path=browse.move(_root(settings), body.source, body.destination))
 
 
 @router.delete("", operation_id="deleteEntry", status_code=status.HTTP_204_NO_CONTENT)
 def delete_entry(
     settings: SettingsDep,
-    db: DbDep,
+    audit: AuditDep,
     admin: AdminDep,
     path: PathQuery,
     recursive: Annotated[bool, Query(description="Delete a folder with its contents")] = False,
 ) -> None:
-    with audited(db, admin.username, "file.delete", path):
+    with audit(admin, "file.delete", path):
         browse.delete(_root(settings), path, recursive)
 
 
@@ -171,14 +170,14 @@ def delete_entry(
 async def upload_file(
     request: Request,
     settings: SettingsDep,
-    db: DbDep,
+    audit: AuditDep,
     admin: AdminDep,
     path: PathQuery,
     overwrite: Annotated[bool, Query(description="Replace an existing file")] = False,
 ) -> UploadedOut:
     """The body is the file's bytes. Missing folders are created; the file appears only
     once it is complete."""
-    with audited(db, admin.username, "file.upload", path) as note:
+    with audit(admin, "file.upload", path) as note:
         stored, size = await upload.receive(_root(settings), path, request.stream(), overwrite)
         note.detail = f"{size} bytes" + (" (overwrite allowed)" if overwrite else "")
     return UploadedOut(path=stored, size=size)

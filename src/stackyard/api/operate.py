@@ -18,17 +18,17 @@ from stackyard.aio import to_the_end
 from stackyard.api.deps import (
     PrincipalDep,
     StacksDep,
+    audit_recorder,
     authenticate_websocket,
     current_principal,
-    get_db,
     get_stacks,
     require_operator,
     signed_in_stream,
+    still_valid,
 )
 from stackyard.api.files import content_disposition
-from stackyard.auth.audit import record
 from stackyard.auth.principal import Role
-from stackyard.auth.streams import RECHECK_SECONDS, still_valid_now
+from stackyard.auth.streams import RECHECK_SECONDS
 from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
 from stackyard.containers.shell import AUTO
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
@@ -151,7 +151,7 @@ async def container_shell(
         code = CLOSE_UNAUTHORIZED if isinstance(exc, Unauthorized) else CLOSE_FORBIDDEN
         await websocket.close(code=code, reason=exc.detail[:120])
         return
-    stacks, db = get_stacks(websocket), get_db(websocket)  # type: ignore[arg-type]
+    stacks, record = get_stacks(websocket), audit_recorder(websocket)  # type: ignore[arg-type]
     await websocket.accept()
     target = f"{stack_id}/{container}"
     try:
@@ -160,13 +160,13 @@ async def container_shell(
         await websocket.send_text(json.dumps({"type": "error", "detail": exc.detail}))
         await websocket.close(code=CLOSE_FAILED, reason=exc.detail[:120])
         await asyncio.to_thread(
-            record, db, principal.username, "container.shell", target, "failure", exc.detail
+            record, principal.username, "container.shell", target, "failure", exc.detail
         )
         return
     began = time.monotonic()
     shown = " ".join(session.command)
     await asyncio.to_thread(
-        record, db, principal.username, "container.shell", target, "success", f"opened: {shown}"
+        record, principal.username, "container.shell", target, "success", f"opened: {shown}"
     )
 
     async def out() -> None:
@@ -189,7 +189,7 @@ async def container_shell(
                         await session.write(str(control["data"]).encode())
 
     async def revoked() -> None:
-        while await asyncio.to_thread(still_valid_now, db, principal):
+        while await asyncio.to_thread(still_valid, websocket, principal):
             await asyncio.sleep(RECHECK_SECONDS)
 
     async def finish() -> None:
@@ -201,7 +201,7 @@ async def container_shell(
         if exit_code is not None:
             detail += f", exit code {exit_code}"
         await asyncio.to_thread(
-            record, db, principal.username, "container.shell.end", target, "success", detail
+            record, principal.username, "container.shell.end", target, "success", detail
         )
 
     tasks = [asyncio.create_task(job()) for job in (out, into, revoked)]

@@ -5,9 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, Field
 
-from stackyard.api.deps import AdminDep, DbDep, StacksDep, require_admin
+from stackyard.api.deps import AdminDep, AuditDep, StacksDep, require_admin
 from stackyard.api.models import Body
-from stackyard.auth.audit import audited
 
 router = APIRouter(prefix="/registries", tags=["registries"], dependencies=[Depends(require_admin)])
 
@@ -29,13 +28,15 @@ def list_registries(stacks: StacksDep) -> list[RegistryOut]:
 
 
 @router.put("", operation_id="setRegistry")
-def set_registry(body: RegistryIn, admin: AdminDep, db: DbDep, stacks: StacksDep) -> RegistryOut:
-    with audited(db, admin.username, "registry.set", body.registry):
+def set_registry(
+    body: RegistryIn, admin: AdminDep, audit: AuditDep, stacks: StacksDep
+) -> RegistryOut:
+    with audit(admin, "registry.set", body.registry):
         host = stacks.registries.set(body.registry, body.username, body.password)
     return RegistryOut(registry=host, username=body.username)
 
 
 @router.delete("/{registry}", operation_id="deleteRegistry", status_code=status.HTTP_204_NO_CONTENT)
-def delete_registry(registry: str, admin: AdminDep, db: DbDep, stacks: StacksDep) -> None:
-    with audited(db, admin.username, "registry.delete", registry):
+def delete_registry(registry: str, admin: AdminDep, audit: AuditDep, stacks: StacksDep) -> None:
+    with audit(admin, "registry.delete", registry):
         stacks.registries.delete(registry)

@@ -9,9 +9,8 @@ from typing import Annotated, cast
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel
 
-from stackyard.api.deps import AdminDep, DbDep, require_admin
+from stackyard.api.deps import AdminDep, AuditDep, require_admin
 from stackyard.api.models import DbId
-from stackyard.auth.audit import audited
 from stackyard.db.types import utcnow
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
 from stackyard.schedules.service import Schedules
@@ -49,9 +48,9 @@ def preview_timetable(
 
 @router.post("/schedules", operation_id="createSchedule", status_code=status.HTTP_201_CREATED)
 def create_schedule(
-    body: ScheduleSpec, admin: AdminDep, db: DbDep, schedules: SchedulesDep
+    body: ScheduleSpec, admin: AdminDep, audit: AuditDep, schedules: SchedulesDep
 ) -> ScheduleView:
-    with audited(db, admin.username, "schedule.create", body.name):
+    with audit(admin, "schedule.create", body.name):
         return schedules.create(body)
 
 
@@ -62,16 +61,18 @@ def get_schedule(schedule_id: DbId, schedules: SchedulesDep) -> ScheduleView:
 
 @router.put("/schedules/{schedule_id}", operation_id="updateSchedule")
 def update_schedule(
-    schedule_id: DbId, body: ScheduleSpec, admin: AdminDep, db: DbDep, schedules: SchedulesDep
+    schedule_id: DbId, body: ScheduleSpec, admin: AdminDep, audit: AuditDep, schedules: SchedulesDep
 ) -> ScheduleView:
-    with audited(db, admin.username, "schedule.update", body.name):
+    with audit(admin, "schedule.update", body.name):
         return schedules.update(schedule_id, body)
 
 
 @router.delete("/schedules/{schedule_id}", operation_id="deleteSchedule", status_code=204)
-def delete_schedule(schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: SchedulesDep) -> None:
+def delete_schedule(
+    schedule_id: DbId, admin: AdminDep, audit: AuditDep, schedules: SchedulesDep
+) -> None:
     """Forget the schedule and its history; the archives it made stay."""
-    with audited(db, admin.username, "schedule.delete", str(schedule_id)) as note:
+    with audit(admin, "schedule.delete", str(schedule_id)) as note:
         note.target = schedules.delete(schedule_id)
 
 
@@ -79,10 +80,10 @@ def delete_schedule(schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: Sc
     "/schedules/{schedule_id}/run", operation_id="runSchedule", status_code=status.HTTP_202_ACCEPTED
 )
 async def run_schedule(
-    schedule_id: DbId, admin: AdminDep, db: DbDep, schedules: SchedulesDep
+    schedule_id: DbId, admin: AdminDep, audit: AuditDep, schedules: SchedulesDep
 ) -> ScheduleView:
     """Run it now, out of its timetable; 409 while it runs."""
-    with audited(db, admin.username, "schedule.run", str(schedule_id)):
+    with audit(admin, "schedule.run", str(schedule_id)):
         schedules.run_now(schedule_id)
     return schedules.get(schedule_id)
 

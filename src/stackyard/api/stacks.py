@@ -12,7 +12,7 @@ from pydantic import BaseModel, Field
 
 from stackyard.api.deps import (
     AdminDep,
-    DbDep,
+    AuditDep,
     OperatorDep,
     PrincipalDep,
     StacksDep,
@@ -21,7 +21,6 @@ from stackyard.api.deps import (
     signed_in_stream,
 )
 from stackyard.api.models import Body
-from stackyard.auth.audit import audited
 from stackyard.auth.principal import Principal
 from stackyard.stacks.runs import RunState
 from stackyard.stacks.service import ACTIONS, StackService, StackView
@@ -144,8 +143,10 @@ def list_stacks(stacks: StacksDep) -> list[StackOut]:
 
 
 @router.post("", operation_id="createStack", status_code=status.HTTP_201_CREATED)
-def create_stack(body: StackCreate, admin: AdminDep, db: DbDep, stacks: StacksDep) -> StackDetail:
-    with audited(db, admin.username, "stack.create", body.name) as note:
+def create_stack(
+    body: StackCreate, admin: AdminDep, audit: AuditDep, stacks: StacksDep
+) -> StackDetail:
+    with audit(admin, "stack.create", body.name) as note:
         stack_id = stacks.create(body.name, body.compose, body.env)
         note.target = stack_id  # the id, not the name as typed
     return _detail(stacks, stack_id, admin)
@@ -171,19 +172,19 @@ def get_stack(stack_id: str, principal: PrincipalDep, stacks: StacksDep) -> Stac
 
 @router.put("/{stack_id}/compose", operation_id="saveCompose")
 def save_compose(
-    stack_id: str, body: FileContent, admin: AdminDep, db: DbDep, stacks: StacksDep
+    stack_id: str, body: FileContent, admin: AdminDep, audit: AuditDep, stacks: StacksDep
 ) -> StackDetail:
     """Validated with `docker compose config` first; refused (old file kept) when invalid."""
-    with audited(db, admin.username, "stack.compose", stack_id):
+    with audit(admin, "stack.compose", stack_id):
         stacks.save(stack_id, "compose", body.content)
     return _detail(stacks, stack_id, admin)
 
 
 @router.put("/{stack_id}/env", operation_id="saveEnv")
 def save_env(
-    stack_id: str, body: FileContent, admin: AdminDep, db: DbDep, stacks: StacksDep
+    stack_id: str, body: FileContent, admin: AdminDep, audit: AuditDep, stacks: StacksDep
 ) -> StackDetail:
-    with audited(db, admin.username, "stack.env", stack_id):
+    with audit(admin, "stack.env", stack_id):
         stacks.save(stack_id, "env", body.content)
     return _detail(stacks, stack_id, admin)
 
@@ -197,9 +198,9 @@ def get_secrets(stack_id: str, admin: AdminDep, stacks: StacksDep) -> SecretsOut
     "/{stack_id}/secrets", operation_id="saveSecrets", status_code=status.HTTP_204_NO_CONTENT
 )
 def save_secrets(
-    stack_id: str, body: FileContent, admin: AdminDep, db: DbDep, stacks: StacksDep
+    stack_id: str, body: FileContent, admin: AdminDep, audit: AuditDep, stacks: StacksDep
 ) -> None:
-    with audited(db, admin.username, "stack.secrets", stack_id):
+    with audit(admin, "stack.secrets", stack_id):
         stacks.save(stack_id, "secrets", body.content)
 
 
@@ -271,7 +272,7 @@ def stack_delete_plan(stack_id: str, _admin: AdminDep, stacks: StacksDep) -> Del
 async def delete_stack(
     stack_id: str,
     admin: AdminDep,
-    db: DbDep,
+    audit: AuditDep,
     stacks: StacksDep,
     confirm: Annotated[
         str | None,
@@ -282,7 +283,7 @@ async def delete_stack(
     """`compose down` (named volumes only when asked), then the folder is moved aside to
     `.trash/<id>-<UTC time>` in the stacks folder (see `delete-plan`). Refused with 400
     unless `confirm` is exactly the stack's id."""
-    with audited(db, admin.username, "stack.delete", stack_id) as note:
+    with audit(admin, "stack.delete", stack_id) as note:
         result = await stacks.delete(stack_id, remove_volumes, confirm)
         note.detail = result.summary()
     return DeleteResultOut.model_validate(asdict(result))

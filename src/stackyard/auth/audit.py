@@ -1,16 +1,21 @@
 """Audit log of admin-only actions: who, what, when, outcome.
 
 Recorded where the actor is known, by the entry points (the API's routers, the CLI),
-always through `audited`; capability code never audits."""
+always through `audited_by`; capability code never audits. An agent has no database:
+it relays what it would record to its central, which records it (`relay`)."""
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, MutableMapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any
 
 from sqlalchemy import func, select
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stackyard.db import Database
 from stackyard.db.models import AuditEntry
@@ -50,22 +55,107 @@ def record(
         )
 
 
+#: Writes one entry: (actor, action, target, outcome, detail).
+Recorder = Callable[[str, str, str | None, str, str | None], None]
+
+
 @contextmanager
-def audited(
-    db: Database, actor: str, action: str, target: str | None = None
+def audited_by(
+    recorder: Recorder, actor: str, action: str, target: str | None = None
 ) -> Iterator[AuditNote]:
-    """Record the block's outcome in its own transaction, so a failure is kept too."""
+    """Record the block's outcome (by `recorder`, in a transaction of its own for the
+    database, so a failure is kept too)."""
     note = AuditNote()
     try:
         yield note
     except StackyardError as exc:
-        record(db, actor, action, note.target or target, "failure", exc.detail)
+        recorder(actor, action, note.target or target, "failure", exc.detail)
         raise
     except Exception as exc:
         detail = f"internal error ({type(exc).__name__})"
-        record(db, actor, action, note.target or target, "failure", detail)
+        recorder(actor, action, note.target or target, "failure", detail)
         raise
-    record(db, actor, action, note.target or target, "success", note.detail)
+    recorder(actor, action, note.target or target, "success", note.detail)
+
+
+def audited(
+    db: Database, actor: str, action: str, target: str | None = None
+) -> AbstractContextManager[AuditNote]:
+    """The block's outcome in the database's audit log."""
+    return audited_by(functools.partial(record, db), actor, action, target)
+
+
+# -- on an agent ----------------------------------------------------------------------------
+#: The response header in which an agent hands what it would audit to its central.
+RELAY_HEADER = "x-stackyard-audit"
+_RELAY_KEY = "audit_relay"
+
+
+@dataclass(frozen=True)
+class Relayed:
+    actor: str
+    action: str
+    target: str | None
+    outcome: str
+    detail: str | None
+
+
+def relay(
+    scope: MutableMapping[str, Any],
+    actor: str,
+    action: str,
+    target: str | None,
+    outcome: str,
+    detail: str | None,
+) -> None:
+    """An agent keeps no audit log: it logs the entry and hands it to the caller (the
+    central, which records it with its user and the agent's name) with the response."""
+    log.info(
+        "audit: %s %s %s %s%s", actor, action, target, outcome, f" ({detail})" if detail else ""
+    )
+    entries = scope.get("state", {}).get(_RELAY_KEY)
+    if entries is not None:
+        entries.append(Relayed(actor, action, _column_safe(target), outcome, detail))
+
+
+class AuditRelay:
+    """ASGI middleware of an agent: entries audited while a request ran go back in its
+    response's `x-stackyard-audit` header (JSON, ASCII)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        entries: list[Relayed] = []
+        scope.setdefault("state", {})[_RELAY_KEY] = entries
+
+        async def relaying(message: Message) -> None:
+            if message["type"] == "http.response.start" and entries:
+                text = json.dumps([asdict(entry) for entry in entries])
+                message = {
+                    **message,
+                    "headers": [
+                        *message.get("headers", []),
+                        (RELAY_HEADER.encode(), text.encode()),
+                    ],
+                }
+            await send(message)
+
+        await self.app(scope, receive, relaying)
+
+
+def relayed_entries(header: str | None) -> list[Relayed]:
+    """The entries an agent's response carried (none when the header is absent or bad)."""
+    if not header:
+        return []
+    try:
+        return [Relayed(**item) for item in json.loads(header)]
+    except (ValueError, TypeError):
+        log.warning("An agent's audit header could not be read; ignored")
+        return []
 
 
 def list_entries(db: Database, limit: int, offset: int) -> tuple[list[AuditEntry], int]:

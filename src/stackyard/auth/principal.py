@@ -17,6 +17,9 @@ class Role(StrEnum):
 
 #: What each role may do includes what the roles after it may do.
 _RANK = {Role.viewer: 0, Role.operator: 1, Role.admin: 2}
+#: Headers in which a central names, to its agent, the user it acts for and their role.
+AGENT_USER_HEADER = "X-Stackyard-User"
+AGENT_ROLE_HEADER = "X-Stackyard-Role"
 #: Accounts made before the roles were split had the role `user` (actions and edits).
 LEGACY_ROLES = {"user": Role.operator}
 
@@ -26,7 +29,7 @@ class Principal:
     user_id: int
     username: str
     role: Role
-    via: str  # "session" or "token"
+    via: str  # "session", "token", or "agent" (on an agent, vouched for by its token)
     credential_hash: str  # of the session secret or API token that proved it
     session_secret: str | None = None
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import secrets
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from stackyard.cli import _common
+
+if TYPE_CHECKING:
+    from stackyard.settings import Settings
 
 HostOpt = Annotated[str | None, typer.Option("--host", help="Listen address")]
 PortOpt = Annotated[int | None, typer.Option("--port", help="Listen port")]
@@ -31,6 +34,9 @@ def _run(
     settings = _common.settings()
     setup_logging(settings.log_level, settings.secrets())
     application = create_app(settings, mode)
+    tls: dict[str, str] = {}
+    if mode == "agent" and settings.agent_tls:
+        tls = _agent_tls(settings)
     uvicorn.run(
         application,
         host=host or settings.host,
@@ -39,7 +45,25 @@ def _run(
         server_header=False,
         # Forwarded headers are believed only from STACKYARD_TRUSTED_PROXIES (api/deps.py).
         proxy_headers=False,
+        **tls,  # type: ignore[arg-type]
     )
+
+
+def _agent_tls(settings: Settings) -> dict[str, str]:
+    """The agent's certificate (the given one, or one made on the first start), its
+    fingerprint printed for the user to compare with what the central shows."""
+    from stackyard.agents import tls
+
+    if settings.agent_tls_cert and settings.agent_tls_key:
+        cert, key = settings.agent_tls_cert, settings.agent_tls_key
+    else:
+        settings.prepare_dirs()
+        cert, key = tls.ensure_certificate(settings.data_dir)
+    typer.echo(
+        f"Agent TLS certificate fingerprint (SHA-256): {tls.certificate_fingerprint(cert)}",
+        err=True,
+    )
+    return {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
 
 
 def serve(host: HostOpt = None, port: PortOpt = None) -> None:

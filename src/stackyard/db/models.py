@@ -63,6 +63,11 @@ class AuditEntry(Base):
 
 
 class Agent(Base):
+    """A remote host. `token_encrypted` is sealed (`stackyard.sealing`); `certificate` is
+    the pinned TLS certificate (PEM) of an HTTPS agent, or `ca_certificate` the CA it is
+    trusted by. `version`, `capabilities` (JSON), `last_seen_at` and `last_error` are
+    what the last contact found."""
+
     __tablename__ = "agents"
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -72,6 +77,12 @@ class Agent(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     version: Mapped[str | None] = mapped_column(String(64))
+    enabled: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    certificate: Mapped[str | None] = mapped_column(Text)
+    ca_certificate: Mapped[str | None] = mapped_column(Text)
+    capabilities: Mapped[str | None] = mapped_column(Text)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Destination(Base):

@@ -1,0 +1,359 @@
+"""The agents a central keeps: records (the token sealed, the certificate pinned), tests,
+and one client per agent, made once and reused (its connections with it)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import ssl
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+from cryptography import x509
+from pydantic import BaseModel, TypeAdapter
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from stackyard.agents import tls
+from stackyard.agents.client import AgentClient, AgentTarget
+from stackyard.agents.compat import incompatibility
+from stackyard.db.engine import Database
+from stackyard.db.models import Agent as Row
+from stackyard.db.types import utcnow
+from stackyard.errors import (
+    AgentError,
+    AgentIncompatible,
+    Conflict,
+    Invalid,
+    NotFound,
+    StackyardError,
+)
+from stackyard.sealing import Sealer
+
+#: How stale `last_seen_at` may get before a contact that changed nothing writes it.
+SEEN_EVERY = timedelta(seconds=60)
+_UNREADABLE = "The agent's token cannot be decrypted (the secret key changed): set it again"
+
+
+class AgentHealth(BaseModel):
+    """What an agent says of itself at /agent/health."""
+
+    version: str
+    capabilities: list[str] = []
+
+
+_HEALTH = TypeAdapter(AgentHealth)
+
+
+@dataclass(frozen=True)
+class AgentView:
+    id: int
+    name: str
+    url: str
+    enabled: bool
+    fingerprint: str | None  # of the pinned certificate
+    trusts_ca: bool
+    version: str | None
+    capabilities: list[str]
+    incompatibility: str | None
+    last_seen_at: datetime | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class AgentSpec:
+    """What a user gives. `token` None keeps the stored one (on an update); for HTTPS,
+    `fingerprint` is the one the user confirmed (the certificate presented now must have
+    it), unless `ca_certificate` is given."""
+
+    name: str
+    url: str
+    token: str | None = None
+    fingerprint: str | None = None
+    ca_certificate: str | None = None
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What reaching an agent found."""
+
+    ok: bool
+    detail: str
+    version: str | None = None
+    capabilities: list[str] = field(default_factory=list)
+    incompatibility: str | None = None
+    fingerprint: str | None = None  # of the certificate presented (HTTPS)
+
+
+def check_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise Invalid("The agent's URL must be http://HOST:PORT or https://HOST:PORT")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise Invalid("The agent's URL takes no user, query or fragment")
+    try:
+        parts.port  # noqa: B018 (raises on a bad port)
+    except ValueError as exc:
+        raise Invalid(f"The agent's URL has a bad port: {exc}") from exc
+    return url.strip().rstrip("/")
+
+
+def _check_ca(pem: str) -> str:
+    try:
+        x509.load_pem_x509_certificates(pem.encode())
+    except ValueError as exc:
+        raise Invalid("The CA certificate is not a PEM certificate") from exc
+    return pem
+
+
+def _name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 100:
+        raise Invalid("An agent's name is 1 to 100 characters")
+    return name
+
+
+class Agents:
+    def __init__(self, db: Database, secret_key: str, version: str, timeout: float) -> None:
+        self.db = db
+        self.version = version
+        self.timeout = timeout
+        #: How long a proxied answer may take to start: six times the fleet's limit.
+        self.start_timeout = timeout * 6
+        self._sealer = Sealer(secret_key, "agent-tokens")
+        self._clients: dict[int, tuple[datetime | None, AgentClient]] = {}
+
+    # -- records ------------------------------------------------------------------------
+    def _view(self, row: Row) -> AgentView:
+        return AgentView(
+            id=row.id,
+            name=row.name,
+            url=row.url,
+            enabled=row.enabled,
+            fingerprint=tls.pem_fingerprint(row.certificate) if row.certificate else None,
+            trusts_ca=bool(row.ca_certificate),
+            version=row.version,
+            capabilities=json.loads(row.capabilities) if row.capabilities else [],
+            incompatibility=incompatibility(self.version, row.version) if row.version else None,
+            last_seen_at=row.last_seen_at,
+            last_error=row.last_error,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
+
+    def _row(self, session: Session, agent_id: int) -> Row:
+        row = session.get(Row, agent_id)
+        if row is None:
+            raise NotFound(f"No agent {agent_id}")
+        return row
+
+    def _target(self, row: Row) -> AgentTarget:
+        try:
+            token = self._sealer.decode(row.token_encrypted.encode()).decode()
+        except ValueError as exc:
+            raise Invalid(_UNREADABLE) from exc
+        return AgentTarget(row.name, row.url, token, row.certificate, row.ca_certificate)
+
+    def all(self) -> list[AgentView]:
+        with self.db.session() as session:
+            return [self._view(r) for r in session.scalars(select(Row).order_by(Row.name))]
+
+    def get(self, agent_id: int) -> AgentView:
+        with self.db.session() as session:
+            return self._view(self._row(session, agent_id))
+
+    async def _trust(self, spec: AgentSpec) -> tuple[str | None, str | None]:
+        """(pinned certificate, CA certificate) for `spec`: the certificate presented now
+        is pinned when it has the fingerprint the user confirmed."""
+        if not spec.url.lower().startswith("https://"):
+            return None, None
+        if spec.ca_certificate:
+            return None, _check_ca(spec.ca_certificate)
+        if not spec.fingerprint:
+            raise Invalid(
+                "An HTTPS agent's certificate must be confirmed: test the agent and give "
+                "the fingerprint it shows (or give a CA certificate)"
+            )
+        presented = await tls.presented_certificate(spec.url, self.timeout)
+        shown = tls.pem_fingerprint(presented)
+        if shown.replace(":", "").upper() != spec.fingerprint.replace(":", "").strip().upper():
+            raise Invalid(
+                f"The agent presents a certificate with fingerprint {shown}, not the "
+                f"{spec.fingerprint} given: check which certificate the agent logged at start"
+            )
+        return presented, None
+
+    async def create(self, spec: AgentSpec) -> AgentView:
+        url = check_url(spec.url)
+        if not spec.token:
+            raise Invalid("An agent needs its token (STACKYARD_AGENT_TOKEN on the agent)")
+        certificate, ca = await self._trust(spec)
+        row = Row(
+            name=_name(spec.name),
+            url=url,
+            token_encrypted=self._sealer.encode(spec.token.encode()).decode(),
+            certificate=certificate,
+            ca_certificate=ca,
+            enabled=spec.enabled,
+        )
+        with self.db.session() as session:
+            session.add(row)
+            try:
+                session.flush()
+            except IntegrityError as exc:
+                raise Conflict(f"An agent named {spec.name!r} exists") from exc
+            return self._view(row)
+
+    async def update(self, agent_id: int, spec: AgentSpec) -> AgentView:
+        """Change the agent: a token left out is kept; the certificate is pinned anew
+        from what is given (the URL, a fingerprint or a CA)."""
+        url = check_url(spec.url)
+        with self.db.session() as session:
+            row = self._row(session, agent_id)
+            same_trust = url == row.url and not spec.fingerprint and not spec.ca_certificate
+            certificate, ca = row.certificate, row.ca_certificate
+        if not same_trust:
+            certificate, ca = await self._trust(spec)
+        with self.db.session() as session:
+            row = self._row(session, agent_id)
+            row.name, row.url, row.enabled = _name(spec.name), url, spec.enabled
+            row.certificate, row.ca_certificate = certificate, ca
+            if spec.token:
+                row.token_encrypted = self._sealer.encode(spec.token.encode()).decode()
+            row.updated_at = utcnow()
+            try:
+                session.flush()
+            except IntegrityError as exc:
+                raise Conflict(f"An agent named {spec.name!r} exists") from exc
+            view = self._view(row)
+        await self._forget(agent_id)
+        return view
+
+    async def delete(self, agent_id: int) -> str:
+        """Forget the agent (its schedules go with it); its name."""
+        with self.db.session() as session:
+            row = self._row(session, agent_id)
+            name = row.name
+            session.delete(row)
+        await self._forget(agent_id)
+        return name
+
+    def record_contact(self, agent_id: int, health: AgentHealth | None, error: str | None) -> None:
+        """What the last contact found: the version and capabilities, or the error."""
+        with self.db.session() as session:
+            row = session.get(Row, agent_id)
+            if row is None:
+                return
+            if health is not None:
+                row.version, row.last_seen_at = health.version, utcnow()
+                row.capabilities = json.dumps(health.capabilities)
+            row.last_error = error
+
+    def record_report(self, view: AgentView, version: str | None, error: str | None) -> None:
+        """What a fleet contact found (its version, or its error), written only when it
+        changed or `last_seen_at` is over a minute old: a dashboard refreshed every few
+        seconds over hundreds of agents writes almost nothing."""
+        now = utcnow()
+        fresh = view.last_seen_at is not None and now - view.last_seen_at < SEEN_EVERY
+        if view.last_error == error and (version is None or (view.version == version and fresh)):
+            return
+        with self.db.session() as session:
+            row = session.get(Row, view.id)
+            if row is None:
+                return
+            if version is not None:
+                row.version, row.last_seen_at = version, now
+            row.last_error = error
+
+    # -- reaching agents -----------------------------------------------------------------
+    async def client(self, agent_id: int, usable: bool = True) -> AgentClient:
+        """The agent's client (made once per record version). `usable`: refuse a disabled
+        agent and one whose last known version this central cannot talk to."""
+        with self.db.session() as session:
+            row = self._row(session, agent_id)
+            if usable and not row.enabled:
+                raise Conflict(f"Agent {row.name!r} is disabled")
+            if usable and row.version and (reason := incompatibility(self.version, row.version)):
+                raise AgentIncompatible(reason)
+            stamp = row.updated_at
+            cached = self._clients.get(agent_id)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            target = self._target(row)
+        made = AgentClient(target, self.start_timeout)
+        self._clients[agent_id] = (stamp, made)
+        if cached is not None:
+            await cached[1].aclose()
+        return made
+
+    async def _forget(self, agent_id: int) -> None:
+        cached = self._clients.pop(agent_id, None)
+        if cached is not None:
+            await cached[1].aclose()
+
+    async def health(self, client: AgentClient) -> AgentHealth:
+        return await asyncio.wait_for(client.get("/health", _HEALTH), self.timeout)
+
+    async def probe(self, spec: AgentSpec) -> Probe:
+        """Reach an agent that is not saved yet: for HTTPS, the certificate it presents
+        (to confirm), trusted for this one call only when no CA is given."""
+        url = check_url(spec.url)
+        if not spec.token:
+            raise Invalid("An agent needs its token (STACKYARD_AGENT_TOKEN on the agent)")
+        shown: str | None = None
+        certificate: str | None = None
+        try:
+            if url.lower().startswith("https://") and not spec.ca_certificate:
+                certificate = await tls.presented_certificate(url, self.timeout)
+                shown = tls.pem_fingerprint(certificate)
+            target = AgentTarget(
+                spec.name or url, url, spec.token, certificate, spec.ca_certificate
+            )
+        except StackyardError as exc:
+            return Probe(ok=False, detail=exc.detail)
+        return await self._probe(AgentClient(target, self.start_timeout), shown, close=True)
+
+    async def test(self, agent_id: int) -> Probe:
+        client = await self.client(agent_id, usable=False)
+        view = self.get(agent_id)
+        probe = await self._probe(client, view.fingerprint)
+        health = (
+            AgentHealth(version=probe.version, capabilities=probe.capabilities)
+            if probe.version
+            else None
+        )
+        self.record_contact(agent_id, health, None if probe.ok else probe.detail)
+        return probe
+
+    async def _probe(self, client: AgentClient, shown: str | None, close: bool = False) -> Probe:
+        try:
+            health = await self.health(client)
+        except TimeoutError:
+            return Probe(ok=False, detail=f"No answer within {self.timeout:g} s", fingerprint=shown)
+        except (StackyardError, ssl.SSLError) as exc:
+            detail = exc.detail if isinstance(exc, StackyardError) else str(exc)
+            return Probe(ok=False, detail=detail, fingerprint=shown)
+        finally:
+            if close:
+                await client.aclose()
+        reason = incompatibility(self.version, health.version)
+        return Probe(
+            ok=reason is None,
+            detail=reason or f"Agent {health.version} answered",
+            version=health.version,
+            capabilities=health.capabilities,
+            incompatibility=reason,
+            fingerprint=shown,
+        )
+
+    async def aclose(self) -> None:
+        for agent_id in list(self._clients):
+            await self._forget(agent_id)
+
+
+__all__ = ["AgentError", "AgentHealth", "AgentSpec", "AgentView", "Agents", "Probe"]

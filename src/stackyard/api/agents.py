@@ -1,0 +1,308 @@
+"""Agents (admins; audited) and the proxy to their routes (any signed-in user: the agent
+applies the user's role). `/api/agents/{id}/X` is the agent's `/agent/X`: stacks, logs,
+shell (a WebSocket), resource use, image updates, files, backups."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from datetime import datetime
+from typing import Annotated, cast
+
+import websockets
+from fastapi import APIRouter, Depends, Request, WebSocket, status
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+from starlette.convertors import Convertor, register_url_convertor
+
+from stackyard.agents.proxy import as_user, forward
+from stackyard.agents.service import Agents, AgentSpec, AgentView, Probe
+from stackyard.agents.tls import client_context
+from stackyard.api.deps import (
+    AdminDep,
+    AuditDep,
+    PrincipalDep,
+    audit_recorder,
+    authenticate_websocket,
+    current_principal,
+)
+from stackyard.api.models import Body, DbId
+from stackyard.auth.principal import Role
+from stackyard.errors import Forbidden, StackyardError, Unauthorized
+from stackyard.stacks.updates import UpdateSummary
+
+router = APIRouter(tags=["agents"], dependencies=[Depends(current_principal)])
+sockets = APIRouter(tags=["agents"])
+
+
+def get_agents(request: Request) -> Agents:
+    return cast(Agents, request.app.state.agents)
+
+
+AgentsDep = Annotated[Agents, Depends(get_agents)]
+
+
+class AgentIn(Body):
+    name: str = Field(min_length=1, max_length=100)
+    url: str = Field(max_length=500, description="http(s)://HOST:PORT of `stackyard agent`")
+    token: str | None = Field(
+        None, max_length=1000, description="The agent's token (write-only; null keeps it)"
+    )
+    fingerprint: str | None = Field(
+        None, max_length=200, description="HTTPS: the certificate fingerprint a test showed"
+    )
+    ca_certificate: str | None = Field(
+        None, max_length=100_000, description="HTTPS: trust this CA instead of a pin (PEM)"
+    )
+    enabled: bool = True
+
+    def spec(self) -> AgentSpec:
+        return AgentSpec(
+            self.name, self.url, self.token, self.fingerprint, self.ca_certificate, self.enabled
+        )
+
+
+class AgentOut(BaseModel):
+    id: int
+    name: str
+    url: str
+    enabled: bool
+    fingerprint: str | None = Field(description="Of the pinned TLS certificate")
+    trusts_ca: bool
+    version: str | None = Field(description="As the agent last reported it")
+    capabilities: list[str]
+    compatible: bool
+    incompatibility: str | None
+    last_seen_at: datetime | None
+    last_error: str | None
+    created_at: datetime
+    updated_at: datetime | None
+
+    @classmethod
+    def of(cls, view: AgentView) -> AgentOut:
+        return cls(compatible=view.incompatibility is None, **vars(view))
+
+
+class ProbeOut(BaseModel):
+    ok: bool
+    detail: str
+    version: str | None
+    capabilities: list[str]
+    compatible: bool
+    incompatibility: str | None
+    fingerprint: str | None = Field(description="Of the certificate the agent presents")
+
+    @classmethod
+    def of(cls, probe: Probe) -> ProbeOut:
+        return cls(
+            compatible=probe.version is not None and probe.incompatibility is None, **vars(probe)
+        )
+
+
+@router.get("/agents", operation_id="listAgents")
+def list_agents(agents: AgentsDep) -> list[AgentOut]:
+    return [AgentOut.of(view) for view in agents.all()]
+
+
+@router.post(
+    "/agents",
+    operation_id="createAgent",
+    status_code=status.HTTP_201_CREATED,
+)
+async def create_agent(
+    body: AgentIn, admin: AdminDep, audit: AuditDep, agents: AgentsDep
+) -> AgentOut:
+    """Add an agent. For HTTPS, its certificate is pinned: give the fingerprint a test
+    showed (it is checked against what the agent presents), or a CA certificate."""
+    with audit(admin, "agent.create", body.name):
+        view = await agents.create(body.spec())
+    await agents.test(view.id)
+    return AgentOut.of(agents.get(view.id))
+
+
+@router.post("/agents/test", operation_id="testUnsavedAgent")
+async def test_unsaved_agent(
+    body: AgentIn, admin: AdminDep, audit: AuditDep, agents: AgentsDep
+) -> ProbeOut:
+    """Reach an agent before saving it: its version, what it supports and, for HTTPS, the
+    fingerprint of the certificate it presents (compare it with the agent's log)."""
+    with audit(admin, "agent.test", body.url):
+        return ProbeOut.of(await agents.probe(body.spec()))
+
+
+@router.get("/agents/{agent_id}", operation_id="getAgent")
+def get_agent(agent_id: DbId, agents: AgentsDep) -> AgentOut:
+    return AgentOut.of(agents.get(agent_id))
+
+
+@router.put("/agents/{agent_id}", operation_id="updateAgent")
+async def update_agent(
+    agent_id: DbId, body: AgentIn, admin: AdminDep, audit: AuditDep, agents: AgentsDep
+) -> AgentOut:
+    """Change the agent; a token left out is kept. A new URL, fingerprint or CA pins the
+    certificate anew."""
+    with audit(admin, "agent.update", body.name):
+        view = await agents.update(agent_id, body.spec())
+    return AgentOut.of(view)
+
+
+@router.delete(
+    "/agents/{agent_id}",
+    operation_id="deleteAgent",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+async def delete_agent(agent_id: DbId, admin: AdminDep, audit: AuditDep, agents: AgentsDep) -> None:
+    """Forget the agent and its schedules; nothing on the agent's host changes."""
+    with audit(admin, "agent.delete", str(agent_id)) as note:
+        note.target = await agents.delete(agent_id)
+
+
+@router.post("/agents/{agent_id}/test", operation_id="testAgent")
+async def test_agent(
+    agent_id: DbId, admin: AdminDep, audit: AuditDep, agents: AgentsDep
+) -> ProbeOut:
+    with audit(admin, "agent.test", str(agent_id)):
+        return ProbeOut.of(await agents.test(agent_id))
+
+
+# -- the proxy ------------------------------------------------------------------------------
+async def _proxy(
+    request: Request, agent_id: int, path: str, principal: PrincipalDep, agents: Agents
+) -> StreamingResponse:
+    client = await agents.client(agent_id)
+    name = client.target.name
+    has_body = request.method in ("POST", "PUT", "PATCH", "DELETE") and (
+        request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
+    )
+    proxied = await forward(
+        client,
+        principal,
+        request.method,
+        "/" + path,
+        request.query_params.multi_items(),
+        dict(request.headers),
+        request.stream() if has_body else None,
+        audit_recorder(request),
+        lambda target: f"{name}: {target}" if target else name,
+    )
+    return StreamingResponse(proxied.body, proxied.status_code, headers=proxied.headers)
+
+
+@router.get(
+    "/agents/{agent_id}/stacks/updates",
+    operation_id="agentStackUpdates",
+    response_model=UpdateSummary,
+)
+async def agent_stack_updates(
+    agent_id: DbId, request: Request, principal: PrincipalDep, agents: AgentsDep
+) -> StreamingResponse:
+    """The agent's stack update summary (as `GET /api/stacks/updates` for this host)."""
+    return await _proxy(request, agent_id, "stacks/updates", principal, agents)
+
+
+async def proxy_agent(
+    agent_id: DbId, path: str, request: Request, principal: PrincipalDep, agents: AgentsDep
+) -> StreamingResponse:
+    """The agent's `/agent/{path}`, as this host's `/api/{path}`: same methods, bodies,
+    answers and roles. 503 when the agent is offline, 502 when it refuses the central
+    (token, certificate) or runs a version this central cannot talk to."""
+    return await _proxy(request, agent_id, path, principal, agents)
+
+
+class _AnyPath(Convertor[str]):
+    """Like Starlette's `path`, but any character (a file's name may hold a newline)."""
+
+    regex = "(?s:.*)"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("anypath", _AnyPath())
+
+for _method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+    router.add_api_route(
+        "/agents/{agent_id}/{path:anypath}",
+        proxy_agent,
+        methods=[_method],
+        operation_id=f"proxyAgent{_method.title()}",
+        response_class=StreamingResponse,
+    )
+
+
+@sockets.websocket("/agents/{agent_id}/stacks/{stack_id}/containers/{container}/shell")
+async def agent_shell(websocket: WebSocket, agent_id: int, stack_id: str, container: str) -> None:
+    """A container's shell on an agent (admins): the agent's WebSocket, passed through.
+    Audited here (the agent cannot relay over a socket)."""
+    try:
+        principal = await asyncio.to_thread(authenticate_websocket, websocket)
+        if not principal.has(Role.admin):
+            raise Forbidden("A shell needs the admin role")
+        client = await get_agents(websocket).client(agent_id)  # type: ignore[arg-type]
+    except StackyardError as exc:
+        code = 4401 if isinstance(exc, Unauthorized) else 4403
+        await websocket.close(code=code, reason=exc.detail[:120])
+        return
+    record = audit_recorder(websocket)
+    target = client.target
+    query = websocket.url.query
+    url = (
+        target.url.replace("http", "ws", 1)
+        + f"/agent/stacks/{stack_id}/containers/{container}/shell"
+    )
+    headers = {"Authorization": f"Bearer {target.token}", **as_user(principal)}
+    context = client_context(target.certificate, target.ca_certificate) if target.https else None
+    where = f"{target.name}: {stack_id}/{container}"
+    try:
+        upstream = await websockets.connect(
+            f"{url}?{query}" if query else url,
+            additional_headers=headers,
+            ssl=context,
+            open_timeout=10,
+        )
+    except (OSError, websockets.WebSocketException, TimeoutError) as exc:
+        await websocket.close(code=4502, reason=f"Agent {target.name!r}: {exc}"[:120])
+        await asyncio.to_thread(
+            record, principal.username, "container.shell", where, "failure", str(exc)
+        )
+        return
+    await websocket.accept()
+    began = time.monotonic()
+    await asyncio.to_thread(
+        record, principal.username, "container.shell", where, "success", "opened"
+    )
+
+    async def down() -> None:
+        async for message in upstream:
+            if isinstance(message, bytes):
+                await websocket.send_bytes(message)
+            else:
+                await websocket.send_text(message)
+
+    async def up() -> None:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message.get("bytes") is not None:
+                await upstream.send(message["bytes"])
+            elif message.get("text") is not None:
+                await upstream.send(message["text"])
+
+    tasks = [asyncio.create_task(job()) for job in (down, up)]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await upstream.close()
+        with contextlib.suppress(Exception):
+            await websocket.close()
+        detail = f"closed after {round(time.monotonic() - began)} s"
+        await asyncio.to_thread(
+            record, principal.username, "container.shell.end", where, "success", detail
+        )

@@ -1,0 +1,238 @@
+"""The fleet payload: the central's own host and every agent, asked at once.
+
+Each agent is asked with a time limit of its own (`STACKYARD_AGENT_TIMEOUT`) and at most
+`CONCURRENCY` at a time, all under one deadline, so that a slow or silent agent costs
+the time limit once, never the sum; one that fails is reported offline with why and when
+it was last seen, and the others are shown. What each contact found is written to that
+agent's record in a database session of its own. Concurrent requests share one
+computation (many open dashboards cost one fan-out)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import TypeAdapter
+
+from stackyard.agents.compat import incompatibility
+from stackyard.agents.service import Agents, AgentView
+from stackyard.errors import StackyardError
+from stackyard.fleet.host import STATES, HostReport
+
+#: Agents asked at once; beyond that they wait for a free slot (within the deadline).
+CONCURRENCY = 256
+#: Percent used at which a disk or the memory needs attention (warning, critical).
+DISK_LEVELS = (85.0, 95.0)
+MEMORY_LEVELS = (90.0, 95.0)
+
+Severity = Literal["critical", "warning", "info"]
+HostStatus = Literal["online", "offline", "incompatible", "disabled"]
+_REPORT = TypeAdapter(HostReport)
+_RANK: dict[Severity, int] = {"critical": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class Attention:
+    severity: Severity
+    kind: str  # agent_offline, agent_incompatible, container_unhealthy, ..., stack_update
+    host: str
+    host_id: int | None  # the agent's id; None for this host
+    stack: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class HostCard:
+    id: int | None  # the agent's id; None for the central's own host
+    name: str
+    kind: Literal["local", "agent"]
+    status: HostStatus
+    detail: str | None  # why it is not online
+    version: str | None
+    last_seen_at: datetime | None
+    answered_in_ms: float | None
+    report: HostReport | None
+
+
+@dataclass(frozen=True)
+class Kpis:
+    hosts: int
+    hosts_online: int
+    stacks: int
+    stacks_running: int
+    containers_running: int
+    containers_total: int
+    updates: int
+    critical: int
+    warnings: int
+
+
+@dataclass(frozen=True)
+class Fleet:
+    generated_at: datetime
+    attention: list[Attention]
+    kpis: Kpis
+    breakdown: dict[str, int]  # stacks per state, over the hosts that answered
+    hosts: list[HostCard]
+
+
+def _percent(used: float, total: float) -> float:
+    return 100.0 * used / total if total else 0.0
+
+
+def _level(percent: float, levels: tuple[float, float]) -> Severity | None:
+    return "critical" if percent >= levels[1] else "warning" if percent >= levels[0] else None
+
+
+def attention_of(card: HostCard) -> list[Attention]:
+    """What on this host needs someone, most pressing first within the host."""
+
+    def item(severity: Severity, kind: str, message: str, stack: str | None = None) -> Attention:
+        return Attention(severity, kind, card.name, card.id, stack, message)
+
+    if card.status == "offline":
+        seen = f"; last seen {card.last_seen_at:%Y-%m-%d %H:%M} UTC" if card.last_seen_at else ""
+        return [item("critical", "agent_offline", f"{card.name} is offline: {card.detail}{seen}")]
+    if card.status == "incompatible":
+        return [item("critical", "agent_incompatible", card.detail or "Incompatible version")]
+    report = card.report
+    if report is None:
+        return []
+    items: list[Attention] = []
+    if report.engine_error:
+        items.append(item("critical", "engine_unreachable", report.engine_error))
+    for trouble in report.troubles:
+        items.append(
+            item(
+                "critical",
+                f"container_{trouble.state}",
+                f"{trouble.container} is {trouble.state}",
+                trouble.stack,
+            )
+        )
+    for failed in report.failed_backups:
+        why = f": {failed.error}" if failed.error else ""
+        items.append(
+            item("critical", "backup_failed", f"The last backup failed{why}", failed.stack)
+        )
+    resources = report.resources
+    if resources.disk_total:
+        used = _percent(resources.disk_total - (resources.disk_free or 0), resources.disk_total)
+        if severity := _level(used, DISK_LEVELS):
+            message = f"Disk of {resources.disk_path} is {used:.0f} % full"
+            items.append(item(severity, "disk_full", message))
+    if resources.memory_total:
+        used = _percent(resources.memory_total - resources.memory_available, resources.memory_total)
+        if severity := _level(used, MEMORY_LEVELS):
+            items.append(item(severity, "memory_full", f"Memory is {used:.0f} % used"))
+    for stack in report.partial:
+        items.append(item("warning", "stack_partial", "Only some services run", stack))
+    for stack in report.updates:
+        items.append(item("info", "stack_update", "Newer images are available", stack))
+    return items
+
+
+def merge(cards: list[HostCard]) -> Fleet:
+    attention = sorted(
+        (entry for card in cards for entry in attention_of(card)),
+        key=lambda entry: _RANK[entry.severity],
+    )
+    reports = [card.report for card in cards if card.report is not None]
+    breakdown: dict[str, int] = {
+        state: sum(r.stacks.get(state, 0) for r in reports) for state in STATES
+    }
+    kpis = Kpis(
+        hosts=len(cards),
+        hosts_online=sum(card.status == "online" for card in cards),
+        stacks=sum(breakdown.values()),
+        stacks_running=breakdown["running"],
+        containers_running=sum(r.resources.containers_running for r in reports),
+        containers_total=sum(r.resources.containers_total for r in reports),
+        updates=sum(len(r.updates) for r in reports),
+        critical=sum(entry.severity == "critical" for entry in attention),
+        warnings=sum(entry.severity == "warning" for entry in attention),
+    )
+    return Fleet(datetime.now(UTC), attention, kpis, breakdown, cards)
+
+
+class FleetDashboard:
+    def __init__(
+        self, local: Callable[[], Awaitable[HostReport]], agents: Agents, timeout: float
+    ) -> None:
+        self.local = local
+        self.agents = agents
+        self.timeout = timeout
+        self._pending: asyncio.Future[Fleet] | None = None
+
+    async def fleet(self) -> Fleet:
+        """The payload; a request that comes while one is computed gets that one."""
+        if self._pending is None or self._pending.done():
+            self._pending = asyncio.ensure_future(self._compute())
+        return await asyncio.shield(self._pending)
+
+    async def _compute(self) -> Fleet:
+        views = await asyncio.to_thread(self.agents.all)
+        deadline = time.monotonic() + self.timeout
+        slots = asyncio.Semaphore(CONCURRENCY)
+        cards = await asyncio.gather(
+            self._local(), *(self._agent(v, deadline, slots) for v in views)
+        )
+        return merge(list(cards))
+
+    async def _local(self) -> HostCard:
+        began = time.monotonic()
+        report = await self.local()
+        elapsed = (time.monotonic() - began) * 1000
+        return HostCard(
+            None,
+            report.name,
+            "local",
+            "online",
+            None,
+            report.version,
+            datetime.now(UTC),
+            elapsed,
+            report,
+        )
+
+    async def _agent(self, view: AgentView, deadline: float, slots: asyncio.Semaphore) -> HostCard:
+        def card(
+            status: HostStatus, detail: str | None, report: HostReport | None = None
+        ) -> HostCard:
+            elapsed = (time.monotonic() - began) * 1000 if report else None
+            version = report.version if report else view.version
+            seen = datetime.now(UTC) if report else view.last_seen_at
+            return HostCard(
+                view.id, view.name, "agent", status, detail, version, seen, elapsed, report
+            )
+
+        began = time.monotonic()
+        if not view.enabled:
+            return card("disabled", "Disabled")
+        try:
+            async with slots:
+                # An agent last seen with an incompatible version is asked too: it may
+                # have been updated since.
+                client = await self.agents.client(view.id, usable=False)
+                left = deadline - time.monotonic()
+                answer = await asyncio.wait_for(client.request("GET", "/fleet/host"), max(left, 0))
+                left = deadline - time.monotonic()
+                report = await asyncio.wait_for(client.read(answer, _REPORT), max(left, 0))
+        except TimeoutError:
+            detail = f"no answer within {self.timeout:g} s"
+        except StackyardError as exc:
+            detail = exc.detail
+        else:
+            reason = incompatibility(self.agents.version, report.version)
+            await asyncio.to_thread(self.agents.record_report, view, report.version, reason)
+            if reason:
+                return card("incompatible", reason)
+            return card("online", None, report)
+        if view.incompatibility:  # an older agent has no fleet route: say why
+            detail = view.incompatibility
+        await asyncio.to_thread(self.agents.record_report, view, None, detail)
+        return card("incompatible" if view.incompatibility else "offline", detail)

@@ -1,0 +1,145 @@
+"""What one host reports of itself for the fleet dashboard: its stacks by state, the
+containers and stacks that need someone, its failed backups and its resources. Served
+for the central's own host directly and by each agent at `/agent/fleet/host`.
+
+Cheap by design (the dashboard asks every host at once, often): one container listing
+(the stack list's own), the update summary from its cache, the last run of each stack
+from its file, `/proc` for load and memory, and `statvfs` of the engine's data root
+(never `docker system df`, which is slow on NAS devices)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from docker.errors import DockerException
+
+from stackyard.stacks.service import StackService
+from stackyard.stacks.status import State
+
+STATES: tuple[State, ...] = ("running", "partial", "stopped", "invalid")
+
+
+@dataclass(frozen=True)
+class Resources:
+    cpus: int
+    load: tuple[float, float, float]  # 1, 5 and 15 minutes
+    memory_total: int  # bytes
+    memory_available: int
+    disk_path: str | None  # the engine's data root, where it could be measured
+    disk_total: int | None
+    disk_free: int | None
+    containers_running: int
+    containers_total: int
+    stacks: int
+
+
+@dataclass(frozen=True)
+class ContainerTrouble:
+    stack: str
+    container: str
+    state: str  # "unhealthy", "restarting", "dead"
+
+
+@dataclass(frozen=True)
+class FailedBackup:
+    stack: str
+    at: datetime
+    error: str | None
+
+
+@dataclass(frozen=True)
+class HostReport:
+    name: str
+    version: str
+    stacks: dict[str, int]  # per state
+    partial: list[str]
+    troubles: list[ContainerTrouble]
+    updates: list[str]  # stacks with a newer image digest
+    failed_backups: list[FailedBackup]
+    resources: Resources
+    engine_error: str | None
+
+
+def _meminfo() -> tuple[int, int]:
+    values: dict[str, int] = {}
+    try:
+        with open("/proc/meminfo") as file:
+            for line in file:
+                key, _, rest = line.partition(":")
+                values[key] = int(rest.split()[0]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0, 0
+    return values.get("MemTotal", 0), values.get("MemAvailable", values.get("MemFree", 0))
+
+
+def _disk(path: str | None) -> tuple[int | None, int | None]:
+    if not path or not Path(path).is_dir():
+        return None, None  # the engine's data root is not visible here (another host)
+    stats = os.statvfs(path)
+    return stats.f_blocks * stats.f_frsize, stats.f_bavail * stats.f_frsize
+
+
+def _trouble(state: str, health: str | None) -> str | None:
+    if state in ("restarting", "dead"):
+        return state
+    if health == "unhealthy":
+        return "unhealthy"
+    return None
+
+
+def host_report(stacks: StackService, version: str) -> HostReport:
+    """This host's report (blocking: run it in a thread)."""
+    host = stacks.host
+    engine_error = None
+    info: dict[str, object] = {}
+    try:
+        info = host.docker.info()
+    except DockerException as exc:
+        engine_error = f"The Docker engine cannot be reached: {exc}"
+    views = stacks.list() if engine_error is None else []
+    counts: dict[str, int] = dict.fromkeys(STATES, 0)
+    troubles: list[ContainerTrouble] = []
+    failed: list[FailedBackup] = []
+    for view in views:
+        status = view.status
+        counts[status.state] += 1
+        for service in status.services:
+            for container in service.containers:
+                state = _trouble(container.state, container.health)
+                if state:
+                    troubles.append(ContainerTrouble(status.id, container.name, state))
+        last = host.runs.last(status.id)
+        if last is not None and last.action == "backup" and last.status == "failed":
+            errors = last.progress.errors
+            at = last.finished_at or last.started_at
+            failed.append(FailedBackup(status.id, at, errors[-1] if errors else None))
+    summary = stacks.updates.summary()
+    memory_total, memory_available = _meminfo()
+    root = info.get("DockerRootDir")
+    disk_path = root if isinstance(root, str) else None
+    disk_total, disk_free = _disk(disk_path)
+    return HostReport(
+        name=host.host_name(),
+        version=version,
+        stacks=counts,
+        partial=[v.status.id for v in views if v.status.state == "partial"],
+        troubles=troubles,
+        updates=[s.stack for s in summary.stacks if s.has_update],
+        failed_backups=failed,
+        resources=Resources(
+            cpus=os.cpu_count() or 1,
+            load=os.getloadavg(),
+            memory_total=memory_total,
+            memory_available=memory_available,
+            disk_path=disk_path if disk_total is not None else None,
+            disk_total=disk_total,
+            disk_free=disk_free,
+            containers_running=int(str(info.get("ContainersRunning", 0))),
+            containers_total=int(str(info.get("Containers", 0))),
+            stacks=len(views),
+        ),
+        engine_error=engine_error,
+    )

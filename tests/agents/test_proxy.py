@@ -1,0 +1,167 @@
+"""Every host capability on two real agents, each on its own Docker engine, through the
+central's proxy: stacks with their progress, files with folder zips, backups moved from
+one host to the other, roles and the audit log."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+
+from tests.agents.helpers import add_agent
+from tests.support.stacks import BUSYBOX, act, compose_text, service, wait_run
+
+SLEEPER = compose_text(app=service(BUSYBOX, command='["sleep", "3600"]'))
+
+
+@pytest.fixture
+def two_hosts(docker_engines, agent_processes, admin_client):
+    one, two = docker_engines(2)
+    first, second = agent_processes(one, name="alpha"), agent_processes(two, name="beta")
+    a = add_agent(admin_client, first, "alpha")
+    b = add_agent(admin_client, second, "beta")
+    return (one, first, f"/api/agents/{a['id']}"), (two, second, f"/api/agents/{b['id']}")
+
+
+def test_an_agent_is_added_with_its_version_capabilities_and_pinned_certificate(
+    two_hosts, admin_client
+):
+    (_, first, base), _ = two_hosts
+    agent = admin_client.get(base).json()
+    assert agent["version"] and agent["compatible"] and agent["last_error"] is None
+    assert {"stacks", "files", "backups", "shell", "logs", "fleet"} <= set(agent["capabilities"])
+    assert agent["fingerprint"] == first.fingerprint
+    listed = admin_client.get("/api/agents").json()
+    assert [a["name"] for a in listed] == ["alpha", "beta"]
+    assert all("token" not in a for a in listed)  # write-only
+
+
+def test_lifecycle_on_each_host_runs_on_that_hosts_engine(two_hosts, admin_client):
+    (one, _, base_one), (two, _, base_two) = two_hosts
+    created = admin_client.post(f"{base_one}/stacks", json={"name": "web", "compose": SLEEPER})
+    assert created.status_code == 201, created.text
+    run = act(admin_client, "web", "start", base=base_one)
+    assert run["status"] == "succeeded", run
+    assert run["progress"]["percent"] == 100
+
+    running = one.client.containers.list(filters={"label": "com.docker.compose.project=web"})
+    assert [c.status for c in running] == ["running"]
+    assert two.client.containers.list(all=True) == []  # nothing on the other host
+    assert admin_client.get(f"{base_two}/stacks").json() == []
+
+    stack = admin_client.get(f"{base_one}/stacks/web").json()
+    assert stack["state"] == "running"
+    events = admin_client.get(f"{base_one}/stacks/web/run/events")
+    assert events.status_code == 200 and "event: end" in events.text
+
+    assert act(admin_client, "web", "stop", base=base_one)["status"] == "succeeded"
+    assert one.client.containers.list(filters={"label": "com.docker.compose.project=web"}) == []
+    assert admin_client.get(f"{base_one}/stacks/web").json()["state"] == "stopped"
+
+
+def test_files_and_folder_zips_through_the_proxy(two_hosts, admin_client):
+    (_, first, base), _ = two_hosts
+    payload = bytes(range(256)) * 8192  # 2 MiB: several chunks each way
+    put = admin_client.put(
+        f"{base}/files/upload", params={"path": "notes/data/blob.bin"}, content=payload
+    )
+    assert put.status_code == 201, put.text
+    assert (first.stacks_dir / "notes" / "data" / "blob.bin").read_bytes() == payload
+    again = admin_client.put(
+        f"{base}/files/upload", params={"path": "notes/data/blob.bin"}, content=b"x"
+    )
+    assert again.status_code == 409 and "Already exists" in again.json()["detail"]
+
+    listed = admin_client.get(f"{base}/files", params={"path": "notes/data"}).json()
+    assert [entry["name"] for entry in listed["entries"]] == ["blob.bin"]
+
+    download = admin_client.get(f"{base}/files/download", params={"path": "notes"})
+    assert download.status_code == 200
+    assert download.headers["content-type"] == "application/zip"
+    assert "notes.zip" in download.headers["content-disposition"]
+    with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
+        assert archive.read("notes/data/blob.bin") == payload
+
+    missing = admin_client.get(f"{base}/files/download", params={"path": "nope"})
+    assert missing.status_code == 404 and missing.json()["detail"]
+
+
+def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_hosts, admin_client):
+    (one, _, base_one), (two, second, base_two) = two_hosts
+    compose = (
+        compose_text(app=service(BUSYBOX, command='["sleep", "3600"]', volumes="[data:/data]"))
+        + "volumes:\n  data: {}\n"
+    )
+    assert (
+        admin_client.post(
+            f"{base_one}/stacks", json={"name": "shop", "compose": compose}
+        ).status_code
+        == 201
+    )
+    assert act(admin_client, "shop", "start", base=base_one)["status"] == "succeeded"
+    container = one.client.containers.list(filters={"label": "com.docker.compose.project=shop"})[0]
+    container.exec_run(["sh", "-c", "echo precious > /data/file.txt"])
+
+    started = admin_client.post(f"{base_one}/stacks/shop/backups", json={})
+    assert started.status_code == 202, started.text
+    assert wait_run(admin_client, "shop", base=base_one)["status"] == "succeeded"
+    [archive] = admin_client.get(f"{base_one}/backups").json()
+
+    downloaded = admin_client.get(f"{base_one}/backups/{archive['name']}/download")
+    assert downloaded.status_code == 200 and len(downloaded.content) == archive["size"]
+    uploaded = admin_client.put(f"{base_two}/backups/upload", content=downloaded.content)
+    assert uploaded.status_code == 201, uploaded.text
+
+    restore = admin_client.post(
+        f"{base_two}/backups/{uploaded.json()['name']}/restore", json={"stack": "shop-copy"}
+    )
+    assert restore.status_code == 202, restore.text
+    assert wait_run(admin_client, "shop-copy", base=base_two)["status"] == "succeeded"
+    assert (second.stacks_dir / "shop-copy" / "compose.yaml").exists()
+    volumes = [v.name for v in two.client.volumes.list()]
+    assert "shop-copy_data" in volumes
+    check = two.client.containers.run(
+        BUSYBOX,
+        ["cat", "/data/file.txt"],
+        volumes={"shop-copy_data": {"bind": "/data"}},
+        remove=True,
+    )
+    assert check == b"precious\n"
+
+    # Each admin action on an agent is in the central's audit log, with the user and host.
+    entries = admin_client.get("/api/audit", params={"limit": 100}).json()["items"]
+    seen = {(e["actor"], e["action"], e["target"], e["outcome"]) for e in entries}
+    assert ("admin", "backup.download", f"alpha: {archive['name']}", "success") in seen
+    assert ("admin", "backup.restore", f"beta: {uploaded.json()['name']}", "success") in seen
+    assert ("admin", "stack.create", "alpha: shop", "success") in seen
+
+
+def test_the_users_role_applies_on_the_agent(two_hosts, app, admin_client):
+    from tests.support.service import client_with_role
+
+    (_, first, base), _ = two_hosts
+    viewer = client_with_role(app, admin_client, "victor", "viewer")
+    assert viewer.get(f"{base}/stacks").status_code == 200
+    refused = viewer.post(f"{base}/stacks", json={"name": "x", "compose": SLEEPER})
+    assert refused.status_code == 403 and "admin" in refused.json()["detail"]
+    assert viewer.get(f"{base}/files", params={"path": ""}).status_code == 403
+    assert not (first.stacks_dir / "x").exists()
+    assert viewer.post("/api/agents/1/test").status_code == 403
+    assert viewer.delete(base).status_code == 403
+
+
+def test_the_update_summary_of_an_agent_lists_that_hosts_stacks(two_hosts, admin_client):
+    (_, _, base_one), (_, _, base_two) = two_hosts
+    assert (
+        admin_client.post(
+            f"{base_one}/stacks", json={"name": "web", "compose": SLEEPER}
+        ).status_code
+        == 201
+    )
+    one = admin_client.get(f"{base_one}/stacks/updates")
+    assert one.status_code == 200
+    assert [s["stack"] for s in one.json()["stacks"]] == ["web"]
+    assert one.json()["stacks"][0]["has_update"] is False
+    assert admin_client.get(f"{base_two}/stacks/updates").json()["stacks"] == []
+    assert admin_client.get("/api/stacks/updates").json()["stacks"] == []  # the central's own
