@@ -17,6 +17,7 @@ from fastapi.routing import iter_route_contexts
 from fastapi.staticfiles import StaticFiles
 
 from stackyard import __version__, process
+from stackyard.agents.backups import AgentTransfers
 from stackyard.agents.service import Agents
 from stackyard.api import (
     agent,
@@ -166,18 +167,24 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.transfers = Transfers(
                 app.state.destinations, app.state.backups.store, host.runs
             )
+            app.state.agent_transfers = AgentTransfers(
+                app.state.agents, app.state.destinations, settings.data_dir
+            )
             scheduled = Schedules(
                 db,
                 app.state.backups,
                 app.state.destinations,
                 app.state.transfers,
                 timedelta(minutes=settings.schedule_grace_minutes),
+                app.state.agent_transfers.host,
             )
             app.state.schedules = scheduled
             scheduler = asyncio.create_task(scheduled.serve())
         loop = asyncio.get_running_loop()
         app.state.warm_up = loop.run_in_executor(None, _warm_up, app, host)
         loop.run_in_executor(None, app.state.backups.clean_up)
+        if mode == "central":
+            loop.run_in_executor(None, app.state.agent_transfers.clean_up)
         watcher = None
         if settings.update_check_interval:
             watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))

@@ -18,7 +18,15 @@ import httpx
 from pydantic import TypeAdapter
 
 from stackyard.agents import tls
-from stackyard.errors import AgentDenied, AgentError, AgentUnreachable, StackyardError
+from stackyard.errors import (
+    AgentDenied,
+    AgentError,
+    AgentUnreachable,
+    Conflict,
+    Invalid,
+    NotFound,
+    StackyardError,
+)
 
 T = TypeVar("T")
 
@@ -162,22 +170,35 @@ class AgentClient:
         answer = await self.request("GET", path, params=httpx.QueryParams(params))
         return await self.read(answer, shape)
 
-    async def read(self, answer: AgentResponse, shape: TypeAdapter[T]) -> T:
+    async def read_bytes(self, answer: AgentResponse) -> bytes:
+        """The whole (small) answer; an error answer raises with the agent's detail, as
+        the error its status says (404 NotFound, 409 Conflict, 400 Invalid)."""
         body = bytearray()
         with self._classified():
             async for chunk in answer.body():
                 body += chunk
         if answer.status_code >= 400:
-            raise AgentError(
-                f"Agent {self.target.name!r}: {_detail(bytes(body), answer.status_code)}"
-            )
+            detail = f"Agent {self.target.name!r}: {_detail(bytes(body), answer.status_code)}"
+            raise _BY_STATUS.get(answer.status_code, AgentError)(detail)
+        return bytes(body)
+
+    async def read(self, answer: AgentResponse, shape: TypeAdapter[T]) -> T:
+        body = await self.read_bytes(answer)
         try:
-            return shape.validate_json(bytes(body))
+            return shape.validate_json(body)
         except ValueError as exc:
             raise AgentError(
                 f"Agent {self.target.name!r} answered {answer.status_code} with a body this "
                 "central cannot read"
             ) from exc
+
+
+_BY_STATUS: dict[int, type[StackyardError]] = {
+    400: Invalid,
+    404: NotFound,
+    409: Conflict,
+    422: Invalid,
+}
 
 
 def _detail(body: bytes, status: int) -> str:

@@ -7,15 +7,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, cast
 
 import websockets
 from fastapi import APIRouter, Depends, Request, WebSocket, status
 from fastapi.responses import StreamingResponse
+from fastapi.sse import EventSourceResponse, ServerSentEvent
 from pydantic import BaseModel, Field
 from starlette.convertors import Convertor, register_url_convertor
 
+from stackyard.agents.backups import AgentTransfers
 from stackyard.agents.proxy import as_user, forward
 from stackyard.agents.service import Agents, AgentSpec, AgentView, Probe
 from stackyard.agents.tls import client_context
@@ -26,10 +29,13 @@ from stackyard.api.deps import (
     audit_recorder,
     authenticate_websocket,
     current_principal,
+    signed_in_stream,
 )
 from stackyard.api.models import Body, DbId
 from stackyard.auth.principal import Role
-from stackyard.errors import Forbidden, StackyardError, Unauthorized
+from stackyard.errors import Forbidden, NotFound, StackyardError, Unauthorized
+from stackyard.jsonmodel import JsonInt
+from stackyard.stacks.runs import RunState
 from stackyard.stacks.updates import UpdateSummary
 
 router = APIRouter(tags=["agents"], dependencies=[Depends(current_principal)])
@@ -164,6 +170,92 @@ async def test_agent(
 ) -> ProbeOut:
     with audit(admin, "agent.test", str(agent_id)):
         return ProbeOut.of(await agents.test(agent_id))
+
+
+# -- archives between an agent and a destination, through the central ----------------------
+def get_agent_transfers(request: Request) -> AgentTransfers:
+    return cast(AgentTransfers, request.app.state.agent_transfers)
+
+
+AgentTransfersDep = Annotated[AgentTransfers, Depends(get_agent_transfers)]
+
+
+class PushIn(Body):
+    destination_id: JsonInt = Field(ge=1, le=2**31 - 1)
+
+
+@router.post(
+    "/agents/{agent_id}/backups/{name}/push",
+    operation_id="pushAgentBackup",
+    status_code=status.HTTP_202_ACCEPTED,
+)
+async def push_agent_backup(
+    agent_id: DbId,
+    name: str,
+    body: PushIn,
+    admin: AdminDep,
+    audit: AuditDep,
+    transfers: AgentTransfersDep,
+) -> RunState:
+    """Push an agent's archive to a destination, through this service (the destination's
+    secrets stay here). Follow it at `/api/agents/{id}/transfers/{stack}/run/events`."""
+    with audit(admin, "backup.push", name) as note:
+        note.detail = f"from agent {agent_id} to destination {body.destination_id}"
+        run = await transfers.push(agent_id, name, body.destination_id)
+    return run.state()
+
+
+@router.post(
+    "/agents/{agent_id}/destinations/{destination_id}/archives/{name}/pull",
+    operation_id="pullRemoteArchiveToAgent",
+    status_code=status.HTTP_202_ACCEPTED,
+)
+async def pull_to_agent(
+    agent_id: DbId,
+    destination_id: DbId,
+    name: str,
+    admin: AdminDep,
+    audit: AuditDep,
+    transfers: AgentTransfersDep,
+) -> RunState:
+    """Bring a destination's archive into an agent's archives (then restore it there).
+    Follow it at `/api/agents/{id}/transfers/{stack}/run/events`."""
+    with audit(admin, "backup.pull", name) as note:
+        note.detail = f"from destination {destination_id} to agent {agent_id}"
+        run = await transfers.pull(agent_id, destination_id, name)
+    return run.state()
+
+
+@router.get("/agents/{agent_id}/transfers/{stack_id}/run", operation_id="agentTransferRun")
+def agent_transfer_run(agent_id: DbId, stack_id: str, transfers: AgentTransfersDep) -> RunState:
+    """The current or last push or pull of the stack's archives for this agent."""
+    state = transfers.board(agent_id).last(stack_id)
+    if state is None:
+        raise NotFound(f"No transfer of {stack_id!r} archives for agent {agent_id}")
+    return state
+
+
+@router.get(
+    "/agents/{agent_id}/transfers/{stack_id}/run/events",
+    operation_id="agentTransferRunEvents",
+    response_class=EventSourceResponse,
+)
+async def agent_transfer_events(
+    agent_id: DbId,
+    stack_id: str,
+    request: Request,
+    principal: PrincipalDep,
+    transfers: AgentTransfersDep,
+) -> AsyncIterator[ServerSentEvent]:
+    """Server-Sent Events as for a stack's run: `state`, then `end`."""
+
+    async def events() -> AsyncIterator[ServerSentEvent]:
+        async for state in transfers.board(agent_id).follow(stack_id):
+            yield ServerSentEvent(event="state", data=state)
+        yield ServerSentEvent(event="end", data={})
+
+    async for event in signed_in_stream(request, principal, events()):
+        yield event
 
 
 # -- the proxy ------------------------------------------------------------------------------

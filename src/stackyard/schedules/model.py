@@ -36,6 +36,9 @@ class ScheduleSpec(StrictModel):
     keep_weekly: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of W weeks")
     keep_monthly: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of M months")
     enabled: bool = True
+    agent_id: JsonInt | None = Field(
+        None, ge=1, description="The agent whose stacks it backs up; null: this host"
+    )
 
     @field_validator("stacks")
     @classmethod
@@ -64,9 +67,6 @@ class ScheduleSpec(StrictModel):
 
 class ScheduleView(ScheduleSpec):
     id: int
-    agent_id: Annotated[
-        int | None, Field(description="The agent whose stacks it backs up; null: this host")
-    ] = None
     next_run_at: datetime | None
     last_run_at: datetime | None
     last_status: str | None

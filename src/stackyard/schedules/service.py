@@ -11,7 +11,8 @@ outlasts its next time does not overlap it: the next time is computed from its e
 
 A run backs up each of its stacks in turn (as the stack's runs: followed like a deploy),
 pushes the archive to the destination when there is one, then applies retention per
-stack, per host and per place: the local archives folder, and the destination.
+stack, per host and per place: the host's archives folder, and the destination. The
+host is this one, or the schedule's agent (`schedules/hosts.py`): the steps are the same.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -27,16 +29,17 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from stackyard.backups.capture import Selection
-from stackyard.backups.names import host_label
+from stackyard.backups.names import host_label, parse_archive_name
 from stackyard.db.engine import Database
+from stackyard.db.models import Agent as AgentRow
 from stackyard.db.models import Schedule as Row
 from stackyard.db.models import ScheduleRun as RunRow
 from stackyard.db.types import utcnow
 from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
+from stackyard.schedules.hosts import BackupHost, LocalHost
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
 from stackyard.schedules.retention import to_prune
 from stackyard.schedules.timetable import next_run
-from stackyard.stacks.runs import Run, RunBoard
 
 if TYPE_CHECKING:
     from stackyard.backups.service import BackupService
@@ -60,23 +63,22 @@ class Schedules:
         destinations: Destinations,
         transfers: Transfers,
         grace: timedelta,
+        agent_host: Callable[[int], Awaitable[BackupHost]] | None = None,
     ) -> None:
         self.db = db
         self.backups = backups
         self.destinations = destinations
         self.transfers = transfers
         self.grace = grace
+        self.local = LocalHost(backups, transfers)
+        self.agent_host = agent_host
         self._wake = asyncio.Event()
         self._running: dict[int, asyncio.Task[list[ScheduleRunView]]] = {}
-
-    @property
-    def runs(self) -> RunBoard:
-        return self.backups.host.runs
 
     # -- records ------------------------------------------------------------------------
     def _row(self, session: Session, schedule_id: int) -> Row:
         row = session.get(Row, schedule_id)
-        if row is None or row.agent_id is not None:
+        if row is None:
             raise NotFound(f"No schedule {schedule_id}")
         return row
 
@@ -105,6 +107,11 @@ class Schedules:
     def _fill(self, row: Row, spec: ScheduleSpec) -> None:
         if spec.destination_id is not None:
             self.destinations.get(spec.destination_id)  # NotFound
+        if spec.agent_id is not None:
+            with self.db.session() as session:
+                if session.get(AgentRow, spec.agent_id) is None:
+                    raise NotFound(f"No agent {spec.agent_id}")
+        row.agent_id = spec.agent_id
         row.name = spec.name.strip()
         row.stacks = json.dumps(spec.stacks) if spec.stacks is not None else None
         row.stack_id = "*" if spec.stacks is None else spec.stacks[0]
@@ -119,7 +126,7 @@ class Schedules:
 
     def all(self) -> list[ScheduleView]:
         with self.db.session() as session:
-            query = select(Row).where(Row.agent_id.is_(None)).order_by(Row.name, Row.id)
+            query = select(Row).order_by(Row.name, Row.id)
             return [self._view(r) for r in session.scalars(query)]
 
     def get(self, schedule_id: int) -> ScheduleView:
@@ -183,7 +190,6 @@ class Schedules:
             due = session.execute(
                 select(Row.id, Row.next_run_at).where(
                     Row.enabled.is_(True),
-                    Row.agent_id.is_(None),
                     Row.next_run_at.is_not(None),
                     Row.next_run_at <= now,
                     or_(Row.lease_until.is_(None), Row.lease_until < now),
@@ -198,7 +204,7 @@ class Schedules:
         with self.db.session() as session:
             soonest = session.scalar(
                 select(Row.next_run_at)
-                .where(Row.enabled.is_(True), Row.agent_id.is_(None), Row.next_run_at.is_not(None))
+                .where(Row.enabled.is_(True), Row.next_run_at.is_not(None))
                 .order_by(Row.next_run_at)
                 .limit(1)
             )
@@ -257,7 +263,9 @@ class Schedules:
                 recorded.append(self._record(schedule_id, "*", due_at, "missed", error=error))
                 status = "missed"
             else:
-                recorded = [await self._one(view, stack) for stack in self._stacks_of(view)]
+                host = await self._host(view)
+                stacks = view.stacks if view.stacks is not None else await host.stacks()
+                recorded = [await self._one(view, host, stack) for stack in stacks]
                 outcomes = {r.outcome for r in self._runs_of(recorded)}
                 status = "succeeded" if outcomes <= {"succeeded"} else "failed"
         except Exception:
@@ -294,49 +302,48 @@ class Schedules:
                 # The run outlasted its next time: the next one is the next after its end.
                 row.next_run_at = next_run(row.cron, row.timezone or "UTC", now)
 
-    def _stacks_of(self, view: ScheduleView) -> list[str]:
-        known = self.backups.host.store.ids()
-        return sorted(known) if view.stacks is None else view.stacks
+    async def _host(self, view: ScheduleView) -> BackupHost:
+        if view.agent_id is None:
+            return self.local
+        if self.agent_host is None:
+            raise Invalid("This service does not reach agents")
+        return await self.agent_host(view.agent_id)
 
-    async def _one(self, view: ScheduleView, stack: str) -> int:
+    async def _one(self, view: ScheduleView, host: BackupHost, stack: str) -> int:
         """Back up one stack of the schedule, push, prune; the id of its history entry."""
         started = utcnow()
         record = self._record(view.id, stack, started, "running")
         archive: str | None = None
         try:
-            backup = await self._finish(await self.backups.create(stack, view.capture))
-            archive = backup.artifact
-            if archive is None:
-                raise Invalid("The backup made no archive")
+            archive = await host.back_up(stack, view.capture)
             if view.destination_id is not None:
-                await self._finish(self.transfers.push(archive, view.destination_id))
-            pruned = await self._prune(view, stack)
+                await host.push(archive, view.destination_id)
+            pruned = await self._prune(view, host, stack, archive)
+            size = (await host.archives()).get(archive)
         except StackyardError as exc:
             self._update(record, "failed", archive, error=exc.detail)
             return record
-        size = self.backups.store.path(archive).stat().st_size
         self._update(record, "succeeded", archive, size=size, pruned=pruned)
         return record
 
-    async def _finish(self, run: Run) -> Run:
-        await self.runs.wait(run)
-        if run.status != "succeeded":
-            errors = run.fold.snapshot().errors
-            raise Invalid(errors[-1] if errors else f"The {run.action} failed")
-        return run
-
-    async def _prune(self, view: ScheduleView, stack: str) -> int:
+    async def _prune(self, view: ScheduleView, host: BackupHost, stack: str, made: str) -> int:
+        """Retention for the stack on the host that made `made` (its name says which),
+        in the host's archives and at the destination."""
+        parsed = parse_archive_name(made)
+        label = (
+            parsed.host
+            if parsed
+            else host_label(await asyncio.to_thread(self.backups.host.host_name))
+        )
         rule = view.retention
-        host = host_label(await asyncio.to_thread(self.backups.host.host_name))
-        store = self.backups.store
-        local = to_prune(await asyncio.to_thread(store.names), stack, host, rule)
+        local = to_prune(list(await host.archives()), stack, label, rule)
         for name in local:
-            await asyncio.to_thread(store.delete, name)
+            await host.delete(name)
         remote: list[str] = []
         if view.destination_id is not None:
             destination = await asyncio.to_thread(self.destinations.open, view.destination_id)
             names = [a.name for a in await destination.archives()]
-            remote = to_prune(names, stack, host, rule)
+            remote = to_prune(names, stack, label, rule)
             for name in remote:
                 await destination.delete(name)
         return len(local) + len(remote)

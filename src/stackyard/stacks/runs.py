@@ -74,6 +74,7 @@ class RunState:
     finished_at: datetime | None
     exit_code: int | None
     progress: ProgressState
+    artifact: str | None = None  # what the run made: a backup's archive name
 
 
 _RUN_STATE = TypeAdapter(RunState)
@@ -194,6 +195,7 @@ class Run:
             finished_at=self.finished_at,
             exit_code=self.exit_code,
             progress=self.fold.snapshot(),
+            artifact=self.artifact,
         )
 
 

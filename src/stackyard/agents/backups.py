@@ -1,0 +1,219 @@
+"""Backups of an agent's stacks, driven by the central: made on the agent, moved between
+the agent and a destination through the central (the destination's secrets never leave
+the central), kept and pruned on the agent.
+
+An archive crossing the central is spooled to a private temporary file in the central's
+data folder (destinations read and write files: multipart and resumable transfers need
+one), and that file is removed on every exit path; nothing of it stays when the transfer
+fails on either side."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import anyio
+from pydantic import TypeAdapter
+
+from stackyard.agents.client import AgentClient
+from stackyard.agents.service import Agents
+from stackyard.backups.capture import Selection
+from stackyard.backups.names import parse_archive_name
+from stackyard.backups.store import ArchiveInfo
+from stackyard.compose.progress import ProgressFold
+from stackyard.destinations.service import Destinations
+from stackyard.errors import AgentError, Conflict, Invalid, NotFound, StackyardError
+from stackyard.stacks.runs import Run, RunBoard, RunState, progress_reporter
+
+_RUN = TypeAdapter(RunState)
+_ARCHIVES = TypeAdapter(list[ArchiveInfo])
+_CHUNK = 1024 * 1024
+#: How often a backup running on an agent is looked at.
+POLL_SECONDS = 1.0
+
+
+def _stack_of(name: str) -> str:
+    parsed = parse_archive_name(name)
+    if parsed is None:
+        raise Invalid(f"{name!r} is not the name of an archive made by Stackyard")
+    return parsed.stack
+
+
+class AgentHost:
+    """A schedule's `BackupHost` on an agent; also what the central's transfers use."""
+
+    def __init__(self, client: AgentClient, destinations: Destinations, spool: Path) -> None:
+        self.client = client
+        self.destinations = destinations
+        self.spool = spool
+
+    async def stacks(self) -> list[str]:
+        listed = await self.client.get("/stacks", TypeAdapter(list[dict[str, object]]))
+        return sorted(str(stack["id"]) for stack in listed)
+
+    async def back_up(self, stack: str, capture: Selection) -> str:
+        answer = await self.client.request(
+            "POST", f"/stacks/{stack}/backups", body=capture.model_dump(mode="json")
+        )
+        started = await self.client.read(answer, _RUN)
+        while True:
+            state = await self.client.get(f"/stacks/{stack}/run", _RUN)
+            if state.id == started.id and state.status != "running":
+                break
+            await asyncio.sleep(POLL_SECONDS)
+        if state.status != "succeeded":
+            errors = state.progress.errors
+            raise Invalid(errors[-1] if errors else "The backup failed on the agent")
+        if state.artifact is None:
+            raise Invalid("The backup made no archive")
+        return state.artifact
+
+    async def archives(self) -> dict[str, int]:
+        return {a.name: a.size for a in await self.client.get("/backups", _ARCHIVES)}
+
+    async def delete(self, archive: str) -> None:
+        await self.client.read_bytes(await self.client.request("DELETE", f"/backups/{archive}"))
+
+    def _spooled(self, name: str) -> Path:
+        self.spool.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return self.spool / f".{name}.{secrets.token_hex(4)}.part"
+
+    async def push(
+        self, archive: str, destination_id: int, progress: Callable[[int], None] = lambda _: None
+    ) -> None:
+        """The agent's archive to the destination, through a spool file here."""
+        destination = await asyncio.to_thread(self.destinations.open, destination_id)
+        spooled = self._spooled(archive)
+        try:
+            answer = await self.client.request("GET", f"/backups/{archive}/download")
+            if answer.status_code >= 400:
+                await self.client.read_bytes(answer)  # raises with the agent's detail
+            done = 0
+            async with await anyio.open_file(spooled, "wb") as file:
+                async for chunk in answer.body():
+                    await file.write(chunk)
+                    done += len(chunk)
+                    progress(done // 2)  # the first half of the way
+            size = done
+            await destination.push(spooled, archive, lambda sent: progress(size // 2 + sent // 2))
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                spooled.unlink()
+
+    async def pull(
+        self, destination_id: int, archive: str, progress: Callable[[int], None] = lambda _: None
+    ) -> ArchiveInfo:
+        """A destination's archive into the agent's archives, through a spool file here."""
+        destination = await asyncio.to_thread(self.destinations.open, destination_id)
+        spooled = self._spooled(archive)
+        try:
+            await destination.pull(archive, spooled, lambda done: progress(done // 2))
+            size = spooled.stat().st_size
+
+            async def chunks() -> AsyncIterator[bytes]:
+                sent = 0
+                async with await anyio.open_file(spooled, "rb") as file:
+                    while chunk := await file.read(_CHUNK):
+                        sent += len(chunk)
+                        progress(size // 2 + sent // 2)
+                        yield chunk
+
+            answer = await self.client.request(
+                "PUT",
+                "/backups/upload",
+                content=chunks(),
+                headers={"content-type": "application/x-tar", "content-length": str(size)},
+            )
+            return await self.client.read(answer, TypeAdapter(ArchiveInfo))
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                spooled.unlink()
+
+
+class AgentTransfers:
+    """Pushes and pulls for an agent's archives started from the UI: each a run of the
+    archive's stack on a board the central keeps per agent (followed like any run)."""
+
+    def __init__(self, agents: Agents, destinations: Destinations, data_dir: Path) -> None:
+        self.agents = agents
+        self.destinations = destinations
+        self.data_dir = data_dir
+        self._boards: dict[int, RunBoard] = {}
+
+    def board(self, agent_id: int) -> RunBoard:
+        if agent_id not in self._boards:
+            self._boards[agent_id] = RunBoard(self.data_dir / "agents" / str(agent_id))
+        return self._boards[agent_id]
+
+    async def host(self, agent_id: int) -> AgentHost:
+        client = await self.agents.client(agent_id)
+        return AgentHost(client, self.destinations, self.data_dir / "spool")
+
+    def clean_up(self) -> None:
+        """Spool files a stopped service left behind."""
+        for leftover in (self.data_dir / "spool").glob(".*.part"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+
+    async def push(self, agent_id: int, name: str, destination_id: int) -> Run:
+        host = await self.host(agent_id)
+        archives = await host.archives()
+        if name not in archives:
+            raise NotFound(f"{name} is not on agent {host.client.target.name!r}")
+        where = self.destinations.get(destination_id).name
+        size = archives[name]
+
+        async def steps(run: Run) -> int:
+            report = progress_reporter(run, size, 1, f"Pushing to {where}")
+            run.feed_line(
+                f"Pushing {name} ({size} bytes) from {host.client.target.name} to {where}"
+            )
+            try:
+                await host.push(name, destination_id, lambda done: report(done, 0))
+            except StackyardError as exc:
+                run.fail(f"Push failed: {exc.detail}")
+                return 1
+            run.advance(size, size, 1, 1, f"Pushing to {where}")
+            run.artifact = name
+            run.feed_line(f"Pushed {name} to {where}")
+            return 0
+
+        return self.board(agent_id).start(
+            _stack_of(name), "push", ProgressFold(mode="transfer"), steps
+        )
+
+    async def pull(self, agent_id: int, destination_id: int, name: str) -> Run:
+        host = await self.host(agent_id)
+        if name in await host.archives():
+            raise Conflict(f"{name} is already on agent {host.client.target.name!r}")
+        view = self.destinations.get(destination_id)
+        destination = await asyncio.to_thread(self.destinations.open, destination_id)
+        found = {a.name: a for a in await destination.archives()}
+        if name not in found:
+            raise NotFound(f"{name} is not on {view.name}")
+        size = found[name].size
+
+        async def steps(run: Run) -> int:
+            report = progress_reporter(run, size, 1, f"Pulling from {view.name}")
+            run.feed_line(
+                f"Pulling {name} ({size} bytes) from {view.name} to {host.client.target.name}"
+            )
+            try:
+                kept = await host.pull(destination_id, name, lambda done: report(done, 0))
+            except StackyardError as exc:
+                run.fail(f"Pull failed: {exc.detail}")
+                return 1
+            run.advance(size, size, 1, 1, f"Pulling from {view.name}")
+            run.artifact = kept.name
+            run.feed_line(f"Pulled {name}: it is in the agent's archives as {kept.name}")
+            return 0
+
+        return self.board(agent_id).start(
+            _stack_of(name), "pull", ProgressFold(mode="transfer"), steps
+        )
+
+
+__all__ = ["AgentError", "AgentHost", "AgentTransfers"]

@@ -1,0 +1,66 @@
+"""Where a schedule's backups are made: this host, or an agent. A schedule runs the same
+steps on either (back up, push, prune); only how each step reaches the host differs."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Protocol
+
+from stackyard.backups.capture import Selection
+from stackyard.backups.service import BackupService
+from stackyard.destinations.transfers import Transfers
+from stackyard.errors import Invalid
+from stackyard.stacks.runs import Run, RunBoard
+
+
+class BackupHost(Protocol):
+    async def stacks(self) -> list[str]: ...
+
+    async def back_up(self, stack: str, capture: Selection) -> str:
+        """Make a backup of `stack` and wait for it: the archive's name."""
+        ...
+
+    async def push(self, archive: str, destination_id: int) -> None: ...
+
+    async def archives(self) -> dict[str, int]:
+        """The archives the host keeps: name -> size."""
+        ...
+
+    async def delete(self, archive: str) -> None: ...
+
+
+async def finished(runs: RunBoard, run: Run) -> Run:
+    """`run` once it has ended; Invalid with its last error when it failed."""
+    await runs.wait(run)
+    if run.status != "succeeded":
+        errors = run.fold.snapshot().errors
+        raise Invalid(errors[-1] if errors else f"The {run.action} failed")
+    return run
+
+
+class LocalHost:
+    """This host: its backup service and transfers."""
+
+    def __init__(self, backups: BackupService, transfers: Transfers) -> None:
+        self.backups = backups
+        self.transfers = transfers
+        self.runs = backups.host.runs
+
+    async def stacks(self) -> list[str]:
+        return sorted(await asyncio.to_thread(self.backups.host.store.ids))
+
+    async def back_up(self, stack: str, capture: Selection) -> str:
+        run = await finished(self.runs, await self.backups.create(stack, capture))
+        if run.artifact is None:
+            raise Invalid("The backup made no archive")
+        return run.artifact
+
+    async def push(self, archive: str, destination_id: int) -> None:
+        await finished(self.runs, self.transfers.push(archive, destination_id))
+
+    async def archives(self) -> dict[str, int]:
+        listed = await asyncio.to_thread(self.backups.store.list)
+        return {info.name: info.size for info in listed}
+
+    async def delete(self, archive: str) -> None:
+        await asyncio.to_thread(self.backups.store.delete, archive)

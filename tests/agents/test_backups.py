@@ -1,0 +1,141 @@
+"""Backups of agents' stacks driven by the central: a scheduled backup made on an agent,
+pushed to a real S3 endpoint and pruned there and on the agent; an agent's archive pushed
+from the central and pulled into another agent, with nothing left in the spool."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from tests.agents.helpers import add_agent
+from tests.schedules.test_schedules import wait_history
+from tests.support.stacks import BUSYBOX, act, compose_text, service
+
+DATA = compose_text(app=service(BUSYBOX, command='["sleep", "3600"]', volumes="[data:/data]")) + (
+    "volumes:\n  data: {}\n"
+)
+
+
+def wait_transfer(client, base: str, stack: str, timeout: float = 60) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        answer = client.get(f"{base}/transfers/{stack}/run")
+        if answer.status_code == 200 and answer.json()["status"] != "running":
+            return answer.json()
+        time.sleep(0.2)
+    raise AssertionError("the transfer did not end")
+
+
+@pytest.fixture
+def agent_with_stack(docker_engines, agent_processes, admin_client):
+    (engine,) = docker_engines(1)
+    agent = agent_processes(engine, name="alpha")
+    record = add_agent(admin_client, agent, "alpha")
+    base = f"/api/agents/{record['id']}"
+    made = admin_client.post(f"{base}/stacks", json={"name": "shop", "compose": DATA})
+    assert made.status_code == 201, made.text
+    assert act(admin_client, "shop", "start", base=base)["status"] == "succeeded"
+    return agent, record, base
+
+
+def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
+    agent_with_stack, admin_client, s3_server, tmp_path
+):
+    agent, record, base = agent_with_stack
+    bucket = s3_server.bucket()
+    destination = admin_client.post("/api/destinations", json=s3_server.destination(bucket)).json()
+    schedule = admin_client.post(
+        "/api/schedules",
+        json={
+            "name": "nightly",
+            "cron": "daily",
+            "stacks": ["shop"],
+            "destination_id": destination["id"],
+            "keep_last": 1,
+            "agent_id": record["id"],
+        },
+    )
+    assert schedule.status_code == 201, schedule.text
+    assert schedule.json()["agent_id"] == record["id"]
+    schedule_id = schedule.json()["id"]
+
+    made = []
+    for count in (1, 2):
+        if count == 2:
+            time.sleep(1.1)  # archive names carry the second
+        assert admin_client.post(f"/api/schedules/{schedule_id}/run").status_code == 202
+        runs = wait_history(admin_client, schedule_id, count)
+        newest = runs[0]
+        assert newest["outcome"] == "succeeded", newest
+        assert newest["size"] and newest["archive"].startswith("shop--alpha--")
+        made.append(newest["archive"])
+    assert runs[0]["pruned"] == 2  # the first archive, on the agent and at the destination
+
+    on_agent = [a["name"] for a in admin_client.get(f"{base}/backups").json()]
+    assert on_agent == [made[1]]
+    remote = admin_client.get(f"/api/destinations/{destination['id']}/archives").json()
+    assert [a["name"] for a in remote] == [made[1]]
+    # The agent never saw the destination's secret: the central pushed it.
+    assert s3_server.secret_key not in agent.server.log()
+    assert (
+        not list((tmp_path / "data" / "spool").glob("*"))
+        if (tmp_path / "data" / "spool").exists()
+        else True
+    )
+
+
+def test_an_agents_archive_is_pushed_from_the_central_and_pulled_into_another_agent(
+    agent_with_stack, agent_processes, admin_client, s3_server, tmp_path
+):
+    _, _, base = agent_with_stack
+    bucket = s3_server.bucket()
+    destination = admin_client.post("/api/destinations", json=s3_server.destination(bucket)).json()
+    assert admin_client.post(f"{base}/stacks/shop/backups", json={}).status_code == 202
+    [archive] = [a["name"] for a in _wait_archives(admin_client, base)]
+
+    pushed = admin_client.post(
+        f"{base}/backups/{archive}/push", json={"destination_id": destination["id"]}
+    )
+    assert pushed.status_code == 202, pushed.text
+    assert wait_transfer(admin_client, base, "shop")["status"] == "succeeded"
+    remote = admin_client.get(f"/api/destinations/{destination['id']}/archives").json()
+    size = next(
+        a["size"] for a in admin_client.get(f"{base}/backups").json() if a["name"] == archive
+    )
+    assert [(a["name"], a["size"]) for a in remote] == [(archive, size)]
+
+    other = add_agent(admin_client, agent_processes(name="beta"), "beta")
+    other_base = f"/api/agents/{other['id']}"
+    pulled = admin_client.post(
+        f"{other_base}/destinations/{destination['id']}/archives/{archive}/pull"
+    )
+    assert pulled.status_code == 202, pulled.text
+    state = wait_transfer(admin_client, other_base, "shop")
+    assert state["status"] == "succeeded", state
+    assert [a["name"] for a in admin_client.get(f"{other_base}/backups").json()] == [
+        state["artifact"]
+    ]
+    again = admin_client.post(
+        f"{other_base}/destinations/{destination['id']}/archives/{archive}/pull"
+    )
+    assert again.status_code == 409
+
+    missing = admin_client.post(
+        f"{base}/backups/nope--x--20260101T000000Z.tar/push",
+        json={"destination_id": destination["id"]},
+    )
+    assert missing.status_code == 404
+    spool = tmp_path / "data" / "spool"
+    assert not spool.exists() or list(spool.iterdir()) == []
+
+
+def _wait_archives(client, base: str, timeout: float = 60) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = client.get(f"{base}/stacks/shop/run").json()
+        if run["status"] != "running":
+            assert run["status"] == "succeeded", run
+            return client.get(f"{base}/backups").json()
+        time.sleep(0.2)
+    raise AssertionError("the backup did not end")
