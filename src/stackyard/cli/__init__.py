@@ -40,12 +40,14 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from stackyard.cli import backups, destinations, serve, stacks, tokens, users
+    from stackyard.cli import agents, backups, destinations, serve, stacks, tokens, users
 
     serve.register(app)
     app.add_typer(users.app, name="user")
     app.add_typer(tokens.app, name="token")
     app.add_typer(serve.agent_app, name="agent")
+    app.add_typer(agents.app, name="agents")
+    app.command("fleet")(agents.fleet)
     app.add_typer(stacks.app, name="stack")
     app.add_typer(backups.app, name="backup")
     app.add_typer(destinations.destination_app, name="destination")

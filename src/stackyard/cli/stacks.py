@@ -12,9 +12,23 @@ from stackyard.cli import _common
 app = typer.Typer(no_args_is_help=True, help="Run stack actions on this host.")
 
 
+AgentOpt = Annotated[
+    str | None, typer.Option("--agent", help="On this agent (id or name) instead of this host")
+]
+
+
 @app.command("list")
-def stack_list() -> None:
-    """List the stacks of this host with their state."""
+def stack_list(agent: AgentOpt = None) -> None:
+    """List the stacks of this host (or an agent's) with their state."""
+    if agent is not None:
+        from stackyard.cli.agents import remote_stacks
+
+        for stack in remote_stacks(agent):
+            running = sum(1 for s in stack.services if s.running)
+            typer.echo(
+                f"{stack.id}\t{stack.state}\t{running}/{len(stack.services)} services running"
+            )
+        return
     for view in _common.stacks().list():
         running = sum(1 for s in view.status.services if s.running)
         typer.echo(
@@ -23,17 +37,21 @@ def stack_list() -> None:
         )
 
 
-def _action(name: str, action: str) -> None:
+def _action(name: str, action: str, agent: str | None) -> None:
     from stackyard.cli.progress import draw
     from stackyard.stacks.runs import RunState
 
-    service = _common.stacks()
-
     async def go() -> RunState | None:
+        service = _common.stacks()
         service.start(name, action)
         return await draw(service.follow(name))
 
-    final = asyncio.run(go())
+    if agent is None:
+        final = asyncio.run(go())
+    else:
+        from stackyard.cli.agents import remote_action
+
+        final = remote_action(agent, name, action)
     if final is None or final.status != "succeeded":
         errors = "; ".join(final.progress.errors if final else []) or "failed"
         typer.secho(f"error: {action} of {name}: {errors}", err=True, fg=typer.colors.RED)
@@ -41,8 +59,10 @@ def _action(name: str, action: str) -> None:
 
 
 def _register_action(command: str, action: str, help_text: str) -> None:
-    def command_fn(name: Annotated[str, typer.Argument(help="The stack id")]) -> None:
-        _action(name, action)
+    def command_fn(
+        name: Annotated[str, typer.Argument(help="The stack id")], agent: AgentOpt = None
+    ) -> None:
+        _action(name, action, agent)
 
     command_fn.__doc__ = help_text
     app.command(command)(command_fn)
