@@ -1,0 +1,125 @@
+"""Stand-in agents for the fleet benchmark: many loopback ports served by one asyncio loop
+in a thread, each answering `/agent/health` and `/agent/fleet/host` like a real agent
+(realistic bodies) after a delay of its own, or accepting connections and never
+answering, or not listening at all."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+from dataclasses import dataclass, field
+from typing import Literal
+
+from stackyard import __version__
+from stackyard.agents.compat import CAPABILITIES
+
+Kind = Literal["healthy", "silent", "offline"]
+
+
+def host_report(index: int) -> bytes:
+    """What a host with 20 stacks reports (two containers in trouble, one partial stack)."""
+    stacks = [f"app{n:02d}" for n in range(20)]
+    return json.dumps(
+        {
+            "name": f"standin-{index}",
+            "version": __version__,
+            "stacks": {"running": 17, "partial": 1, "stopped": 2, "invalid": 0},
+            "partial": [stacks[3]],
+            "troubles": [
+                {"stack": stacks[5], "container": f"{stacks[5]}-web-1", "state": "restarting"},
+                {"stack": stacks[6], "container": f"{stacks[6]}-db-1", "state": "unhealthy"},
+            ][: index % 3],
+            "updates": stacks[: index % 4],
+            "failed_backups": [],
+            "resources": {
+                "cpus": 4,
+                "load": [0.4, 0.6, 0.5],
+                "memory_total": 16 * 1024**3,
+                "memory_available": 9 * 1024**3,
+                "disk_path": "/var/lib/docker",
+                "disk_total": 500 * 1024**3,
+                "disk_free": 210 * 1024**3,
+                "containers_running": 41,
+                "containers_total": 46,
+                "stacks": 20,
+            },
+            "engine_error": None,
+        }
+    ).encode()
+
+
+HEALTH = json.dumps(
+    {"status": "ok", "version": __version__, "mode": "agent", "capabilities": list(CAPABILITIES)}
+).encode()
+
+
+@dataclass
+class StandIn:
+    index: int
+    kind: Kind
+    delay: float
+    port: int = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class StandIns:
+    agents: list[StandIn]
+    loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
+    servers: list[asyncio.Server] = field(default_factory=list)
+
+    def start(self) -> None:
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+        asyncio.run_coroutine_threadsafe(self._listen(), self.loop).result()
+
+    async def _listen(self) -> None:
+        for agent in self.agents:
+            if agent.kind == "offline":
+                with socket.socket() as probe:  # a port nothing listens on
+                    probe.bind(("127.0.0.1", 0))
+                    agent.port = probe.getsockname()[1]
+                continue
+            server = await asyncio.start_server(
+                lambda r, w, a=agent: self._serve(a, r, w), "127.0.0.1", 0, backlog=256
+            )
+            agent.port = server.sockets[0].getsockname()[1]
+            self.servers.append(server)
+
+    async def _serve(
+        self, agent: StandIn, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                if agent.kind == "silent":
+                    await asyncio.Event().wait()  # never answers
+                path = head.split(b" ", 2)[1]
+                await asyncio.sleep(agent.delay)
+                body = HEALTH if path.endswith(b"/health") else host_report(agent.index)
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                    + f"content-length: {len(body)}\r\n\r\n".encode()
+                    + body
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+            pass
+        finally:
+            writer.close()
+
+    def stop(self) -> None:
+        async def close() -> None:
+            for server in self.servers:
+                server.close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(close(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
