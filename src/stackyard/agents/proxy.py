@@ -7,6 +7,7 @@ agent audited comes back in a header and is recorded here with the user's name."
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
@@ -63,8 +64,13 @@ async def forward(
         content=body,
     )
     for entry in relayed_entries(answer.headers.get(RELAY_HEADER)):
-        record(
-            principal.username, entry.action, target_of(entry.target), entry.outcome, entry.detail
+        await asyncio.to_thread(
+            record,
+            principal.username,
+            entry.action,
+            target_of(entry.target),
+            entry.outcome,
+            entry.detail,
         )
     returned = {name: answer.headers[name] for name in RETURNED if name in answer.headers}
     return Proxied(answer.status_code, returned, answer.body())

@@ -111,7 +111,8 @@ class Schedules:
             with self.db.session() as session:
                 if session.get(AgentRow, spec.agent_id) is None:
                     raise NotFound(f"No agent {spec.agent_id}")
-        row.agent_id = spec.agent_id
+        if "agent_id" in spec.model_fields_set or row.id is None:
+            row.agent_id = spec.agent_id  # a body that leaves it out keeps the schedule's host
         row.name = spec.name.strip()
         row.stacks = json.dumps(spec.stacks) if spec.stacks is not None else None
         row.stack_id = "*" if spec.stacks is None else spec.stacks[0]

@@ -1,0 +1,156 @@
+"""On an agent, through the central: image update detection against the loopback
+registry, the shell's WebSocket, logs and resource use; and an agent trusted by a CA."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import json
+import uuid
+
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from tests.agents.helpers import add_agent
+from tests.containers.test_shell import ORIGIN, audit_entry, read_until
+from tests.stacks.test_updates import publish_newer
+from tests.support.stacks import BUSYBOX, act, compose_text, service
+
+SLEEPER = compose_text(box=service(BUSYBOX, command='["sleep", "3600"]'))
+
+
+@pytest.fixture
+def remote(docker_engines, agent_processes, admin_client):
+    (engine,) = docker_engines(1)
+    agent = agent_processes(engine, name="remote")
+    record = add_agent(admin_client, agent, "remote")
+    return engine, agent, f"/api/agents/{record['id']}"
+
+
+def test_update_detection_on_an_agent_against_the_loopback_registry(
+    remote, admin_client, registry, docker_client
+):
+    engine, _, base = remote
+    name = f"upd/{uuid.uuid4().hex[:8]}"
+    registry.push(BUSYBOX, name, "1")
+    repo = f"{registry.host}/{name}"
+    compose = compose_text(app=service(f"{repo}:1", command='["sleep", "3600"]'))
+    assert (
+        admin_client.post(f"{base}/stacks", json={"name": "fresh", "compose": compose}).status_code
+        == 201
+    )
+    assert act(admin_client, "fresh", "start", base=base)["status"] == "succeeded"  # pulled there
+
+    checked = admin_client.post(f"{base}/stacks/updates/check")
+    assert checked.status_code == 200, checked.text
+    [stack] = checked.json()["stacks"]
+    assert stack["stack"] == "fresh" and stack["has_update"] is False
+
+    publish_newer(registry, docker_client, repo)
+    [stack] = admin_client.post(f"{base}/stacks/updates/check").json()["stacks"]
+    assert stack["has_update"] is True
+    assert admin_client.get(f"{base}/stacks/updates").json()["stacks"][0]["has_update"] is True
+    assert admin_client.get("/api/stacks/updates").json()["stacks"] == []  # not the central's
+
+    assert act(admin_client, "fresh", "update", base=base)["status"] == "succeeded"
+    assert admin_client.get(f"{base}/stacks/updates").json()["stacks"][0]["has_update"] is False
+    [container] = engine.client.containers.list(
+        filters={"label": "com.docker.compose.project=fresh"}
+    )
+    assert container.image.id == engine.client.images.get(f"{repo}:1").id
+
+
+def test_shell_logs_and_usage_of_an_agents_container(remote, admin_client):
+    _, _, base = remote
+    assert (
+        admin_client.post(f"{base}/stacks", json={"name": "box", "compose": SLEEPER}).status_code
+        == 201
+    )
+    assert act(admin_client, "box", "start", base=base)["status"] == "succeeded"
+    csrf = admin_client.headers["X-CSRF-Token"]
+    url = f"{base}/stacks/box/containers/box-box-1/shell?csrf={csrf}&cols=100&rows=30"
+    with admin_client.websocket_connect(url, headers=ORIGIN) as ws:
+        ws.send_bytes(b"echo remote-$((6*7)) && hostname\n")
+        assert b"remote-42" in read_until(ws, b"remote-42")
+        ws.send_text(json.dumps({"type": "resize", "cols": 120, "rows": 40}))
+        ws.send_bytes(b"stty size\n")
+        assert b"40 120" in read_until(ws, b"40 120")
+    opened = audit_entry(admin_client, "container.shell")
+    assert opened["target"] == "remote: box/box-box-1" and opened["outcome"] == "success"
+
+    logs = admin_client.get(f"{base}/stacks/box/logs", params={"follow": "false"})
+    assert (logs.status_code == 200 and "event" in logs.text) or "data" in logs.text
+    usage = admin_client.get(f"{base}/usage")
+    assert usage.status_code == 200
+    assert "box" in json.dumps(usage.json())
+
+
+def _ca_and_leaf(folder):
+    """A CA and a certificate it signed for 127.0.0.1."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Test CA")])
+    ca = (
+        x509.CertificateBuilder()
+        .subject_name(ca_name)
+        .issuer_name(ca_name)
+        .public_key(ca_key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "agent")]))
+        .issuer_name(ca_name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=30))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    folder.mkdir(parents=True)
+    (folder / "agent.crt").write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    (folder / "agent.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return ca.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def test_an_agent_with_a_certificate_of_a_given_ca(agent_processes, admin_client, tmp_path):
+    ca = _ca_and_leaf(tmp_path / "pki")
+    agent = agent_processes(
+        name="signed",
+        STACKYARD_AGENT_TLS_CERT=str(tmp_path / "pki" / "agent.crt"),
+        STACKYARD_AGENT_TLS_KEY=str(tmp_path / "pki" / "agent.key"),
+    )
+    body = {"name": "signed", "url": agent.url, "token": agent.token, "ca_certificate": ca}
+    probe = admin_client.post("/api/agents/test", json=body).json()
+    assert probe["ok"] and probe["fingerprint"] is None, probe
+    created = admin_client.post("/api/agents", json=body)
+    assert created.status_code == 201, created.text
+    assert created.json()["trusts_ca"] and created.json()["fingerprint"] is None
+    assert admin_client.get(f"/api/agents/{created.json()['id']}/stacks").json() == []
+
+    # Another CA's certificate is refused.
+    other = _ca_and_leaf(tmp_path / "other")
+    wrong = admin_client.put(
+        f"/api/agents/{created.json()['id']}", json={**body, "token": None, "ca_certificate": other}
+    )
+    assert wrong.status_code == 200
+    refused = admin_client.get(f"/api/agents/{created.json()['id']}/stacks")
+    assert refused.status_code == 502 and "not the pinned one" in refused.json()["detail"]
