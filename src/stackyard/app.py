@@ -56,6 +56,7 @@ from stackyard.schedules.service import Schedules
 from stackyard.settings import Settings
 from stackyard.stacks.host import Host
 from stackyard.stacks.service import StackService
+from stackyard.system.update import SelfUpdate
 
 Mode = Literal["central", "agent"]
 
@@ -147,6 +148,9 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.db = db
         host = Host(settings)
         app.state.stacks = StackService(host)
+        app.state.self_update = SelfUpdate(
+            settings.app_version, settings.data_dir, lambda: host.docker, host.registry_client
+        )
         app.state.backups = BackupService(app.state.stacks)
         scheduled: Schedules | None = None
         scheduler: asyncio.Task[None] | None = None

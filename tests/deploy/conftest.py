@@ -10,7 +10,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
@@ -40,6 +40,24 @@ services:
     labels:
       {label}: "{run_id}"
 """
+#: Added for a deployment on the host's network: the service then reaches registries on
+#: this machine's loopback (where the test registry listens) as the engine does, and
+#: listens on a port of its own.
+HOST_NETWORK = """\
+services:
+  stackyard:
+    network_mode: host
+    ports: !reset []
+    environment:
+      STACKYARD_HOST: 127.0.0.1
+      STACKYARD_PORT: "{port}"
+    healthcheck:
+      test:
+        - CMD
+        - python
+        - -c
+        - import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}/api/health')
+"""
 
 
 @dataclass
@@ -49,11 +67,14 @@ class Deployment:
     env: dict[str, str]
     files: list[Path]
     docker: docker.DockerClient
+    env_files: list[Path] = field(default_factory=list)
 
     def compose(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         command = ["docker", "compose", "-p", self.project]
         for file in self.files:
             command += ["-f", str(file)]
+        for env_file in self.env_files:
+            command += ["--env-file", str(env_file)]
         return subprocess.run(
             [*command, *args], capture_output=True, text=True, env=self.env, timeout=timeout
         )
@@ -125,10 +146,18 @@ def deploy(
     these compose variables (STACKS_DIR, STACKS_HOST_DIR, ...); `down -v` at the end."""
     started: list[Deployment] = []
 
-    def start(**variables: str) -> Deployment:
+    def start(env_file: bool = False, host_network: bool = False, **variables: str) -> Deployment:
+        """With `env_file`, the variables are given to compose in a file of their own
+        (`--env-file`), as a self-update must find them again; with `host_network`, the
+        service runs on the host's network (HOST_NETWORK)."""
         project = docker_cleanup.compose_project(f"sy-deploy-{uuid.uuid4().hex[:8]}")
         override = tmp_path / f"{project}.override.yaml"
         override.write_text(OVERRIDE.format(label=TEST_LABEL, run_id=docker_cleanup.run_id))
+        overrides = [override]
+        port = free_port()
+        if host_network:
+            overrides.append(tmp_path / f"{project}.host-network.yaml")
+            overrides[-1].write_text(HOST_NETWORK.format(port=port))
         name, _, version = stackyard_image.rpartition(":")
         env = {
             k: v
@@ -138,16 +167,23 @@ def deploy(
         env.update(
             STACKYARD_IMAGE=name,
             STACKYARD_VERSION=version,
-            STACKYARD_PORT=f"127.0.0.1:{free_port()}",
+            STACKYARD_PORT=f"127.0.0.1:{port}",
             STACKYARD_ADMIN_PASSWORD=ADMIN_PASSWORD,
         )
         env.update(variables)
+        env_files = []
+        if env_file:
+            names = ("STACKYARD_", "STACKS_")
+            written = tmp_path / f"{project}.env"
+            written.write_text("".join(f"{k}={v}\n" for k, v in env.items() if k.startswith(names)))
+            env_files.append(written)
         deployment = Deployment(
             project=project,
             url=f"http://{env['STACKYARD_PORT']}",
             env=env,
-            files=[DEPLOY / "compose.yaml", override],
+            files=[DEPLOY / "compose.yaml", *overrides],
             docker=docker_client,
+            env_files=env_files,
         )
         started.append(deployment)
         # --no-build: the image is the one setup built; nothing is pulled either.

@@ -1,12 +1,16 @@
-"""Facts about this host for the dashboard."""
+"""Facts about this host for the dashboard, and self-update (on an agent too, through
+the central's proxy: `/api/agents/{id}/system/update`)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from typing import Annotated, cast
+
+from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel
 
-from stackyard.api.deps import SettingsDep, current_principal
+from stackyard.api.deps import AdminDep, AuditDep, SettingsDep, current_principal
 from stackyard.system.info import host_info
+from stackyard.system.update import SelfUpdate, UpdateStarted, UpdateStatus
 
 router = APIRouter(prefix="/system", tags=["system"], dependencies=[Depends(current_principal)])
 
@@ -44,3 +48,38 @@ def system_info(settings: SettingsDep) -> SystemInfo:
         compose=ComposeOut(version=info.compose.version, json_progress=info.compose.json_progress),
         stacks_dir=info.stacks_dir,
     )
+
+
+def get_self_update(request: Request) -> SelfUpdate:
+    return cast(SelfUpdate, request.app.state.self_update)
+
+
+SelfUpdateDep = Annotated[SelfUpdate, Depends(get_self_update)]
+
+
+@router.get("/update", operation_id="systemUpdateStatus")
+async def update_status(
+    updates: SelfUpdateDep,
+    fresh: Annotated[
+        bool, Query(description="Ask the registry now, not the 10-minute cache")
+    ] = False,
+) -> UpdateStatus:
+    """The running version, the latest release of the service's image repository (its
+    highest `X.Y.Z` tag), whether this installation can update itself (and why not), and
+    the outcome of the last update."""
+    return await updates.status(fresh)
+
+
+@router.post(
+    "/update",
+    operation_id="startSystemUpdate",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={400: {"description": "This installation is not compose-based"}},
+)
+async def start_update(admin: AdminDep, audit: AuditDep, updates: SelfUpdateDep) -> UpdateStarted:
+    """Pull the latest release, then recreate the service from it (admins). The service
+    goes away for a few seconds: poll `/api/health` until it answers the new version."""
+    with audit(admin, "system.update") as note:
+        started = await updates.start()
+        note.detail = f"{started.from_version} -> {started.to_version}"
+    return started

@@ -1,7 +1,8 @@
 """S3-compatible destinations (boto3): AWS, MinIO, Garage, R2, B2, Wasabi, ...
 
 Checksums are sent and checked only where the service requires them (boto3 1.36 and
-later add CRC32 headers by default, which R2, B2 and older MinIO refuse). Path-style
+later add CRC32 headers by default, which R2, B2 and older MinIO refuse), and request
+bodies are not SHA-256-signed (see `client_config`). Path-style
 addressing is a setting (most self-hosted services need it). Large archives go up in
 parts of a size chosen for the archive (at most 10,000 parts, at least 8 MiB each), in
 parallel; an object appears under its name only when complete, and a failed upload is
@@ -79,10 +80,21 @@ def _session() -> boto3.session.Session:
 
 def client_config(path_style: bool) -> Config:
     """The botocore settings of every client: checksum headers only where the operation
-    requires them (several S3-compatible services refuse the ones boto3 adds), bounded
-    timeouts and retries, a connection per transfer thread."""
+    requires them (several S3-compatible services refuse the ones boto3 adds), bodies
+    sent as UNSIGNED-PAYLOAD, bounded timeouts and retries, a connection per transfer
+    thread.
+
+    With no checksum header botocore would otherwise SHA-256 every request body before
+    sending it, over HTTPS too: a second read and hash of every part, which boto3's own
+    default (a CRC32 trailer) does not do over HTTPS. The signature still covers the
+    method, address and headers; the body is guarded in transit by TLS, and end to end
+    by the archive's own SHA-256s, checked when it is verified or restored (over plain
+    HTTP, that is all a pull has too)."""
     return Config(
-        s3={"addressing_style": "path" if path_style else "auto"},
+        s3={
+            "addressing_style": "path" if path_style else "auto",
+            "payload_signing_enabled": False,
+        },
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
         connect_timeout=10,

@@ -1,0 +1,293 @@
+"""Self-update: the service sees a newer release of its own image and replaces itself.
+
+Supported when the service runs in a container that compose made: its labels name the
+project, working folder, compose files (and env files) and service, which is all a
+helper needs to run `compose pull` and `up -d` for it. The release is the highest full
+semver tag of the container's image repository (`release.py`), read with the registry
+client (anonymous token flow, HTTPS then HTTP for insecure registries) and cached for
+ten minutes.
+
+An update pulls the new image first, in this process: a pull that fails is reported and
+nothing is replaced. Then a detached helper container from the current image runs
+`stackyard.system.updater` with the Docker socket, the working folder, the compose and
+env files' folders mounted at the same paths, `STACKYARD_VERSION` set to the new version
+(what `deploy/compose.yaml` reads), and the service's data folder, where it leaves its
+outcome for the new process to report. The helper removes itself when it ends."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import docker
+from docker.errors import DockerException
+from docker.models.containers import Container
+
+from stackyard.docker.own import own_container_id
+from stackyard.errors import Conflict, Invalid, RegistryError, StackyardError, Unavailable
+from stackyard.registry.client import RegistryClient
+from stackyard.registry.reference import parse_reference
+from stackyard.system.release import latest_release, newer
+
+#: How long the latest release found stays believed.
+CACHE_SECONDS = 600
+#: Labels compose puts on the containers it makes.
+PROJECT, WORKING_DIR, CONFIG_FILES = (
+    "com.docker.compose.project",
+    "com.docker.compose.project.working_dir",
+    "com.docker.compose.project.config_files",
+)
+SERVICE, ENV_FILE = "com.docker.compose.service", "com.docker.compose.project.environment_file"
+#: The label of self-update helpers.
+HELPER_LABEL = "stackyard.self-update"
+RESULT_NAME = "self-update.json"
+SOCKET = "/var/run/docker.sock"
+
+
+@dataclass(frozen=True)
+class Installation:
+    """How the running service was deployed (from its container)."""
+
+    container_id: str
+    image_id: str
+    repository: str  # the image's repository, as its reference names it
+    project: str
+    working_dir: str
+    config_files: list[str]
+    env_files: list[str]
+    service: str
+    socket_source: str
+    data_mount: dict[str, str]  # Type, Source (volume name or host path) of /data
+
+
+@dataclass(frozen=True)
+class LastUpdate:
+    status: str  # "succeeded", "failed"
+    from_version: str
+    to_version: str
+    finished_at: datetime
+    output: str
+
+
+@dataclass(frozen=True)
+class UpdateStatus:
+    update_supported: bool
+    reason: str | None  # why not, when it is not
+    current_version: str
+    latest_version: str | None
+    update_available: bool
+    repository: str | None
+    checked_at: datetime | None
+    check_error: str | None
+    last_update: LastUpdate | None
+
+
+@dataclass(frozen=True)
+class UpdateStarted:
+    from_version: str
+    to_version: str
+    helper: str  # the helper container's name
+
+
+def _installation(client: docker.DockerClient, data_dir: Path) -> Installation | str:
+    """The installation, or why it cannot update itself."""
+    container_id = own_container_id()
+    if container_id is None:
+        return "The service is not running in a container: update it as you installed it"
+    try:
+        container: Container = client.containers.get(container_id)
+    except DockerException as exc:
+        return f"The service's own container cannot be inspected: {exc}"
+    labels = container.labels or {}
+    missing = [
+        label for label in (PROJECT, WORKING_DIR, CONFIG_FILES, SERVICE) if not labels.get(label)
+    ]
+    if missing:
+        return (
+            "The service was not started by docker compose (its container has no "
+            f"{', '.join(missing)} label): update it as you started it, or deploy it "
+            "with deploy/compose.yaml"
+        )
+    mounts = container.attrs.get("Mounts") or []
+    socket = next((m["Source"] for m in mounts if m.get("Destination") == SOCKET), None)
+    if socket is None:
+        return f"The Docker socket is not mounted at {SOCKET} in the service's container"
+    data = next((m for m in mounts if m.get("Destination") == str(data_dir.resolve())), None)
+    if data is None:
+        return (
+            f"The data folder {data_dir} is not a volume or a mounted folder: an update "
+            "would lose it"
+        )
+    image = str(container.attrs.get("Config", {}).get("Image") or "")
+    try:
+        reference = parse_reference(image)
+    except StackyardError:
+        return f"The service's image reference {image!r} cannot be read"
+    return Installation(
+        container_id=container.id or container_id,
+        image_id=str(container.attrs.get("Image")),
+        repository=f"{reference.registry}/{reference.repository}",
+        project=labels[PROJECT],
+        working_dir=labels[WORKING_DIR],
+        config_files=[f for f in labels[CONFIG_FILES].split(",") if f],
+        env_files=[f for f in labels.get(ENV_FILE, "").split(",") if f],
+        service=labels[SERVICE],
+        socket_source=str(socket),
+        data_mount={
+            "Type": str(data.get("Type")),
+            "Source": str(data.get("Name") or data.get("Source")),
+        },
+    )
+
+
+class SelfUpdate:
+    def __init__(
+        self,
+        version: str,
+        data_dir: Path,
+        docker_client: Callable[[], docker.DockerClient],
+        registry: Callable[[], RegistryClient],
+    ) -> None:
+        self.version = version
+        self.data_dir = data_dir
+        self._docker = docker_client
+        self._registry = registry
+        self._checked: tuple[float, datetime, str | None, str | None] | None = None
+        self._lock = asyncio.Lock()
+
+    def installation(self) -> Installation | str:
+        return _installation(self._docker(), self.data_dir)
+
+    def last_update(self) -> LastUpdate | None:
+        """What the last update's helper left (read by the process it started)."""
+        try:
+            raw = json.loads((self.data_dir / RESULT_NAME).read_text())
+            return LastUpdate(
+                status=str(raw["status"]),
+                from_version=str(raw["from_version"]),
+                to_version=str(raw["to_version"]),
+                finished_at=datetime.fromisoformat(raw["finished_at"]),
+                output=str(raw.get("output", "")),
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    async def _latest(
+        self, repository: str, fresh: bool
+    ) -> tuple[datetime, str | None, str | None]:
+        """(checked at, latest release tag, error), from the cache when it is younger than
+        ten minutes."""
+        async with self._lock:
+            if not fresh and self._checked and time.monotonic() - self._checked[0] < CACHE_SECONDS:
+                return self._checked[1:]
+            reference = parse_reference(f"{repository}:latest")
+            error = latest = None
+            client = self._registry()
+            try:
+                latest = latest_release(await client.tags(reference.api_host, reference.repository))
+            except RegistryError as exc:
+                error = exc.detail
+            finally:
+                await client.aclose()
+            self._checked = (time.monotonic(), datetime.now(UTC), latest, error)
+            return self._checked[1:]
+
+    async def status(self, fresh: bool = False) -> UpdateStatus:
+        found = await asyncio.to_thread(self.installation)
+        last = await asyncio.to_thread(self.last_update)
+        if isinstance(found, str):
+            return UpdateStatus(False, found, self.version, None, False, None, None, None, last)
+        checked_at, latest, error = await self._latest(found.repository, fresh)
+        available = latest is not None and newer(latest, self.version)
+        return UpdateStatus(
+            True, None, self.version, latest, available, found.repository, checked_at, error, last
+        )
+
+    async def start(self) -> UpdateStarted:
+        """Pull the newer release, then hand over to the helper (Invalid when this
+        installation cannot update itself)."""
+        found = await asyncio.to_thread(self.installation)
+        if isinstance(found, str):
+            raise Invalid(found)
+        # The release the status showed (at most ten minutes old): a tag removed since
+        # makes the pull fail, and nothing is replaced.
+        _, latest, error = await self._latest(found.repository, fresh=False)
+        if latest is None:
+            raise Unavailable(error or f"No release tag found in {found.repository}")
+        if not newer(latest, self.version):
+            raise Conflict(f"Version {self.version} is the latest release ({latest})")
+        await asyncio.to_thread(self._pull, f"{found.repository}:{latest}")
+        target = latest.removeprefix("v") if latest.startswith("v") else latest
+        name = await asyncio.to_thread(self._spawn, found, latest, target)
+        return UpdateStarted(self.version, target, name)
+
+    def _pull(self, image: str) -> None:
+        repository, _, tag = image.rpartition(":")
+        try:
+            self._docker().images.pull(repository, tag=tag)
+        except DockerException as exc:
+            raise Unavailable(
+                f"The new image {image} could not be pulled; nothing was changed: {exc}"
+            ) from exc
+
+    def _spawn(self, found: Installation, tag: str, version: str) -> str:
+        folders = {
+            found.working_dir,
+            *(str(Path(f).parent) for f in [*found.config_files, *found.env_files]),
+        }
+        mounts = [
+            docker.types.Mount(SOCKET, found.socket_source, type="bind"),
+            docker.types.Mount(
+                "/data",
+                found.data_mount["Source"],
+                type="volume" if found.data_mount["Type"] == "volume" else "bind",
+            ),
+            *(
+                docker.types.Mount(folder, folder, type="bind", read_only=True)
+                for folder in sorted(folders)
+            ),
+        ]
+        command = [
+            "python",
+            "-m",
+            "stackyard.system.updater",
+            "--project",
+            found.project,
+            "--project-directory",
+            found.working_dir,
+            "--service",
+            found.service,
+            "--from-version",
+            self.version,
+            "--to-version",
+            version,
+            "--result",
+            f"/data/{RESULT_NAME}",
+        ]
+        for file in found.config_files:
+            command += ["--file", file]
+        for env_file in found.env_files:
+            command += ["--env-file", env_file]
+        name = f"{found.project}-self-update-{int(time.time())}"
+        try:
+            self._docker().containers.run(
+                found.image_id,
+                command,
+                name=name,
+                detach=True,
+                auto_remove=True,
+                mounts=mounts,
+                environment={"STACKYARD_VERSION": tag},
+                labels={HELPER_LABEL: found.project},
+                healthcheck={"test": ["NONE"]},  # the image's checks the service's port
+            )
+        except DockerException as exc:
+            raise Unavailable(
+                f"The update helper could not be started; nothing was changed: {exc}"
+            ) from exc
+        return name

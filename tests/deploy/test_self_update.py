@@ -1,0 +1,171 @@
+"""Self-update on a real deployment: the image in two releases on a loopback registry,
+the service deployed from it with deploy/compose.yaml, updated by its own API."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+import uuid
+
+import docker
+import httpx
+import pytest
+
+from tests.support.service import USER_PASSWORD, sign_in
+
+pytestmark = pytest.mark.docker
+
+#: Tags that are never the latest release, pushed beside the releases.
+NOT_RELEASES = ("1", "1.1", "latest", "1.2.0-rc.1", "v2.0.0-beta", "nightly")
+HELPER = "stackyard.self-update"
+
+
+def build_release(client: docker.DockerClient, base: str, version: str) -> str:
+    """The service's image as release `version` (what APP_VERSION says)."""
+    dockerfile = f"FROM {base}\nENV APP_VERSION={version}\nLABEL stackyard.test.release={version}\n"
+    tag = f"stackyard-test/release:{version}"
+    client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
+    return tag
+
+
+@pytest.fixture
+def releases(registry, docker_client, stackyard_image):
+    """A repository on the loopback registry with 1.0.0 and 1.1.0 (and tags that are not
+    releases, all on the newest image); only 1.0.0 is on this host."""
+    repository = f"sy-self/{uuid.uuid4().hex[:8]}"
+    old = build_release(docker_client, stackyard_image, "1.0.0")
+    new = build_release(docker_client, stackyard_image, "1.1.0")
+    registry.push(old, repository, "1.0.0")
+    digests = {"1.1.0": registry.push(new, repository, "1.1.0")}
+    for tag in NOT_RELEASES:
+        registry.push(new, repository, tag)
+    full = f"{registry.host}/{repository}"
+    for tag in ("1.1.0", *NOT_RELEASES):
+        docker_client.images.remove(f"{full}:{tag}")  # to be pulled by the update
+    yield full, repository, digests
+    for tag in ("1.0.0", "1.1.0"):
+        for image in (f"{full}:{tag}", f"stackyard-test/release:{tag}"):
+            with contextlib.suppress(docker.errors.APIError):  # gone, or used by a leftover
+                docker_client.images.remove(image)
+
+
+def wait_version(url: str, version: str, timeout: float = 120) -> list[tuple[float, bool]]:
+    """Until /api/health answers `version`; (time, answered) of each try."""
+    tries = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            answer = httpx.get(f"{url}/api/health", timeout=1)
+            tries.append((time.monotonic(), True))
+            if answer.json().get("version") == version:
+                return tries
+        except (httpx.TransportError, ValueError):
+            tries.append((time.monotonic(), False))
+        time.sleep(0.2)
+    raise AssertionError(f"{url} did not answer {version} within {timeout}s")
+
+
+def helpers(client: docker.DockerClient) -> list:
+    return client.containers.list(all=True, filters={"label": HELPER})
+
+
+def test_the_service_updates_itself_to_the_latest_release(
+    deploy, releases, docker_client, tmp_path
+):
+    repository, _, _ = releases
+    (tmp_path / "stacks").mkdir()
+    deployment = deploy(
+        env_file=True,
+        host_network=True,
+        STACKYARD_IMAGE=repository,
+        STACKYARD_VERSION="1.0.0",
+        STACKS_DIR=str(tmp_path / "stacks"),
+    )
+    with deployment.client() as client:
+        status = client.get("/api/system/update").json()
+        assert status["update_supported"] is True, status
+        versions = (status["current_version"], status["latest_version"])
+        assert versions == ("1.0.0", "1.1.0"), status["check_error"]
+        assert status["update_available"] is True and status["repository"] == repository
+
+        client.post(
+            "/api/users", json={"username": "olga", "password": USER_PASSWORD, "role": "operator"}
+        )
+        with httpx.Client(base_url=deployment.url, timeout=30) as operator:
+            sign_in(operator, "olga", USER_PASSWORD)
+            assert operator.post("/api/system/update").status_code == 403
+
+        started = client.post("/api/system/update")
+        assert started.status_code == 202, started.text
+        assert started.json()["to_version"] == "1.1.0"
+    wait_version(deployment.url, "1.1.0")
+
+    service = deployment.container()
+    assert service.attrs["Config"]["Image"] == f"{repository}:1.1.0"
+    deadline = time.monotonic() + 30
+    while helpers(docker_client) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert helpers(docker_client) == []  # the helper removed itself
+    with deployment.client() as client:  # the same data volume: the same admin
+        status = client.get("/api/system/update").json()
+        assert status["current_version"] == "1.1.0" and status["update_available"] is False
+        assert status["last_update"]["status"] == "succeeded"
+        assert status["last_update"]["from_version"] == "1.0.0"
+        entries = client.get("/api/audit").json()["items"]
+        assert any(e["action"] == "system.update" and e["outcome"] == "success" for e in entries)
+
+
+def test_a_failed_pull_leaves_the_old_version_running(releases, deploy, registry, tmp_path):
+    repository, name, digests = releases
+    (tmp_path / "stacks").mkdir()
+    deployment = deploy(
+        env_file=True,
+        host_network=True,
+        STACKYARD_IMAGE=repository,
+        STACKYARD_VERSION="1.0.0",
+        STACKS_DIR=str(tmp_path / "stacks"),
+    )
+    before = deployment.container().id
+    with deployment.client() as client:
+        assert client.get("/api/system/update").json()["latest_version"] == "1.1.0"
+        removed = httpx.delete(f"{registry.url}/v2/{name}/manifests/{digests['1.1.0']}")
+        assert removed.status_code == 202
+        failed = client.post("/api/system/update")
+        assert failed.status_code == 503
+        assert "could not be pulled; nothing was changed" in failed.json()["detail"]
+        assert client.get("/api/health").json()["version"] == "1.0.0"
+        entries = client.get("/api/audit").json()["items"]
+        assert any(e["action"] == "system.update" and e["outcome"] == "failure" for e in entries)
+    assert deployment.container().id == before
+
+
+def test_a_plain_docker_run_cannot_update_itself(releases, docker_client, docker_cleanup, tmp_path):
+    from tests.support.docker import TEST_LABEL
+    from tests.support.service import ADMIN_PASSWORD, free_port
+
+    repository, _, _ = releases
+    port = free_port()
+    container = docker_client.containers.run(
+        f"{repository}:1.0.0",
+        detach=True,
+        ports={"8080/tcp": ("127.0.0.1", port)},
+        environment={
+            "STACKYARD_ADMIN_PASSWORD": ADMIN_PASSWORD,
+            "STACKYARD_UPDATE_CHECK_INTERVAL": "0",
+        },
+        volumes={"/var/run/docker.sock": {"bind": "/var/run/docker.sock"}},
+        labels={TEST_LABEL: docker_cleanup.run_id},
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_version(url, "1.0.0", timeout=60)
+        with httpx.Client(base_url=url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            status = client.get("/api/system/update").json()
+            assert status["update_supported"] is False
+            assert "not started by docker compose" in status["reason"]
+            refused = client.post("/api/system/update")
+            assert refused.status_code == 400 and "docker compose" in refused.json()["detail"]
+    finally:
+        container.remove(force=True)
