@@ -1,0 +1,149 @@
+"""An agent deployed with deploy/agent.compose.yaml, updated from the central through its
+routes: the same self-update, and its pinned certificate survives the recreation (it
+lives in the agent's data volume)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import time
+import uuid
+
+import httpx
+import pytest
+
+from tests.agents.helpers import add_agent
+from tests.deploy.conftest import DEPLOY
+from tests.deploy.test_self_update import helpers, releases  # noqa: F401 (a fixture)
+from tests.support.agents import AgentProcess
+from tests.support.docker import TEST_LABEL
+from tests.support.service import ServerProcess, free_port
+
+pytestmark = pytest.mark.docker
+
+#: On the host's network (to reach the loopback registry), on a port of its own.
+AGENT_OVERRIDE = """\
+services:
+  agent:
+    network_mode: host
+    ports: !reset []
+    command: ["stackyard", "agent", "--host", "127.0.0.1", "--port", "{port}"]
+    environment:
+      STACKYARD_UPDATE_CHECK_INTERVAL: "0"
+    healthcheck:
+      test:
+        - CMD
+        - python
+        - -c
+        - import socket; socket.create_connection(('127.0.0.1', {port}), 4)
+      interval: 1s
+    labels:
+      {label}: "{run_id}"
+"""
+
+
+@pytest.fixture
+def database_url(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+
+
+@pytest.fixture
+def settings(settings):
+    """A central of the agents' release line (1.x)."""
+    return settings.model_copy(update={"app_version": "1.0.0"})
+
+
+def agent_version(url: str, token: str) -> str | None:
+    try:
+        answer = httpx.get(
+            f"{url}/agent/health",
+            headers={"Authorization": f"Bearer {token}"},
+            verify=False,
+            timeout=1,
+        )
+        return str(answer.json()["version"])
+    except (httpx.TransportError, ValueError, KeyError):
+        return None
+
+
+def test_an_agent_is_updated_from_the_central(
+    releases,  # noqa: F811 (the fixture imported above)
+    admin_client,
+    docker_client,
+    docker_cleanup,
+    tmp_path,
+):
+    repository, _, _ = releases
+    project = docker_cleanup.compose_project(f"sy-agent-{uuid.uuid4().hex[:8]}")
+    port, token = free_port(), secrets.token_urlsafe(32)
+    override = tmp_path / "agent.override.yaml"
+    override.write_text(
+        AGENT_OVERRIDE.format(port=port, label=TEST_LABEL, run_id=docker_cleanup.run_id)
+    )
+    (tmp_path / "agent-stacks").mkdir()
+    env_file = tmp_path / "agent.env"
+    env_file.write_text(
+        f"STACKYARD_AGENT_TOKEN={token}\nSTACKYARD_IMAGE={repository}\n"
+        f"STACKYARD_VERSION=1.0.0\nSTACKS_DIR={tmp_path / 'agent-stacks'}\n"
+    )
+    compose = [
+        "docker",
+        "compose",
+        "-p",
+        project,
+        "-f",
+        str(DEPLOY / "agent.compose.yaml"),
+        "-f",
+        str(override),
+        "--env-file",
+        str(env_file),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("STACKYARD_", "STACKS_"))}
+    up = subprocess.run(
+        [*compose, "up", "-d", "--no-build", "--pull", "never"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert up.returncode == 0, up.stderr
+    url = f"https://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while agent_version(url, token) != "1.0.0":
+            assert time.monotonic() < deadline, subprocess.run(
+                [*compose, "logs"], env=env, capture_output=True, text=True
+            ).stdout
+            time.sleep(0.3)
+        logs = subprocess.run(
+            [*compose, "logs", "--no-color"], env=env, capture_output=True, text=True
+        ).stdout
+        fake = tmp_path / "agent-log"
+        fake.write_text(logs)
+        agent = AgentProcess(ServerProcess(url, None, fake), token, tmp_path, None)  # type: ignore[arg-type]
+        record = add_agent(admin_client, agent, "deployed")
+        base = f"/api/agents/{record['id']}"
+
+        status = admin_client.get(f"{base}/system/update").json()
+        assert status["update_supported"] is True, status
+        assert (status["current_version"], status["latest_version"]) == ("1.0.0", "1.1.0")
+        started = admin_client.post(f"{base}/system/update")
+        assert started.status_code == 202, started.text
+
+        deadline = time.monotonic() + 120
+        while agent_version(url, token) != "1.1.0":
+            assert time.monotonic() < deadline, "the agent did not come back as 1.1.0"
+            time.sleep(0.3)
+        # The central still trusts it: the same certificate, kept in its volume.
+        tested = admin_client.post(f"{base}/test").json()
+        assert tested["ok"] and tested["version"] == "1.1.0", tested
+        assert admin_client.get(f"{base}/stacks").status_code == 200
+        entries = admin_client.get("/api/audit").json()["items"]
+        updates = [(e["target"], e["outcome"]) for e in entries if e["action"] == "system.update"]
+        assert updates == [("deployed", "success")]
+        deadline = time.monotonic() + 30
+        while helpers(docker_client) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert helpers(docker_client) == []
+    finally:
+        subprocess.run([*compose, "down", "-v", "-t", "5"], env=env, capture_output=True)
