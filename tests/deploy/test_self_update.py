@@ -70,18 +70,24 @@ def helpers(client: docker.DockerClient) -> list:
     return client.containers.list(all=True, filters={"label": HELPER})
 
 
-def test_the_service_updates_itself_to_the_latest_release(
-    deploy, releases, docker_client, tmp_path
-):
-    repository, _, _ = releases
+def deploy_first_release(deploy, repository: str, tmp_path):
+    """Release 1.0.0 deployed as a user would, with its variables in an env file (where
+    the update finds them again), on the host's network (to reach the loopback registry)."""
     (tmp_path / "stacks").mkdir()
-    deployment = deploy(
+    return deploy(
         env_file=True,
         host_network=True,
         STACKYARD_IMAGE=repository,
         STACKYARD_VERSION="1.0.0",
         STACKS_DIR=str(tmp_path / "stacks"),
     )
+
+
+def test_the_service_updates_itself_to_the_latest_release(
+    releases, deploy, docker_client, tmp_path
+):
+    repository, _, _ = releases
+    deployment = deploy_first_release(deploy, repository, tmp_path)
     with deployment.client() as client:
         status = client.get("/api/system/update").json()
         assert status["update_supported"] is True, status
@@ -118,14 +124,7 @@ def test_the_service_updates_itself_to_the_latest_release(
 
 def test_a_failed_pull_leaves_the_old_version_running(releases, deploy, registry, tmp_path):
     repository, name, digests = releases
-    (tmp_path / "stacks").mkdir()
-    deployment = deploy(
-        env_file=True,
-        host_network=True,
-        STACKYARD_IMAGE=repository,
-        STACKYARD_VERSION="1.0.0",
-        STACKS_DIR=str(tmp_path / "stacks"),
-    )
+    deployment = deploy_first_release(deploy, repository, tmp_path)
     before = deployment.container().id
     with deployment.client() as client:
         assert client.get("/api/system/update").json()["latest_version"] == "1.1.0"

@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 from stackyard.agents.client import AgentClient
 from stackyard.agents.service import Agents
 from stackyard.backups.capture import Selection
-from stackyard.backups.names import parse_archive_name
+from stackyard.backups.names import stack_of
 from stackyard.backups.store import ArchiveInfo
 from stackyard.compose.progress import ProgressFold
 from stackyard.destinations.service import Destinations
@@ -33,13 +33,6 @@ _ARCHIVES = TypeAdapter(list[ArchiveInfo])
 _CHUNK = 1024 * 1024
 #: How often a backup running on an agent is looked at.
 POLL_SECONDS = 1.0
-
-
-def _stack_of(name: str) -> str:
-    parsed = parse_archive_name(name)
-    if parsed is None:
-        raise Invalid(f"{name!r} is not the name of an archive made by Stackyard")
-    return parsed.stack
 
 
 class AgentHost:
@@ -182,7 +175,7 @@ class AgentTransfers:
             return 0
 
         return self.board(agent_id).start(
-            _stack_of(name), "push", ProgressFold(mode="transfer"), steps
+            stack_of(name), "push", ProgressFold(mode="transfer"), steps
         )
 
     async def pull(self, agent_id: int, destination_id: int, name: str) -> Run:
@@ -212,7 +205,7 @@ class AgentTransfers:
             return 0
 
         return self.board(agent_id).start(
-            _stack_of(name), "pull", ProgressFold(mode="transfer"), steps
+            stack_of(name), "pull", ProgressFold(mode="transfer"), steps
         )
 
 

@@ -31,10 +31,10 @@ from stackyard.api.deps import (
     current_principal,
     signed_in_stream,
 )
+from stackyard.api.destinations import PushIn
 from stackyard.api.models import Body, DbId
 from stackyard.auth.principal import Role
 from stackyard.errors import Forbidden, NotFound, StackyardError, Unauthorized
-from stackyard.jsonmodel import JsonInt
 from stackyard.stacks.runs import RunState
 from stackyard.stacks.updates import UpdateSummary
 
@@ -178,10 +178,6 @@ def get_agent_transfers(request: Request) -> AgentTransfers:
 
 
 AgentTransfersDep = Annotated[AgentTransfers, Depends(get_agent_transfers)]
-
-
-class PushIn(Body):
-    destination_id: JsonInt = Field(ge=1, le=2**31 - 1)
 
 
 @router.post(

@@ -56,3 +56,11 @@ def parse_archive_name(name: str) -> ArchiveName | None:
 def is_archive_name(name: str) -> bool:
     """Whether `name` is one this service gave (what remote listings show, say)."""
     return _NAME.match(name) is not None
+
+
+def stack_of(name: str) -> str:
+    """The stack an archive this service named belongs to (Invalid for any other name)."""
+    parsed = parse_archive_name(name)
+    if parsed is None:
+        raise Invalid(f"{name!r} is not the name of an archive made by Stackyard")
+    return parsed.stack

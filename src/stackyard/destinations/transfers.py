@@ -13,19 +13,12 @@ import asyncio
 import contextlib
 from pathlib import Path
 
-from stackyard.backups.names import parse_archive_name
+from stackyard.backups.names import stack_of
 from stackyard.backups.store import ArchiveStore
 from stackyard.compose.progress import ProgressFold
 from stackyard.destinations.service import Destinations
 from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
 from stackyard.stacks.runs import Run, RunBoard, progress_reporter
-
-
-def _stack_of(name: str) -> str:
-    parsed = parse_archive_name(name)
-    if parsed is None:
-        raise Invalid(f"{name!r} is not the name of an archive made by Stackyard")
-    return parsed.stack
 
 
 class Transfers:
@@ -42,7 +35,7 @@ class Transfers:
         async def steps(run: Run) -> int:
             return await self._push(path, destination_id, where, run)
 
-        return self.runs.start(_stack_of(name), "push", ProgressFold(mode="transfer"), steps)
+        return self.runs.start(stack_of(name), "push", ProgressFold(mode="transfer"), steps)
 
     async def _push(self, path: Path, destination_id: int, where: str, run: Run) -> int:
         size = path.stat().st_size
@@ -61,7 +54,7 @@ class Transfers:
 
     async def pull(self, destination_id: int, name: str) -> Run:
         """Start pulling `name` from the destination into the local archives."""
-        stack = _stack_of(name)
+        stack = stack_of(name)
         if self.store.has(name):
             raise Conflict(f"{name} is already on this host")
         view = self.destinations.get(destination_id)
