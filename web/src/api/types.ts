@@ -91,3 +91,17 @@ export type Schedule = ResponseBody<"/api/schedules", "get">[number];
 export type ScheduleSpec = RequestBody<"/api/schedules", "post">;
 export type ScheduleRun = ResponseBody<"/api/schedules/{schedule_id}/runs", "get">[number];
 export type Timetable = ResponseBody<"/api/timetable", "get">;
+
+export type Agent = ResponseBody<"/api/agents", "get">[number];
+/** What a user gives for an agent (the token is write-only: null keeps the stored one). */
+export type AgentSpec = RequestBody<"/api/agents", "post">;
+export type AgentProbe = ResponseBody<"/api/agents/test", "post">;
+
+export type Fleet = ResponseBody<"/api/dashboard/fleet", "get">;
+export type Attention = Fleet["attention"][number];
+export type Severity = Attention["severity"];
+export type Kpis = Fleet["kpis"];
+export type HostCard = Fleet["hosts"][number];
+export type HostStatus = HostCard["status"];
+export type HostReport = NonNullable<HostCard["report"]>;
+export type HostResources = HostReport["resources"];

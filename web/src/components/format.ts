@@ -35,3 +35,20 @@ export function formatTime(value: string | null | undefined): string {
   if (Number.isNaN(date.getTime())) return value;
   return date.toLocaleTimeString(undefined, { timeStyle: "medium" });
 }
+
+/**
+ * How long ago an ISO timestamp was, in words: "just now", "5 min ago", "3 h ago",
+ * "2 days ago"; the raw text when it does not parse.
+ */
+export function formatAgo(value: string | null | undefined, now: number = Date.now()): string {
+  if (!value) return "never";
+  const at = new Date(value).getTime();
+  if (Number.isNaN(at)) return value;
+  const seconds = Math.max(0, Math.round((now - at) / 1000));
+  if (seconds < 45) return "just now";
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.round(hours / 24)} days ago`;
+}

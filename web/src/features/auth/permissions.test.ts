@@ -13,6 +13,7 @@ const CAPABILITIES: Record<Capability, Role[]> = {
   "backups.administer": ["admin"],
   "destinations.manage": ["admin"],
   "schedules.manage": ["admin"],
+  "agents.manage": ["admin"],
   "stacks.editFiles": ["admin"],
   "stacks.create": ["admin"],
   "stacks.delete": ["admin"],

@@ -24,6 +24,8 @@ export type Capability =
   | "destinations.manage"
   /** Backup schedules: timetables, retention, "run now", their history. */
   | "schedules.manage"
+  /** Agents: add, edit (their token), test, enable or disable, delete (everyone sees the list). */
+  | "agents.manage"
   /** Edit compose and .env, read and edit .secrets. */
   | "stacks.editFiles"
   /** Create a stack. */
@@ -60,6 +62,7 @@ const LEAST_ROLE: Record<Capability, Role> = {
   "backups.administer": "admin",
   "destinations.manage": "admin",
   "schedules.manage": "admin",
+  "agents.manage": "admin",
   "stacks.editFiles": "admin",
   "stacks.create": "admin",
   "stacks.delete": "admin",

@@ -7,6 +7,7 @@ import { formatBytes } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { Table } from "../../components/Table";
 import { inventoryQueryOptions, useCreateBackup } from "./queries";
+import { useHost } from "../hosts/host";
 import { FormActions } from "../../components/FormActions";
 
 const COLUMNS = ["Back up", "Volume or folder", "Used by", "Size", "Note"] as const;
@@ -66,7 +67,8 @@ function AssetChoice({
 }
 
 export function BackupDialog({ stackId, onClose }: { stackId: string; onClose: () => void }) {
-  const inventory = useQuery(inventoryQueryOptions(stackId));
+  const host = useHost();
+  const inventory = useQuery(inventoryQueryOptions(host, stackId));
   const create = useCreateBackup(stackId);
   const [chosen, setChosen] = useState<Set<string> | null>(null);
   const selection =

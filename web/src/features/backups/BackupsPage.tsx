@@ -10,7 +10,10 @@ import { Loading } from "../../components/Loading";
 import { ProgressBar } from "../../components/ProgressBar";
 import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
-import { invalidateAfterTransfer } from "../destinations/queries";
+import { destinationKeys, invalidateAfterTransfer } from "../destinations/queries";
+import { useHostInfo } from "../hosts/capabilities";
+import { useHost, withHost } from "../hosts/host";
+import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { FollowedRun } from "./FollowedRun";
 import { PushDialog } from "./PushDialog";
 import {
@@ -28,6 +31,7 @@ const COLUMNS = ["Archive", "Stack", "Host", "Made", "Size", "Holds"] as const;
 /** Picks an archive file and uploads it with its progress; the server checks it through. */
 function UploadArchive() {
   const queryClient = useQueryClient();
+  const host = useHost();
   const input = useRef<HTMLInputElement>(null);
   const [state, setState] = useState<{ name: string; sent: number; size: number } | null>(null);
   const [message, setMessage] = useState<{ text: string; failed: boolean } | null>(null);
@@ -36,9 +40,9 @@ function UploadArchive() {
     setMessage(null);
     setState({ name: file.name, sent: 0, size: file.size });
     try {
-      const info = await uploadBackup(file, (sent) => setState({ name: file.name, sent, size: file.size }));
+      const info = await uploadBackup(host, file, (sent) => setState({ name: file.name, sent, size: file.size }));
       setMessage({ text: `Uploaded and checked: ${info.name}`, failed: false });
-      await queryClient.invalidateQueries({ queryKey: backupKeys.list });
+      await queryClient.invalidateQueries({ queryKey: backupKeys.list(host) });
     } catch (err) {
       setMessage({ text: `${file.name}: ${errorMessage(err)}`, failed: true });
     } finally {
@@ -107,6 +111,7 @@ function ArchiveRow({
   onPush: () => void;
   onDelete: () => void;
 }) {
+  const host = useHost();
   const verify = useVerifyBackup();
   const mayAdminister = useCan("backups.administer");
   const mayPush = useCan("destinations.manage");
@@ -118,7 +123,7 @@ function ArchiveRow({
         {verify.data && <VerifyResult report={verify.data} />}
         {verify.isError && <div className="error small">{errorMessage(verify.error)}</div>}
       </th>
-      <td>{archive.stack_id ? <Link to={`/stacks/${encodeURIComponent(archive.stack_id)}`}>{archive.stack_id}</Link> : "—"}</td>
+      <td>{archive.stack_id ? <Link to={withHost(`/stacks/${encodeURIComponent(archive.stack_id)}`, host)}>{archive.stack_id}</Link> : "—"}</td>
       <td>{archive.host ?? "—"}</td>
       <td className="nowrap">{formatDateTime(archive.created_at)}</td>
       <td className="nowrap">{formatBytes(archive.size)}</td>
@@ -132,7 +137,7 @@ function ArchiveRow({
         </button>
         {mayAdminister && (
           <>
-            <a className="button" href={backupDownloadUrl(archive.name)} download>
+            <a className="button" href={backupDownloadUrl(host, archive.name)} download>
               Download
             </a>
             <button type="button" onClick={onRestore} disabled={Boolean(archive.error)}>
@@ -153,38 +158,61 @@ function ArchiveRow({
   );
 }
 
+/** The archives of the host chosen with the host switcher (`?host=`), made anew for each host. */
 export function BackupsPage() {
+  const host = useHost();
+  return <HostBackups key={String(host)} />;
+}
+
+function HostBackups() {
   const queryClient = useQueryClient();
-  const archives = useQuery(backupsQueryOptions());
-  const mayAdminister = useCan("backups.administer");
+  const host = useHost();
+  const info = useHostInfo(host);
+  const unavailable = info.unavailable("backups");
+  const usable = info.ready && !unavailable;
+  const archives = useQuery({ ...backupsQueryOptions(host), enabled: usable });
+  const mayAdminister = useCan("backups.administer") && usable;
   const remove = useDeleteBackup();
   const [restoring, setRestoring] = useState<ArchiveInfo | null>(null);
   const [pushing, setPushing] = useState<ArchiveInfo | null>(null);
   const [deleting, setDeleting] = useState<ArchiveInfo | null>(null);
-  /** A restore or push this page started, followed in the deploy console. */
-  const [started, setStarted] = useState<{ run: Run; title: string } | null>(null);
+  /** A restore or push this page started, followed in the deploy console (an agent's push is a transfer). */
+  const [started, setStarted] = useState<{ run: Run; title: string; transfer?: boolean } | null>(null);
 
   return (
     <main className="page">
-      <div className="page-head title-row">
+      <div className="page-head">
         <h1>Backups</h1>
-        {mayAdminister && <UploadArchive />}
+        <div className="page-tools">
+          <HostSwitcher page="/backups" />
+          {mayAdminister && <UploadArchive />}
+        </div>
       </div>
+      <HostNote info={info} />
       <p className="muted">
-        Archives kept on this host. Back up a stack from its page ("Back up"): its folder and the volumes and folders
-        you choose, checked once written.
+        Archives kept on {host === null ? "this host" : info.name}. Back up a stack from its page ("Back up"): its
+        folder and the volumes and folders you choose, checked once written.
       </p>
+      {unavailable && <HostUnavailable reason={unavailable} />}
       {started && (
         <FollowedRun
           key={started.run.id}
           run={started.run}
           title={started.title}
+          transfer={started.transfer}
           onClose={() => setStarted(null)}
-          onSucceeded={() => void invalidateAfterTransfer(queryClient)}
+          onSucceeded={() =>
+            void (host === null
+              ? invalidateAfterTransfer(queryClient)
+              : Promise.all([
+                  queryClient.invalidateQueries({ queryKey: backupKeys.list(host) }),
+                  queryClient.invalidateQueries({ queryKey: destinationKeys.allArchives }),
+                ]))
+          }
         />
       )}
       {archives.isError && <ErrorBanner error={archives.error} onRetry={() => void archives.refetch()} />}
-      {!archives.data ? (
+      {unavailable ? null : !archives.data ? (
         !archives.isError && <Loading />
       ) : archives.data.length === 0 ? (
         <p className="muted">No archives yet.</p>
@@ -217,7 +245,7 @@ export function BackupsPage() {
           onClose={() => setPushing(null)}
           onStarted={(run, destination) => {
             setPushing(null);
-            setStarted({ run, title: `Pushing ${pushing.name} to ${destination.name}` });
+            setStarted({ run, title: `Pushing ${pushing.name} to ${destination.name}`, transfer: host !== null });
           }}
         />
       )}

@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useEffect, useRef, type ReactNode } from "react";
 import type { Run } from "../../api/types";
 import { DeployConsole } from "../stacks/DeployConsole";
+import { useHost } from "../hosts/host";
 import { stackRunQueryOptions } from "../stacks/queries";
 
 /**
@@ -12,16 +13,20 @@ import { stackRunQueryOptions } from "../stacks/queries";
 export function FollowedRun({
   run,
   title,
+  transfer = false,
   onClose,
   onSucceeded,
 }: {
   run: Run;
   title: ReactNode;
+  /** On an agent: a push or pull of its archives, which the central runs. */
+  transfer?: boolean;
   onClose: () => void;
   onSucceeded?: (run: Run) => void;
 }) {
   // The console keeps this query up to date from the run's event stream.
-  const current = useQuery(stackRunQueryOptions(run.stack)).data;
+  const host = useHost();
+  const current = useQuery(stackRunQueryOptions(host, run.stack, transfer)).data;
   const reported = useRef<string | null>(null);
   const succeeded = useRef(onSucceeded);
   succeeded.current = onSucceeded;
@@ -32,5 +37,5 @@ export function FollowedRun({
     succeeded.current?.(current);
   }, [current, run.id]);
 
-  return <DeployConsole stackId={run.stack} title={title} onClose={onClose} />;
+  return <DeployConsole stackId={run.stack} title={title} transfer={transfer} onClose={onClose} />;
 }

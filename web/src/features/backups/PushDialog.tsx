@@ -10,7 +10,10 @@ import { Loading } from "../../components/Loading";
 import { destinationsQueryOptions, usePushBackup } from "../destinations/queries";
 import { FormActions } from "../../components/FormActions";
 
-/** Send a local archive to a destination; the upload is a run of its stack (the page follows it). */
+/**
+ * Send an archive of the page's host to a destination; the upload is a run of its stack (for
+ * an agent's archive, the central's transfer: the page follows it).
+ */
 export function PushDialog({
   archive,
   onClose,
@@ -56,7 +59,7 @@ export function PushDialog({
       ) : (
         <form className="form" onSubmit={submit} aria-label={title}>
           <p>
-            A copy of the archive ({formatBytes(archive.size)}) is uploaded to the destination; the one on this host stays.
+            A copy of the archive ({formatBytes(archive.size)}) is uploaded to the destination; the one here stays.
           </p>
           <Field label="Destination">
             <select

@@ -6,6 +6,7 @@ import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { manifestQueryOptions, useRestoreBackup } from "./queries";
+import { useHost } from "../hosts/host";
 import { FormActions } from "../../components/FormActions";
 
 /**
@@ -22,7 +23,8 @@ export function RestoreDialog({
   onClose: () => void;
   onStarted: (run: Run) => void;
 }) {
-  const manifest = useQuery(manifestQueryOptions(archive.name));
+  const host = useHost();
+  const manifest = useQuery(manifestQueryOptions(host, archive.name));
   const restore = useRestoreBackup();
   const [newName, setNewName] = useState("");
   const [restoreBinds, setRestoreBinds] = useState(true);

@@ -1,85 +1,101 @@
 import { queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
-import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
+import { hostApi, hostPath, type HostId } from "../../api/hosts";
 import type { ArchiveInfo, NewBackup, RestoreOptions } from "../../api/types";
 import { apiUrl, putWithProgress } from "../../api/upload";
+import { hostKey, useHost } from "../hosts/host";
 import { settingsKeys } from "../settings/queries";
 import { invalidateStacks, stackKeys } from "../stacks/queries";
 
+/** Every key names its host second: each host keeps its own archives. */
 export const backupKeys = {
-  list: ["backups"] as const,
-  inventory: (stackId: string) => ["backup-inventory", stackId] as const,
-  manifest: (name: string) => ["backup", name] as const,
+  /** Prefix of every host's archive list. */
+  all: ["backups"] as const,
+  list: (host: HostId) => ["backups", hostKey(host)] as const,
+  inventory: (host: HostId, stackId: string) => ["backup-inventory", hostKey(host), stackId] as const,
+  manifest: (host: HostId, name: string) => ["backup", hostKey(host), name] as const,
 };
 
-export function backupsQueryOptions() {
-  return queryOptions({ queryKey: backupKeys.list, queryFn: () => unwrap(api.GET("/api/backups")) });
+export function backupsQueryOptions(host: HostId) {
+  return queryOptions({ queryKey: backupKeys.list(host), queryFn: () => unwrap(hostApi(host).GET("/api/backups")) });
 }
 
 /** Measured through helper containers when asked (it takes a moment): never cached long. */
-export function inventoryQueryOptions(stackId: string) {
+export function inventoryQueryOptions(host: HostId, stackId: string) {
   return queryOptions({
-    queryKey: backupKeys.inventory(stackId),
+    queryKey: backupKeys.inventory(host, stackId),
     queryFn: () =>
-      unwrap(api.GET("/api/stacks/{stack_id}/backup/inventory", { params: { path: { stack_id: stackId } } })),
+      unwrap(
+        hostApi(host).GET("/api/stacks/{stack_id}/backup/inventory", { params: { path: { stack_id: stackId } } }),
+      ),
     staleTime: 0,
     gcTime: 0,
   });
 }
 
-export function manifestQueryOptions(name: string) {
+export function manifestQueryOptions(host: HostId, name: string) {
   return queryOptions({
-    queryKey: backupKeys.manifest(name),
-    queryFn: () => unwrap(api.GET("/api/backups/{name}", { params: { path: { name } } })),
+    queryKey: backupKeys.manifest(host, name),
+    queryFn: () => unwrap(hostApi(host).GET("/api/backups/{name}", { params: { path: { name } } })),
     staleTime: Infinity,
   });
 }
 
+// Mutation hooks act on the page's host (`useHost()`).
+
 /** Starts a backup; its progress is the stack's run (the deploy console follows it). */
 export function useCreateBackup(stackId: string) {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: (body: NewBackup) =>
-      unwrap(api.POST("/api/stacks/{stack_id}/backups", { params: { path: { stack_id: stackId } }, body })),
-    onSuccess: (run) => queryClient.setQueryData(stackKeys.run(stackId), run),
-    onSettled: () => invalidateStacks(queryClient),
+      unwrap(hostApi(host).POST("/api/stacks/{stack_id}/backups", { params: { path: { stack_id: stackId } }, body })),
+    onSuccess: (run) => queryClient.setQueryData(stackKeys.run(host, stackId), run),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
 /** Starts a restore; its progress is the run of the stack it restores into. */
 export function useRestoreBackup() {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: ({ name, options }: { name: string; options: RestoreOptions }) =>
-      unwrap(api.POST("/api/backups/{name}/restore", { params: { path: { name } }, body: options })),
-    onSuccess: (run) => queryClient.setQueryData(stackKeys.run(run.stack), run),
+      unwrap(hostApi(host).POST("/api/backups/{name}/restore", { params: { path: { name } }, body: options })),
+    onSuccess: (run) => queryClient.setQueryData(stackKeys.run(host, run.stack), run),
     onSettled: () =>
-      Promise.all([invalidateStacks(queryClient), queryClient.invalidateQueries({ queryKey: settingsKeys.audit })]),
+      Promise.all([
+        invalidateStacks(queryClient, host),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
   });
 }
 
 export function useDeleteBackup() {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
-    mutationFn: (name: string) => unwrap(api.DELETE("/api/backups/{name}", { params: { path: { name } } })),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: backupKeys.list }),
+    mutationFn: (name: string) => unwrap(hostApi(host).DELETE("/api/backups/{name}", { params: { path: { name } } })),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: backupKeys.list(host) }),
   });
 }
 
 export function useVerifyBackup() {
+  const host = useHost();
   return useMutation({
-    mutationFn: (name: string) => unwrap(api.POST("/api/backups/{name}/verify", { params: { path: { name } } })),
+    mutationFn: (name: string) =>
+      unwrap(hostApi(host).POST("/api/backups/{name}/verify", { params: { path: { name } } })),
   });
 }
 
-/** The download of an archive: a plain link (the browser streams it to disk). */
-export function backupDownloadUrl(name: string): string {
-  return `/api/backups/${encodeURIComponent(name)}/download`;
+/** The download of an archive on `host`: a plain link (the browser streams it to disk). */
+export function backupDownloadUrl(host: HostId, name: string): string {
+  return hostPath(`/api/backups/${encodeURIComponent(name)}/download`, host);
 }
 
-/** Uploads an archive made elsewhere, with its progress; the server checks it through. */
-export function uploadBackup(file: File, onProgress: (sent: number) => void, signal?: AbortSignal) {
-  return putWithProgress<ArchiveInfo>(apiUrl("/api/backups/upload"), file, {
+/** Uploads an archive made elsewhere to `host`, with its progress; the host checks it through. */
+export function uploadBackup(host: HostId, file: File, onProgress: (sent: number) => void, signal?: AbortSignal) {
+  return putWithProgress<ArchiveInfo>(apiUrl(hostPath("/api/backups/upload", host)), file, {
     contentType: "application/x-tar",
     onProgress,
     signal,

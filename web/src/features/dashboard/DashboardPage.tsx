@@ -1,8 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
+import { errorMessage } from "../../api/errors";
 import type { SystemInfo } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
+import { formatTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
-import { systemInfoQueryOptions } from "./queries";
+import { AttentionList, Headline, StackBreakdown } from "./FleetSections";
+import { HostCards } from "./HostCards";
+import { fleetQueryOptions, systemInfoQueryOptions } from "./queries";
 
 function DockerValue({ docker }: { docker: SystemInfo["docker"] }) {
   if (!docker.reachable) {
@@ -41,11 +45,13 @@ function SystemInfoList({ info }: { info: SystemInfo }) {
   );
 }
 
+/** This host's engine, compose and stacks folder (what the fleet cards do not say). */
 function SystemCard() {
   const info = useQuery(systemInfoQueryOptions());
   return (
     <section className="card" aria-labelledby="system-title">
       <h2 id="system-title">System</h2>
+      <p className="muted small">This host's Docker engine, Compose and stacks folder.</p>
       {info.data ? (
         <SystemInfoList info={info.data} />
       ) : info.isError ? (
@@ -57,19 +63,47 @@ function SystemCard() {
   );
 }
 
+/**
+ * The fleet: what needs attention first, then the headline figures, stacks by state and a
+ * card per host; read again every 15 s. When the fleet cannot be read and nothing was read
+ * before, the error (the server's detail) with Retry; when an earlier payload is shown, a
+ * line says it could not be refreshed.
+ */
 export function DashboardPage() {
+  const fleet = useQuery(fleetQueryOptions());
+  const retry = () => void fleet.refetch();
   return (
-    <main className="page">
-      <h1>Dashboard</h1>
-      <div className="grid">
-        <SystemCard />
-        <section className="card" aria-labelledby="fleet-title">
-          <h2 id="fleet-title">Fleet</h2>
-          <p className="muted">
-            The fleet dashboard is coming: stacks that need attention, headline numbers and resource use across this host
-            and every agent.
+    <main className="page dashboard">
+      <div className="page-head">
+        <h1>Dashboard</h1>
+        {fleet.data && (
+          <p className="muted small updated-at">
+            Updated <time dateTime={fleet.data.generated_at}>{formatTime(fleet.data.generated_at)}</time>, every 15 s
           </p>
-        </section>
+        )}
+      </div>
+      {fleet.data ? (
+        <>
+          {fleet.isError && (
+            <p className="error small stale-note" role="alert">
+              Could not refresh: {errorMessage(fleet.error)}{" "}
+              <button type="button" className="link-button" onClick={retry}>
+                Retry
+              </button>
+            </p>
+          )}
+          <AttentionList items={fleet.data.attention} />
+          <Headline kpis={fleet.data.kpis} />
+          <HostCards hosts={fleet.data.hosts} />
+        </>
+      ) : fleet.isError ? (
+        <ErrorBanner error={fleet.error} onRetry={retry} />
+      ) : (
+        <Loading label="Reading the fleet…" />
+      )}
+      <div className="grid dashboard-grid">
+        {fleet.data && <StackBreakdown breakdown={fleet.data.breakdown} />}
+        <SystemCard />
       </div>
     </main>
   );

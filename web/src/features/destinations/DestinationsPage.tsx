@@ -2,6 +2,7 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "react-router";
 import { errorMessage } from "../../api/errors";
+import { LOCAL_HOST } from "../../api/hosts";
 import type { ArchiveInfo, Destination, Run } from "../../api/types";
 import { ConfirmDialog } from "../../components/Dialog";
 import { ErrorBanner } from "../../components/ErrorBanner";
@@ -110,7 +111,7 @@ function Destinations() {
   /** The local archive named `name`, read afresh (a pull has just put it there). */
   async function localArchive(name: string): Promise<ArchiveInfo | null> {
     try {
-      const archives = await queryClient.fetchQuery({ ...backupsQueryOptions(), staleTime: 0 });
+      const archives = await queryClient.fetchQuery({ ...backupsQueryOptions(LOCAL_HOST), staleTime: 0 });
       return archives.find((a) => a.name === name) ?? null;
     } catch (err) {
       setMessage({ text: errorMessage(err), failed: true });

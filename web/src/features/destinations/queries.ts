@@ -1,8 +1,10 @@
 import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
+import { hostApi, LOCAL_HOST } from "../../api/hosts";
 import type { DestinationChange, NewDestination, Run, UnsavedDestinationTest } from "../../api/types";
 import { backupKeys } from "../backups/queries";
+import { useHost } from "../hosts/host";
 import { settingsKeys } from "../settings/queries";
 import { invalidateStacks, stackKeys } from "../stacks/queries";
 
@@ -106,9 +108,12 @@ export function useDeleteRemoteArchive(id: number) {
   });
 }
 
-/** A transfer started: its run is the archive's stack's run (the deploy console follows it). */
+/**
+ * A transfer started: its run is the archive's stack's run (the deploy console follows it).
+ * Destinations are the central's: pushes and pulls run on this host.
+ */
 function startedTransfer(queryClient: QueryClient, run: Run) {
-  queryClient.setQueryData(stackKeys.run(run.stack), run);
+  queryClient.setQueryData(stackKeys.run(LOCAL_HOST, run.stack), run);
 }
 
 /** Downloads a remote archive into this host's archives; 409 when it is here already. */
@@ -123,26 +128,45 @@ export function usePullArchive(id: number) {
       ),
     onSuccess: (run) => startedTransfer(queryClient, run),
     onSettled: () =>
-      Promise.all([invalidateStacks(queryClient), queryClient.invalidateQueries({ queryKey: settingsKeys.audit })]),
+      Promise.all([
+        invalidateStacks(queryClient, LOCAL_HOST),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
   });
 }
 
-/** Uploads a local archive to a destination; 409 when it is there already. */
+/**
+ * Uploads an archive of the page's host to a destination; 409 when it is there already. An
+ * agent's archive goes through the central (`/api/agents/{id}/backups/{name}/push`): that run
+ * is the central's transfer, followed as such (`stackRunQueryOptions(host, stack, true)`).
+ */
 export function usePushBackup() {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: ({ name, destinationId }: { name: string; destinationId: number }) =>
-      unwrap(api.POST("/api/backups/{name}/push", { params: { path: { name } }, body: { destination_id: destinationId } })),
-    onSuccess: (run) => startedTransfer(queryClient, run),
+      unwrap(
+        hostApi(host).POST("/api/backups/{name}/push", {
+          params: { path: { name } },
+          body: { destination_id: destinationId },
+        }),
+      ),
+    onSuccess: (run) =>
+      host === null
+        ? startedTransfer(queryClient, run)
+        : queryClient.setQueryData(stackKeys.transfer(host, run.stack), run),
     onSettled: () =>
-      Promise.all([invalidateStacks(queryClient), queryClient.invalidateQueries({ queryKey: settingsKeys.audit })]),
+      Promise.all([
+        invalidateStacks(queryClient, host),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
   });
 }
 
 /** What a finished transfer changed: the local archives (a pull), a destination's (a push). */
 export function invalidateAfterTransfer(queryClient: QueryClient): Promise<unknown> {
   return Promise.all([
-    queryClient.invalidateQueries({ queryKey: backupKeys.list }),
+    queryClient.invalidateQueries({ queryKey: backupKeys.list(LOCAL_HOST) }),
     queryClient.invalidateQueries({ queryKey: destinationKeys.allArchives }),
   ]);
 }

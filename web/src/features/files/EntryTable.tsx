@@ -3,6 +3,7 @@ import { Link } from "react-router";
 import { errorMessage } from "../../api/errors";
 import type { FileEntry } from "../../api/types";
 import { formatBytes, formatDateTime } from "../../components/format";
+import { useHost } from "../hosts/host";
 import { filesHref } from "./links";
 import { joinPath, nameProblem, parentPath } from "./paths";
 import { useMoveEntry } from "./queries";
@@ -49,6 +50,7 @@ export function EntryIcon({ type }: { type: FileEntry["type"] | "up" }) {
 
 /** The name, a link into the folder or to the editor (through a symlink that stays inside too). */
 export function EntryName({ entry, folder }: { entry: FileEntry; folder: string }) {
+  const host = useHost();
   const opens = effectiveType(entry);
   const note = entry.type === "symlink" && entry.link ? LINK_NOTE[entry.link] : null;
   return (
@@ -56,9 +58,9 @@ export function EntryName({ entry, folder }: { entry: FileEntry; folder: string 
       <EntryIcon type={entry.type} />
       <span className="visually-hidden">{TYPE_LABEL[entry.type]}: </span>
       {opens === "dir" ? (
-        <Link to={filesHref(entry.path)}>{entry.name}</Link>
+        <Link to={filesHref(entry.path, null, host)}>{entry.name}</Link>
       ) : opens === "file" ? (
-        <Link to={filesHref(folder, entry.path)}>{entry.name}</Link>
+        <Link to={filesHref(folder, entry.path, host)}>{entry.name}</Link>
       ) : (
         <span>{entry.name}</span>
       )}

@@ -6,6 +6,8 @@ import { ConfirmDialog } from "../../components/Dialog";
 import { Loading } from "../../components/Loading";
 import { saveDraft, takeDraft, useUnsavedChanges } from "../../components/useUnsavedChanges";
 import type { LoginLocationState } from "../auth/RequireAuth";
+import type { HostId } from "../../api/hosts";
+import { useHost } from "../hosts/host";
 import { CodeEditor } from "../../components/editor/CodeEditor";
 import { editorLanguage } from "./paths";
 import { fileContentQueryOptions, useSaveFile } from "./queries";
@@ -16,9 +18,9 @@ function isConflict(err: unknown): boolean {
   return err instanceof ApiError && err.status === 409;
 }
 
-/** Where the text of a file is kept while its editor signs in again. */
-export function draftKey(path: string): string {
-  return `files:${path}`;
+/** Where the text of a file on `host` is kept while its editor signs in again. */
+export function draftKey(path: string, host: HostId = null): string {
+  return host === null ? `files:${path}` : `files@${host}:${path}`;
 }
 
 interface Draft {
@@ -27,8 +29,8 @@ interface Draft {
   version: string;
 }
 
-function readDraft(path: string): Draft | null {
-  const raw = takeDraft(draftKey(path));
+function readDraft(path: string, host: HostId): Draft | null {
+  const raw = takeDraft(draftKey(path, host));
   if (raw === null) return null;
   try {
     const draft = JSON.parse(raw) as Partial<Draft>;
@@ -62,7 +64,8 @@ export function FileEditor({
   onClose: () => void;
   onDownload: () => void;
 }) {
-  const file = useQuery({ ...fileContentQueryOptions(path), retry: false });
+  const host = useHost();
+  const file = useQuery({ ...fileContentQueryOptions(host, path), retry: false });
   const save = useSaveFile();
   const navigate = useNavigate();
   const location = useLocation();
@@ -90,7 +93,7 @@ export function FileEditor({
   useEffect(() => {
     if (!file.data || restored.current) return;
     restored.current = true;
-    const kept = readDraft(path);
+    const kept = readDraft(path, host);
     if (!kept || kept.text === file.data.content) return;
     setDraft(kept.text);
     setNotice({
@@ -100,7 +103,7 @@ export function FileEditor({
           ? "Your unsaved changes from before you signed in again are back. Review them and save."
           : "Your unsaved changes from before you signed in again are back, but the file changed on the server since: saving replaces those changes.",
     });
-  }, [file.data, path]);
+  }, [file.data, host, path]);
 
   // An upload replaced the file.
   const seenReplaced = useRef(replaced);
@@ -137,7 +140,7 @@ export function FileEditor({
         onError: (err) => {
           if (!isUnauthorized(err)) return;
           // The session expired: keep the text, sign in again, come back to it.
-          saveDraft(draftKey(path), JSON.stringify({ text, version } satisfies Draft));
+          saveDraft(draftKey(path, host), JSON.stringify({ text, version } satisfies Draft));
           const state: LoginLocationState = { from: `${location.pathname}${location.search}${location.hash}` };
           setLeaving(() => () => void navigate("/login", { state }));
         },

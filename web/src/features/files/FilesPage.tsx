@@ -5,6 +5,9 @@ import type { FileEntry } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { Loading } from "../../components/Loading";
 import { useCurrentUser } from "../auth/queries";
+import { useHostInfo } from "../hosts/capabilities";
+import { useHost } from "../hosts/host";
+import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { Breadcrumb } from "./Breadcrumb";
 import { DeleteDialog } from "./DeleteDialog";
 import { EntryTable } from "./EntryTable";
@@ -33,10 +36,29 @@ function AdminsOnly() {
   );
 }
 
+/** The stacks folder of the host chosen with the host switcher (`?host=`), admins only. */
 export function FilesPage() {
   const user = useCurrentUser();
+  const host = useHost();
+  const info = useHostInfo(host);
   if (user && user.role !== "admin") return <AdminsOnly />;
-  return <FileBrowser />;
+  const unavailable = info.unavailable("files");
+  if (unavailable || !info.ready) {
+    return (
+      <main className="page files-page">
+        <div className="page-head">
+          <h1>Files</h1>
+          <div className="page-tools">
+            <HostSwitcher page="/files" />
+          </div>
+        </div>
+        <HostNote info={info} />
+        {unavailable ? <HostUnavailable reason={unavailable} /> : <Loading />}
+      </main>
+    );
+  }
+  // Made anew for each host: transfers and forms of one host are not carried to another.
+  return <FileBrowser key={String(host)} />;
 }
 
 /** An upload replaced the file open in the editor: which one, and a count that changes each time. */
@@ -48,10 +70,13 @@ interface Replaced {
 function FileBrowser() {
   const [params] = useSearchParams();
   const navigate = useNavigate();
+  const host = useHost();
+  const info = useHostInfo(host);
   const folder = joinPath(params.get("path") ?? "");
   const editing = params.get("edit");
   const [showHidden, setShowHidden] = useShowHidden();
-  const listing = useQuery(folderQueryOptions(folder, showHidden));
+  const listing = useQuery(folderQueryOptions(host, folder, showHidden));
+  const href = (at: string, edit?: string | null) => filesHref(at, edit, host);
   const [replaced, setReplaced] = useState<Replaced | null>(null);
   const uploads = useUploads({
     onDotSegment: () => setShowHidden(true),
@@ -92,7 +117,7 @@ function FileBrowser() {
   function onRenamed(old: FileEntry, path: string) {
     // Keep an open file open under its new name.
     if (editing && isWithin(editing, old.path)) {
-      void navigate(filesHref(folder, path + editing.slice(old.path.length)), { replace: true });
+      void navigate(href(folder, path + editing.slice(old.path.length)), { replace: true });
     }
   }
 
@@ -105,12 +130,14 @@ function FileBrowser() {
       <div className="page-head">
         <h1>Files</h1>
         <div className="page-tools">
+          <HostSwitcher page="/files" />
           <label className="check">
             <input type="checkbox" checked={showHidden} onChange={(e) => setShowHidden(e.target.checked)} />
             <span>Show hidden</span>
           </label>
         </div>
       </div>
+      <HostNote info={info} />
       <Breadcrumb folder={folder} />
 
       <FilesToolbar
@@ -129,7 +156,7 @@ function FileBrowser() {
           onCancel={() => setCreating(null)}
           onDone={(path) => {
             setCreating(null);
-            if (creating === "file") void navigate(filesHref(folder, path));
+            if (creating === "file") void navigate(href(folder, path));
           }}
         />
       )}
@@ -142,7 +169,7 @@ function FileBrowser() {
           key={editing}
           path={editing}
           replaced={replaced?.path === editing ? replaced.count : 0}
-          onClose={() => void navigate(filesHref(folder))}
+          onClose={() => void navigate(href(folder))}
           onDownload={() => downloads.start(editing, baseName(editing))}
         />
       )}
@@ -165,7 +192,7 @@ function FileBrowser() {
             <ErrorBanner error={listing.error} onRetry={() => void listing.refetch()} />
             {folder && (
               <p>
-                <Link to={filesHref("")}>Back to the stacks folder</Link>
+                <Link to={href("")}>Back to the stacks folder</Link>
               </p>
             )}
           </>
@@ -178,7 +205,7 @@ function FileBrowser() {
               folder={folder}
               entries={entries}
               busy={listing.isFetching}
-              parent={folder ? <Link to={filesHref(parentPath(folder))}>Parent folder</Link> : null}
+              parent={folder ? <Link to={href(parentPath(folder))}>Parent folder</Link> : null}
               onDownload={downloadEntry}
               onDelete={setDeleting}
               onRenamed={onRenamed}
@@ -199,7 +226,7 @@ function FileBrowser() {
           entry={deleting}
           onClose={() => setDeleting(null)}
           onDeleted={() => {
-            if (editing && isWithin(editing, deleting.path)) void navigate(filesHref(folder), { replace: true });
+            if (editing && isWithin(editing, deleting.path)) void navigate(href(folder), { replace: true });
           }}
         />
       )}

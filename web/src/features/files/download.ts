@@ -1,5 +1,6 @@
 import { pageOrigin } from "../../api/client";
 import { apiErrorFrom, unreachableError } from "../../api/errors";
+import { hostPath, type HostId } from "../../api/hosts";
 
 /**
  * Downloads never collect the body in memory: where the browser can write to a file the
@@ -50,8 +51,9 @@ export function filenameFromDisposition(header: string | null): string | null {
   return bare?.[1]?.trim() || null;
 }
 
-export function downloadUrl(path: string): string {
-  return `${pageOrigin()}/api/files/download?${new URLSearchParams({ path }).toString()}`;
+/** The download of `path` on `host` (an agent's through the central's proxy). */
+export function downloadUrl(host: HostId, path: string): string {
+  return `${pageOrigin()}${hostPath("/api/files/download", host)}?${new URLSearchParams({ path }).toString()}`;
 }
 
 async function errorBody(response: Response): Promise<unknown> {
@@ -64,10 +66,10 @@ async function errorBody(response: Response): Promise<unknown> {
 }
 
 /** GET the download; rejects with an ApiError carrying the server's detail when refused. */
-async function request(path: string, signal?: AbortSignal): Promise<Response> {
+async function request(host: HostId, path: string, signal?: AbortSignal): Promise<Response> {
   let response: Response;
   try {
-    response = await fetch(downloadUrl(path), { credentials: "same-origin", signal });
+    response = await fetch(downloadUrl(host, path), { credentials: "same-origin", signal });
   } catch (err) {
     if (signal?.aborted) throw err;
     throw unreachableError(err);
@@ -89,6 +91,7 @@ function contentLength(response: Response): number | null {
  * aborted). Resolves with the bytes written and the server's filename.
  */
 export async function streamToFile(
+  host: HostId,
   path: string,
   handle: WritableFileHandle,
   onProgress: (progress: DownloadProgress) => void,
@@ -97,7 +100,7 @@ export async function streamToFile(
   const writable = await handle.createWritable();
   let response: Response;
   try {
-    response = await request(path, signal);
+    response = await request(host, path, signal);
   } catch (err) {
     await writable.abort(err).catch(() => undefined);
     throw err;
@@ -127,12 +130,12 @@ export async function streamToFile(
  * hands it to the browser as a plain link download: the browser streams it to disk itself.
  * The check's body is not read: it is cancelled once the headers are in.
  */
-export async function linkDownload(path: string, name: string, signal?: AbortSignal): Promise<string> {
-  const response = await request(path, signal);
+export async function linkDownload(host: HostId, path: string, name: string, signal?: AbortSignal): Promise<string> {
+  const response = await request(host, path, signal);
   const filename = filenameFromDisposition(response.headers.get("Content-Disposition")) ?? name;
   await response.body?.cancel().catch(() => undefined);
   const link = document.createElement("a");
-  link.href = downloadUrl(path);
+  link.href = downloadUrl(host, path);
   link.download = filename;
   link.rel = "noopener";
   link.style.display = "none";

@@ -1,12 +1,17 @@
+import type { HostId } from "../../api/hosts";
+import { withHost } from "../hosts/host";
 import { baseName } from "./paths";
 
-/** The Files page at `folder`, with `edit` open in the editor: `/files?path=a/b&edit=a/b/x.yml`. */
-export function filesHref(folder: string, edit?: string | null): string {
+/**
+ * The Files page at `folder`, with `edit` open in the editor, on `host`:
+ * `/files?path=a/b&edit=a/b/x.yml` (and `&host=3` on agent 3).
+ */
+export function filesHref(folder: string, edit?: string | null, host: HostId = null): string {
   const query: string[] = [];
   const encode = (value: string) => encodeURIComponent(value).replace(/%2F/g, "/");
   if (folder) query.push(`path=${encode(folder)}`);
   if (edit) query.push(`edit=${encode(edit)}`);
-  return query.length ? `/files?${query.join("&")}` : "/files";
+  return withHost(query.length ? `/files?${query.join("&")}` : "/files", host);
 }
 
 /** "the stacks folder" or "a/b", for messages. */

@@ -1,5 +1,5 @@
-import { api } from "../../api/client";
 import { ApiError, unwrap } from "../../api/errors";
+import { hostApi, hostPath, type HostId } from "../../api/hosts";
 import { apiUrl, putWithProgress, UploadCancelled } from "../../api/upload";
 import type { UploadedFile } from "../../api/types";
 import { joinPath } from "./paths";
@@ -11,11 +11,11 @@ interface SendOptions {
   signal?: AbortSignal;
 }
 
-/** PUTs one file's bytes to `path` (relative to the stacks folder): 409 "Already exists: …"
+/** PUTs one file's bytes to `path` (relative to `host`'s stacks folder): 409 "Already exists: …"
  * when the target exists and `overwrite` is false. */
-function sendFile(path: string, body: Blob, options: SendOptions): Promise<UploadedFile> {
+function sendFile(host: HostId, path: string, body: Blob, options: SendOptions): Promise<UploadedFile> {
   return putWithProgress<UploadedFile>(
-    apiUrl("/api/files/upload", { path, overwrite: String(options.overwrite) }),
+    apiUrl(hostPath("/api/files/upload", host), { path, overwrite: String(options.overwrite) }),
     body,
     { contentType: "application/octet-stream", onProgress: options.onProgress, signal: options.signal },
   );
@@ -62,6 +62,8 @@ export interface UploadResult {
 }
 
 export interface UploadPlan {
+  /** The host whose stacks folder receives them (null: this host). */
+  host: HostId;
   /** Where the files go, relative to the stacks folder. */
   folder: string;
   items: UploadItem[];
@@ -112,7 +114,7 @@ export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
     report(item.relativePath, 0);
     try {
       try {
-        await sendFile(target, item.file, { overwrite, onProgress, signal: plan.signal });
+        await sendFile(plan.host, target, item.file, { overwrite, onProgress, signal: plan.signal });
         result.uploaded += 1;
         result.uploadedPaths.push(target);
       } catch (err) {
@@ -120,7 +122,7 @@ export async function runUploads(plan: UploadPlan): Promise<UploadResult> {
         const detail = err instanceof Error ? err.message : String(err);
         if (await plan.confirmOverwrite(item, detail)) {
           report(item.relativePath, 0);
-          await sendFile(target, item.file, { overwrite: true, onProgress, signal: plan.signal });
+          await sendFile(plan.host, target, item.file, { overwrite: true, onProgress, signal: plan.signal });
           result.uploaded += 1;
           result.uploadedPaths.push(target);
         } else {
@@ -146,12 +148,17 @@ const CHECK_BATCH = 1000;
  * The items that `overwrite` would replace: those sent with overwrite whose target exists
  * (asked of the server in batches before a folder upload starts).
  */
-export async function existingTargets(folder: string, items: UploadItem[], overwrite: boolean): Promise<UploadItem[]> {
+export async function existingTargets(
+  host: HostId,
+  folder: string,
+  items: UploadItem[],
+  overwrite: boolean,
+): Promise<UploadItem[]> {
   const replacing = items.filter((item) => item.overwrite ?? overwrite);
   const found = new Set<string>();
   for (let start = 0; start < replacing.length; start += CHECK_BATCH) {
     const paths = replacing.slice(start, start + CHECK_BATCH).map((item) => joinPath(folder, item.relativePath));
-    const answer = await unwrap(api.POST("/api/files/exists", { body: { paths } }));
+    const answer = await unwrap(hostApi(host).POST("/api/files/exists", { body: { paths } }));
     for (const path of answer.existing) found.add(path);
   }
   return replacing.filter((item) => found.has(joinPath(folder, item.relativePath)));

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { errorMessage } from "../../api/errors";
+import { useHost } from "../hosts/host";
 import {
   isPickerCancelled,
   linkDownload,
@@ -31,8 +32,9 @@ export function isRunning(entry: DownloadEntry): boolean {
   return entry.status === "preparing" || entry.status === "receiving";
 }
 
-/** Downloads started on the Files page, with their byte counts. */
+/** Downloads started on the Files page (from its host), with their byte counts. */
 export function useDownloads() {
+  const host = useHost();
   const [downloads, setDownloads] = useState<DownloadEntry[]>([]);
   const nextId = useRef(1);
   const controllers = useRef(new Map<number, AbortController>());
@@ -81,7 +83,7 @@ export function useDownloads() {
 
       const picker = saveFilePicker();
       if (!picker) {
-        linkDownload(path, name, controller.signal)
+        linkDownload(host, path, name, controller.signal)
           .then((filename) => update(id, { status: "browser", name: filename }))
           .catch(fail)
           .finally(finish);
@@ -90,7 +92,7 @@ export function useDownloads() {
       // Asked before anything else, while the click still counts as the user's gesture.
       picker({ suggestedName: name })
         .then((handle) =>
-          streamToFile(path, handle, onProgress, controller.signal).then(({ received, filename }) =>
+          streamToFile(host, path, handle, onProgress, controller.signal).then(({ received, filename }) =>
             update(id, { status: "done", name: filename ?? name, received }),
           ),
         )
@@ -100,7 +102,7 @@ export function useDownloads() {
         })
         .finally(finish);
     },
-    [update, remove],
+    [host, update, remove],
   );
 
   const cancel = useCallback(

@@ -2,6 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useRef, useState } from "react";
 import { errorMessage } from "../../api/errors";
 import { hasDotSegment } from "./paths";
+import { useHost } from "../hosts/host";
 import { invalidateFolders } from "./queries";
 import { existingTargets, resultMessage, runUploads, type UploadItem, type UploadProgress } from "./upload";
 
@@ -62,6 +63,7 @@ export function useUploads({
   onUploaded?: (paths: string[]) => void;
 }): Uploads {
   const queryClient = useQueryClient();
+  const host = useHost();
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [running, setRunning] = useState(false);
   const [notice, setNotice] = useState<UploadNotice | null>(null);
@@ -78,13 +80,13 @@ export function useUploads({
 
   /** Asks once when files would be replaced; true: go on. */
   const confirmReplacing = useCallback(async (folder: string, items: UploadItem[], overwrite: boolean) => {
-    const existing = await existingTargets(folder, items, overwrite);
+    const existing = await existingTargets(host, folder, items, overwrite);
     if (existing.length === 0) return true;
     return new Promise<boolean>((resolve) => {
       resolveReplace.current = resolve;
       setReplaceQuestion({ folder, existing: existing.map((item) => item.relativePath), total: items.length });
     });
-  }, []);
+  }, [host]);
 
   const start = useCallback(
     (folder: string, items: UploadItem[], overwrite: boolean) => {
@@ -112,6 +114,7 @@ export function useUploads({
           // Uploaded dotfiles would be invisible otherwise.
           if (items.some((item) => hasDotSegment(item.relativePath))) callbacks.current.onDotSegment();
           void runUploads({
+            host,
             folder,
             items,
             overwrite,
@@ -133,7 +136,7 @@ export function useUploads({
             })
             .finally(() => {
               finish();
-              void invalidateFolders(queryClient);
+              void invalidateFolders(queryClient, host);
             });
         },
         (err: unknown) => {
@@ -143,7 +146,7 @@ export function useUploads({
         },
       );
     },
-    [queryClient, confirmReplacing],
+    [queryClient, host, confirmReplacing],
   );
 
   const answer = useCallback((overwrite: boolean) => {

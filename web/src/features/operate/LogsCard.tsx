@@ -1,5 +1,7 @@
 import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
+import type { HostId } from "../../api/hosts";
 import type { LogBatch } from "../../api/types";
+import { useHost } from "../hosts/host";
 import {
   appendBounded,
   lineHtml,
@@ -22,7 +24,7 @@ type StreamStatus = "connecting" | "live" | "ended" | "disconnected";
  * a second; while `paused`, they are held (bounded too) and drawn on resume. A broken stream
  * is not reconnected on its own (that would repeat the tail): `reconnect` starts it again.
  */
-function useLogStream(stackId: string, filter: LogQuery, paused: boolean) {
+function useLogStream(host: HostId, stackId: string, filter: LogQuery, paused: boolean) {
   const { service, container } = filter;
   const [lines, setLines] = useState<ShownLine[]>([]);
   const [held, setHeld] = useState(0);
@@ -38,7 +40,7 @@ function useLogStream(stackId: string, filter: LogQuery, paused: boolean) {
     setLines([]);
     setHeld(0);
     setStatus("connecting");
-    const source = new EventSource(logStreamUrl(stackId, { service, container }));
+    const source = new EventSource(logStreamUrl(host, stackId, { service, container }));
     source.onopen = () => setStatus("live");
     source.onmessage = (event: MessageEvent<string>) => {
       let batch: LogBatch;
@@ -76,7 +78,7 @@ function useLogStream(stackId: string, filter: LogQuery, paused: boolean) {
       source.close();
       window.clearInterval(timer);
     };
-  }, [stackId, service, container, attempt]);
+  }, [host, stackId, service, container, attempt]);
 
   return { lines, held, status, reconnect: () => setAttempt((n) => n + 1) };
 }
@@ -103,7 +105,8 @@ export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSo
   const [atEnd, setAtEnd] = useState(true);
   const [kind, name] = choice ? (choice.split(/:(.*)/s) as [string, string]) : ["", ""];
   const filter = { service: kind === "service" ? name : undefined, container: kind === "container" ? name : undefined };
-  const { lines, held, status, reconnect } = useLogStream(stackId, filter, paused);
+  const host = useHost();
+  const { lines, held, status, reconnect } = useLogStream(host, stackId, filter, paused);
   const viewRef = useRef<HTMLDivElement>(null);
   const searchId = useId();
 
@@ -160,7 +163,7 @@ export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSo
         <button type="button" onClick={() => setPaused((now) => !now)} aria-pressed={paused}>
           {paused ? "Resume" : "Pause"}
         </button>
-        <a className="button" href={logDownloadUrl(stackId, filter)} download>
+        <a className="button" href={logDownloadUrl(host, stackId, filter)} download>
           Download log
         </a>
       </div>

@@ -4,7 +4,12 @@ import "@xterm/xterm/css/xterm.css";
 import { useEffect, useRef, useState } from "react";
 import { Link, useParams } from "react-router";
 import { csrfToken } from "../../api/client";
+import { Loading } from "../../components/Loading";
+import { hostPath, type HostId } from "../../api/hosts";
 import { useCan } from "../auth/permissions";
+import { useHostInfo } from "../hosts/capabilities";
+import { useHost, withHost } from "../hosts/host";
+import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 
 /** What the shell runs: bash where the container has it, else sh; or one of them, named. */
 const COMMANDS = [
@@ -16,9 +21,16 @@ const COMMANDS = [
 type Command = (typeof COMMANDS)[number]["value"];
 type SessionState = "connecting" | "open" | "closed";
 
-/** The shell's WebSocket address: same origin, the CSRF token as a parameter (a browser's
- * WebSocket sends no header of ours). */
-export function shellUrl(stackId: string, container: string, command: Command, cols: number, rows: number): string {
+/** The shell's WebSocket address on `host`: same origin (an agent's through the central),
+ * the CSRF token as a parameter (a browser's WebSocket sends no header of ours). */
+export function shellUrl(
+  host: HostId,
+  stackId: string,
+  container: string,
+  command: Command,
+  cols: number,
+  rows: number,
+): string {
   const scheme = window.location.protocol === "https:" ? "wss" : "ws";
   const params = new URLSearchParams({
     command,
@@ -26,7 +38,11 @@ export function shellUrl(stackId: string, container: string, command: Command, c
     rows: String(rows),
     csrf: csrfToken() ?? "",
   });
-  return `${scheme}://${window.location.host}/api/stacks/${encodeURIComponent(stackId)}/containers/${encodeURIComponent(container)}/shell?${params.toString()}`;
+  const path = hostPath(
+    `/api/stacks/${encodeURIComponent(stackId)}/containers/${encodeURIComponent(container)}/shell`,
+    host,
+  );
+  return `${scheme}://${window.location.host}${path}?${params.toString()}`;
 }
 
 /** Close codes of the server (4xxx, like HTTP statuses) and what they mean to the user. */
@@ -41,21 +57,31 @@ function closedText(event: CloseEvent): string {
  * A terminal in a running container (xterm.js over a WebSocket). The terminal follows the
  * window's size; closing the page (or leaving it) ends the session and everything it started.
  */
-function ShellTerminal({ stackId, container, command }: { stackId: string; container: string; command: Command }) {
+function ShellTerminal({
+  host,
+  stackId,
+  container,
+  command,
+}: {
+  host: HostId;
+  stackId: string;
+  container: string;
+  command: Command;
+}) {
   const hostRef = useRef<HTMLDivElement>(null);
   const [state, setState] = useState<SessionState>("connecting");
   const [note, setNote] = useState<string | null>(null);
 
   useEffect(() => {
-    const host = hostRef.current;
-    if (!host) return;
+    const element = hostRef.current;
+    if (!element) return;
     const terminal = new Terminal({ cursorBlink: true, fontSize: 14, convertEol: false, scrollback: 5000 });
     const fit = new FitAddon();
     terminal.loadAddon(fit);
-    terminal.open(host);
+    terminal.open(element);
     fit.fit();
     terminal.focus();
-    const socket = new WebSocket(shellUrl(stackId, container, command, terminal.cols, terminal.rows));
+    const socket = new WebSocket(shellUrl(host, stackId, container, command, terminal.cols, terminal.rows));
     socket.binaryType = "arraybuffer";
     const encoder = new TextEncoder();
 
@@ -83,7 +109,7 @@ function ShellTerminal({ stackId, container, command }: { stackId: string; conta
       if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "resize", cols, rows }));
     });
     const observer = new ResizeObserver(() => fit.fit());
-    observer.observe(host);
+    observer.observe(element);
 
     return () => {
       observer.disconnect();
@@ -92,7 +118,7 @@ function ShellTerminal({ stackId, container, command }: { stackId: string; conta
       socket.close();
       terminal.dispose();
     };
-  }, [stackId, container, command]);
+  }, [host, stackId, container, command]);
 
   return (
     <>
@@ -107,15 +133,22 @@ function ShellTerminal({ stackId, container, command }: { stackId: string; conta
 
 export function ShellPage() {
   const { id = "", container = "" } = useParams();
+  const host = useHost();
+  const info = useHostInfo(host);
+  const unavailable = info.unavailable("shell");
   const mayOpen = useCan("stacks.shell");
   const [command, setCommand] = useState<Command>("auto");
   const [session, setSession] = useState(0);
+  const stackHref = withHost(`/stacks/${encodeURIComponent(id)}`, host);
 
   return (
     <main className="page shell-page">
-      <p className="breadcrumb">
-        <Link to="/stacks">Stacks</Link> / <Link to={`/stacks/${encodeURIComponent(id)}`}>{id}</Link> /
-      </p>
+      <div className="host-bar">
+        <p className="breadcrumb">
+          <Link to={withHost("/stacks", host)}>Stacks</Link> / <Link to={stackHref}>{id}</Link> /
+        </p>
+        <HostSwitcher page="/stacks" />
+      </div>
       <div className="page-head title-row">
         <h1>
           Shell in <code>{container}</code>
@@ -134,15 +167,26 @@ export function ShellPage() {
           <button type="button" onClick={() => setSession((n) => n + 1)}>
             New session
           </button>
-          <Link className="button" to={`/stacks/${encodeURIComponent(id)}`}>
+          <Link className="button" to={stackHref}>
             Close
           </Link>
         </div>
       </div>
-      {mayOpen ? (
-        <ShellTerminal key={`${command}-${session}`} stackId={id} container={container} command={command} />
-      ) : (
+      <HostNote info={info} />
+      {!mayOpen ? (
         <p className="error">Only admins may open a shell in a container.</p>
+      ) : unavailable ? (
+        <HostUnavailable reason={unavailable} />
+      ) : !info.ready ? (
+        <Loading />
+      ) : (
+        <ShellTerminal
+          key={`${host}-${command}-${session}`}
+          host={host}
+          stackId={id}
+          container={container}
+          command={command}
+        />
       )}
     </main>
   );

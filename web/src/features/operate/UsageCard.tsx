@@ -3,6 +3,7 @@ import type { ContainerUsage } from "../../api/types";
 import { ErrorText } from "../../components/ErrorText";
 import { formatBytes } from "../../components/format";
 import { Table } from "../../components/Table";
+import { useHost } from "../hosts/host";
 import { usageQueryOptions } from "./queries";
 
 const COLUMNS = ["Container", "CPU", "Memory", "Network in / out", "Disk read / write", "Processes", "Restarts", "Up for", "Health"] as const;
@@ -40,7 +41,8 @@ function memory(usage: ContainerUsage): string {
 
 /** What the stack's running containers use, refreshed every two seconds while shown. */
 export function UsageCard({ stackId, containers }: { stackId: string; containers: string[] }) {
-  const usage = useQuery(usageQueryOptions());
+  const host = useHost();
+  const usage = useQuery(usageQueryOptions(host));
   const names = new Set(containers);
   const mine = (usage.data?.containers ?? []).filter((c) => names.has(c.name));
   const total = usage.data?.stacks[stackId];

@@ -33,9 +33,14 @@ describe("log views", () => {
   });
 
   it("builds the stream and download addresses", () => {
-    expect(logStreamUrl("my stack", { service: "web", tail: 100 })).toBe("/api/stacks/my%20stack/logs?service=web&tail=100");
-    expect(logStreamUrl("app")).toBe("/api/stacks/app/logs");
-    expect(logDownloadUrl("app", { service: "db" })).toBe("/api/stacks/app/logs/download?service=db");
-    expect(logStreamUrl("app", { container: "app-db-2" })).toBe("/api/stacks/app/logs?container=app-db-2");
+    expect(logStreamUrl(null, "my stack", { service: "web", tail: 100 })).toBe(
+      "/api/stacks/my%20stack/logs?service=web&tail=100",
+    );
+    expect(logStreamUrl(null, "app")).toBe("/api/stacks/app/logs");
+    expect(logDownloadUrl(null, "app", { service: "db" })).toBe("/api/stacks/app/logs/download?service=db");
+    expect(logStreamUrl(null, "app", { container: "app-db-2" })).toBe("/api/stacks/app/logs?container=app-db-2");
+    // On an agent, through the central's proxy.
+    expect(logStreamUrl(4, "app", { tail: 10 })).toBe("/api/agents/4/stacks/app/logs?tail=10");
+    expect(logDownloadUrl(4, "app")).toBe("/api/agents/4/stacks/app/logs/download");
   });
 });

@@ -1,4 +1,5 @@
 import { AnsiUp } from "ansi_up";
+import { hostPath, type HostId } from "../../api/hosts";
 import type { LogLine } from "../../api/types";
 
 /** Lines a log view keeps; older ones are dropped (the whole log is a download away). */
@@ -23,14 +24,14 @@ function query(params: Record<string, string | number | undefined>): string {
   return pairs.length ? `?${new URLSearchParams(pairs.map(([k, v]) => [k, String(v)])).toString()}` : "";
 }
 
-/** The live stream of a stack's logs (Server-Sent Events of `LogBatch`, same origin). */
-export function logStreamUrl(stackId: string, { service, container, tail }: LogQuery = {}): string {
-  return `/api/stacks/${encodeURIComponent(stackId)}/logs${query({ service, container, tail })}`;
+/** The live stream of a stack's logs on `host` (Server-Sent Events of `LogBatch`, same origin). */
+export function logStreamUrl(host: HostId, stackId: string, { service, container, tail }: LogQuery = {}): string {
+  return hostPath(`/api/stacks/${encodeURIComponent(stackId)}/logs${query({ service, container, tail })}`, host);
 }
 
 /** The whole log as a file (the browser streams it to disk). */
-export function logDownloadUrl(stackId: string, { service, container }: LogQuery = {}): string {
-  return `/api/stacks/${encodeURIComponent(stackId)}/logs/download${query({ service, container })}`;
+export function logDownloadUrl(host: HostId, stackId: string, { service, container }: LogQuery = {}): string {
+  return hostPath(`/api/stacks/${encodeURIComponent(stackId)}/logs/download${query({ service, container })}`, host);
 }
 
 /** `lines` with `more` after them, only the last `max` kept. */

@@ -1,19 +1,20 @@
 import { queryOptions } from "@tanstack/react-query";
-import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
+import { hostApi, type HostId } from "../../api/hosts";
+import { hostKey } from "../hosts/host";
 
 export const operateKeys = {
-  usage: ["host-usage"] as const,
+  usage: (host: HostId) => ["host-usage", hostKey(host)] as const,
 };
 
 /** How often resource use is read while a page shows it (the engine samples every second). */
 export const USAGE_REFETCH_MS = 2_000;
 
-/** Every running container's use on this host: one call, whatever page asks. */
-export function usageQueryOptions() {
+/** Every running container's use on `host`: one call, whatever page asks. */
+export function usageQueryOptions(host: HostId) {
   return queryOptions({
-    queryKey: operateKeys.usage,
-    queryFn: () => unwrap(api.GET("/api/usage")),
+    queryKey: operateKeys.usage(host),
+    queryFn: () => unwrap(hostApi(host).GET("/api/usage")),
     refetchInterval: USAGE_REFETCH_MS,
   });
 }

@@ -7,6 +7,7 @@ import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { Loading } from "../../components/Loading";
 import { destinationsQueryOptions } from "../destinations/queries";
+import { LOCAL_HOST } from "../../api/hosts";
 import { stacksQueryOptions } from "../stacks/queries";
 import { timetableQueryOptions, useCreateSchedule, useUpdateSchedule } from "./queries";
 import {
@@ -98,7 +99,7 @@ export function ScheduleDialog({
   onSaved: (saved: Schedule) => void;
 }) {
   const editing = schedule !== null;
-  const stacks = useQuery(stacksQueryOptions());
+  const stacks = useQuery(stacksQueryOptions(LOCAL_HOST));
   const destinations = useQuery(destinationsQueryOptions());
   const create = useCreateSchedule();
   const update = useUpdateSchedule();

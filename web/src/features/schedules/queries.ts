@@ -109,7 +109,8 @@ export function useRunSchedule() {
       Promise.all([
         invalidateSchedules(queryClient),
         queryClient.invalidateQueries({ queryKey: scheduleKeys.runs(id) }),
-        queryClient.invalidateQueries({ queryKey: backupKeys.list }),
+        // A schedule may back up an agent's stacks: every host's archives.
+        queryClient.invalidateQueries({ queryKey: backupKeys.all }),
         queryClient.invalidateQueries({ queryKey: destinationKeys.allArchives }),
       ]),
   });

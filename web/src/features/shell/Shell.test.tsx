@@ -50,14 +50,14 @@ describe("shell", () => {
     expect(await screen.findByText(signedIn.username)).toHaveTextContent(`${signedIn.username}${signedIn.role}`);
   });
 
-  it("navigates to the placeholder pages", async () => {
-    installFakeFetch(signedInAs(adminUser));
+  it("navigates to a page and marks its link", async () => {
+    installFakeFetch({ ...signedInAs(adminUser), "GET /api/agents": [] });
     const { user } = renderApp("/");
 
     await user.click(await screen.findByRole("link", { name: "Agents" }));
 
     expect(screen.getByRole("heading", { level: 1, name: "Agents" })).toBeInTheDocument();
-    expect(screen.getByText("Coming soon.")).toBeInTheDocument();
+    expect(await screen.findByText(/No agents yet/)).toBeInTheDocument();
     expect(screen.getByRole("link", { name: "Agents" })).toHaveAttribute("aria-current", "page");
   });
 

@@ -8,6 +8,7 @@ import { Field } from "../../components/Field";
 import { formatBytes } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { stackDeletePlanQueryOptions, useDeleteStack } from "./queries";
+import { useHost, withHost } from "../hosts/host";
 import { FormActions } from "../../components/FormActions";
 
 /** What the stacks page says after a deletion (router state of the navigation to /stacks). */
@@ -72,7 +73,8 @@ function PlanText({ plan, removeVolumes }: { plan: DeletePlan; removeVolumes: bo
 
 /** Admin: deletion with its plan, confirmed by typing the stack's name. */
 function DeleteStackDialog({ stackId, onClose }: { stackId: string; onClose: () => void }) {
-  const plan = useQuery(stackDeletePlanQueryOptions(stackId));
+  const host = useHost();
+  const plan = useQuery(stackDeletePlanQueryOptions(host, stackId));
   const remove = useDeleteStack();
   const navigate = useNavigate();
   const [removeVolumes, setRemoveVolumes] = useState(false);
@@ -88,7 +90,7 @@ function DeleteStackDialog({ stackId, onClose }: { stackId: string; onClose: () 
       {
         onSuccess: (result) => {
           const state: DeletedState = { deleted: { stack: result.stack, trash: result.trash } };
-          void navigate("/stacks", { replace: true, state });
+          void navigate(withHost("/stacks", host), { replace: true, state });
         },
       },
     );

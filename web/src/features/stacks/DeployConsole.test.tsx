@@ -1,5 +1,6 @@
 import { QueryClientProvider } from "@tanstack/react-query";
 import { render, screen, waitFor, within } from "@testing-library/react";
+import { MemoryRouter } from "react-router";
 import { describe, expect, it } from "vitest";
 import { createQueryClient } from "../../queryClient";
 import { installFakeEventSource, openSource, sourcesOf } from "../../test/fakeEventSource";
@@ -32,11 +33,14 @@ const jsonRun = makeRun(
   },
 );
 
-function renderConsole(stackId = "web") {
+/** The console on a page of `at` (its `?host=` names the host it follows). */
+function renderConsole(stackId = "web", at = "/stacks/web") {
   const queryClient = createQueryClient({ retry: false });
   const result = render(
     <QueryClientProvider client={queryClient}>
-      <DeployConsole stackId={stackId} />
+      <MemoryRouter initialEntries={[at]}>
+        <DeployConsole stackId={stackId} />
+      </MemoryRouter>
     </QueryClientProvider>,
   );
   return { ...result, queryClient };
@@ -177,6 +181,16 @@ describe("deploy console following a run", () => {
     unmount();
     expect(source?.closed).toBe(true);
     expect(sourcesOf("/run/events")).toHaveLength(1);
+  });
+
+  it("follows a run on an agent through the central's proxy", async () => {
+    installFakeEventSource();
+    const fake = installFakeFetch({ "GET /api/agents/3/stacks/web/run": makeRun({}, { percent: 5 }) });
+    renderConsole("web", "/stacks/web?host=3");
+
+    await screen.findByRole("progressbar", { name: "Deploy progress" });
+    await waitFor(() => expect(openSource()?.url).toBe("/api/agents/3/stacks/web/run/events"));
+    expect(fake.calls("GET", "/api/stacks/web/run")).toHaveLength(0);
   });
 
   it("closes the stream at the end of the run and refreshes the stacks and the update summary", async () => {

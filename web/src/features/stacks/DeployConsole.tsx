@@ -1,11 +1,13 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
 import type { Run, RunImage, RunLine, RunProgress } from "../../api/types";
+import type { HostId } from "../../api/hosts";
 import { ErrorText } from "../../components/ErrorText";
 import { formatBytes, formatTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { percentText, ProgressBar } from "../../components/ProgressBar";
-import { invalidateStacks, runEventsUrl, stackKeys, stackRunQueryOptions } from "./queries";
+import { useHost } from "../hosts/host";
+import { invalidateStacks, runEventsUrl, stackRunQueryOptions } from "./queries";
 
 function isRun(value: unknown): value is Run {
   return Boolean(value && typeof value === "object" && "status" in value && "progress" in value);
@@ -16,14 +18,16 @@ function isRun(value: unknown): value is Run {
  * when the run is over (a final state, or `end`), the stream is closed and the stacks and
  * the update summary are refreshed. The stream is closed on unmount too.
  */
-function useRunEvents(stackId: string, run: Run | null | undefined) {
+function useRunEvents(host: HostId, stackId: string, transfer: boolean, run: Run | null | undefined) {
   const queryClient = useQueryClient();
   const running = run?.status === "running";
   const runId = run?.id;
+  const { queryKey } = stackRunQueryOptions(host, stackId, transfer);
+  const eventsUrl = runEventsUrl(host, stackId, transfer);
 
   useEffect(() => {
     if (!running) return undefined;
-    const source = new EventSource(runEventsUrl(stackId));
+    const source = new EventSource(eventsUrl);
     let over = false;
     let sawFinal = false;
 
@@ -32,8 +36,8 @@ function useRunEvents(stackId: string, run: Run | null | undefined) {
       over = true;
       source.close();
       // Without a final state the cached run still says "running": read it again.
-      if (!sawFinal) void queryClient.invalidateQueries({ queryKey: stackKeys.run(stackId) });
-      void invalidateStacks(queryClient);
+      if (!sawFinal) void queryClient.invalidateQueries({ queryKey });
+      void invalidateStacks(queryClient, host);
     };
 
     source.addEventListener("state", (event) => {
@@ -47,7 +51,7 @@ function useRunEvents(stackId: string, run: Run | null | undefined) {
       if (!isRun(state)) return;
       const final = state.status !== "running";
       sawFinal ||= final;
-      queryClient.setQueryData(stackKeys.run(stackId), state);
+      queryClient.setQueryData(queryKey, state);
       // The server sends `end` next, but an event without data never reaches the page:
       // a final state is the end.
       if (final) finish();
@@ -63,7 +67,8 @@ function useRunEvents(stackId: string, run: Run | null | undefined) {
       over = true;
       source.close();
     };
-  }, [queryClient, stackId, runId, running]);
+    // `queryKey` is made anew each render; the address names the same run.
+  }, [queryClient, host, eventsUrl, runId, running]);
 }
 
 function counterText(progress: RunProgress): string | null {
@@ -225,27 +230,32 @@ export function DeployConsole({
   stackId,
   busy,
   title,
+  transfer = false,
   onClose,
 }: {
   stackId: string;
   /** The stack's action in progress as the stack list reports it (e.g. started elsewhere). */
   busy?: string | null;
   title?: ReactNode;
+  /** On an agent: follow the central's push or pull of the stack's archives, not the stack's run. */
+  transfer?: boolean;
   onClose?: () => void;
 }) {
   const queryClient = useQueryClient();
-  const runQuery = useQuery(stackRunQueryOptions(stackId));
+  const host = useHost();
+  const options = stackRunQueryOptions(host, stackId, transfer);
+  const runQuery = useQuery(options);
   const run = runQuery.data;
   const runStatus = run?.status;
-  useRunEvents(stackId, run);
+  useRunEvents(host, stackId, transfer, run);
 
   // An action started elsewhere (another tab, the CLI, auto-update): pick it up.
   useEffect(() => {
     if (busy && runStatus !== "running" && !runQuery.isFetching) {
-      void queryClient.invalidateQueries({ queryKey: stackKeys.run(stackId) });
+      void queryClient.invalidateQueries({ queryKey: options.queryKey });
     }
     // Only when the busy flag changes, not on every fetch.
-  }, [busy, stackId]);
+  }, [busy, host, stackId]);
 
   return (
     <section className="card console" aria-label={`Deploy ${stackId}`}>

@@ -3,6 +3,7 @@ import { useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { Field } from "../../components/Field";
 import { useCreateStack } from "./queries";
+import { useHost, withHost } from "../hosts/host";
 import { FormActions } from "../../components/FormActions";
 
 const COMPOSE_PLACEHOLDER = `services:
@@ -16,6 +17,7 @@ const COMPOSE_PLACEHOLDER = `services:
 export function NewStackForm({ onCancel }: { onCancel: () => void }) {
   const create = useCreateStack();
   const navigate = useNavigate();
+  const host = useHost();
   const [name, setName] = useState("");
   const [compose, setCompose] = useState("");
   const [env, setEnv] = useState("");
@@ -24,7 +26,7 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
     event.preventDefault();
     create.mutate(
       { name: name.trim(), compose, env },
-      { onSuccess: (stack) => void navigate(`/stacks/${encodeURIComponent(stack.id)}`) },
+      { onSuccess: (stack) => void navigate(withHost(`/stacks/${encodeURIComponent(stack.id)}`, host)) },
     );
   }
 

@@ -9,6 +9,9 @@ import { formatDateTime, shortDigest } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
+import { useHostInfo, type HostCapability } from "../hosts/capabilities";
+import { useHost, withHost } from "../hosts/host";
+import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { BackupDialog } from "../backups/BackupDialog";
 import { LogsCard } from "../operate/LogsCard";
 import { UsageCard } from "../operate/UsageCard";
@@ -18,8 +21,8 @@ import { stackQueryOptions, stackUpdatesQueryOptions, useSetAutoUpdate } from ".
 import { BusyIndicator, CheckUpdates, PortList, StackActions, StateBadge, UpdatePill } from "./StackBits";
 import { ReadOnlyStackFile, SecretsEditor, StackFileEditor } from "./StackFiles";
 
-function ServiceRows({ stackId, service }: { stackId: string; service: StackService }) {
-  const mayShell = useCan("stacks.shell");
+function ServiceRows({ stackId, service, mayShell }: { stackId: string; service: StackService; mayShell: boolean }) {
+  const host = useHost();
   if (service.containers.length === 0) {
     return (
       <tr>
@@ -64,7 +67,7 @@ function ServiceRows({ stackId, service }: { stackId: string; service: StackServ
               {c.state === "running" && (
                 <Link
                   className="button"
-                  to={`/stacks/${encodeURIComponent(stackId)}/shell/${encodeURIComponent(c.name)}`}
+                  to={withHost(`/stacks/${encodeURIComponent(stackId)}/shell/${encodeURIComponent(c.name)}`, host)}
                   aria-label={`Shell in ${c.name}`}
                 >
                   Shell
@@ -80,8 +83,9 @@ function ServiceRows({ stackId, service }: { stackId: string; service: StackServ
 
 const SERVICE_COLUMNS = ["Service", "Container", "State", "Health", "Image", "Ports"] as const;
 
-function ServicesCard({ stack }: { stack: StackDetail }) {
-  const mayShell = useCan("stacks.shell");
+/** `withShell`: the host offers container shells (the user's role is checked here). */
+function ServicesCard({ stack, withShell }: { stack: StackDetail; withShell: boolean }) {
+  const mayShell = useCan("stacks.shell") && withShell;
   return (
     <section className="card" aria-labelledby="services-title">
       <h2 id="services-title">Services</h2>
@@ -90,7 +94,7 @@ function ServicesCard({ stack }: { stack: StackDetail }) {
       ) : (
         <Table label="Services" columns={SERVICE_COLUMNS} actions={mayShell}>
           {stack.services.map((service) => (
-            <ServiceRows key={service.name} stackId={stack.id} service={service} />
+            <ServiceRows key={service.name} stackId={stack.id} service={service} mayShell={mayShell} />
           ))}
         </Table>
       )}
@@ -212,26 +216,45 @@ function ImageUpdatesCard({
   );
 }
 
+/** The breadcrumb back to the host's stacks, and the host switcher (to another host's stacks). */
+function StackTrail() {
+  const host = useHost();
+  return (
+    <div className="host-bar">
+      <p className="breadcrumb">
+        <Link to={withHost("/stacks", host)}>Stacks</Link> /
+      </p>
+      <HostSwitcher page="/stacks" />
+    </div>
+  );
+}
+
 export function StackDetailPage() {
   const { id = "" } = useParams();
+  const host = useHost();
+  const info = useHostInfo(host);
+  const unavailable = info.unavailable("stacks");
+  const has = (capability: HostCapability) => info.unavailable(capability) === null;
   const mayEditFiles = useCan("stacks.editFiles");
   const mayDelete = useCan("stacks.delete");
-  const mayReadLogs = useCan("stacks.logs");
-  const mayBackUp = useCan("backups.create");
+  const mayReadLogs = useCan("stacks.logs") && has("logs");
+  const mayBackUp = useCan("backups.create") && has("backups");
   const [backingUp, setBackingUp] = useState(false);
-  const stack = useQuery(stackQueryOptions(id));
-  const updates = useQuery(stackUpdatesQueryOptions());
+  const usable = info.ready && !unavailable;
+  const stack = useQuery({ ...stackQueryOptions(host, id), enabled: usable });
+  const updates = useQuery({ ...stackUpdatesQueryOptions(host), enabled: usable && has("updates") });
   const update = updates.data?.stacks.find((u) => u.stack === id);
 
   if (!stack.data) {
     const notFound = stack.error instanceof ApiError && stack.error.status === 404;
     return (
       <main className="page">
-        <p className="breadcrumb">
-          <Link to="/stacks">Stacks</Link> /
-        </p>
+        <StackTrail />
         <h1>{id}</h1>
-        {stack.isError ? (
+        <HostNote info={info} />
+        {unavailable ? (
+          <HostUnavailable reason={unavailable} />
+        ) : stack.isError ? (
           <ErrorBanner error={stack.error} onRetry={notFound ? undefined : () => void stack.refetch()} />
         ) : (
           <Loading />
@@ -243,9 +266,7 @@ export function StackDetailPage() {
   const data = stack.data;
   return (
     <main className="page">
-      <p className="breadcrumb">
-        <Link to="/stacks">Stacks</Link> /
-      </p>
+      <StackTrail />
       <div className="page-head title-row">
         <h1>{data.id}</h1>
         <div className="page-tools">
@@ -254,6 +275,7 @@ export function StackDetailPage() {
           {data.busy && <BusyIndicator action={data.busy} />}
         </div>
       </div>
+      <HostNote info={info} />
       {stack.isError && <ErrorBanner error={stack.error} onRetry={() => void stack.refetch()} />}
       {data.error && (
         <div className="error-banner" role="alert">
@@ -270,15 +292,17 @@ export function StackDetailPage() {
       </div>
       {backingUp && <BackupDialog stackId={data.id} onClose={() => setBackingUp(false)} />}
       <DeployConsole stackId={data.id} busy={data.busy} />
-      <ServicesCard stack={data} />
-      <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />
+      <ServicesCard stack={data} withShell={has("shell")} />
+      {has("usage") && (
+        <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />
+      )}
       {mayReadLogs && (
         <LogsCard
           stackId={data.id}
           sources={data.services.map((s) => ({ service: s.name, containers: s.containers.map((c) => c.name) }))}
         />
       )}
-      <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />
+      {has("updates") && <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />}
       <section className="card" aria-labelledby="files-title">
         <h2 id="files-title">Files</h2>
         {mayEditFiles ? (

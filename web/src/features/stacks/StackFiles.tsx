@@ -16,6 +16,7 @@ import type { LoginLocationState } from "../auth/RequireAuth";
 import { CodeEditor } from "../../components/editor/CodeEditor";
 import type { EditorLanguage } from "../../components/editor/codemirror";
 import { useCan } from "../auth/permissions";
+import { useHost } from "../hosts/host";
 import {
   stackSecretsQueryOptions,
   useSaveSecrets,
@@ -207,6 +208,7 @@ export function StackFileEditor({
   label: string;
   content: string;
 }) {
+  const host = useHost();
   const save = useSaveStackFile(stackId, kind);
   const action = useStackAction();
   const mayRun = useCan("stacks.run");
@@ -218,7 +220,7 @@ export function StackFileEditor({
         language={kind === "compose" ? "yaml" : "env"}
         deploy={mayRun ? () => action.mutate({ id: stackId, action: "start" }) : undefined}
         save={save}
-        draftKey={`stack:${stackId}:${kind}`}
+        draftKey={host === null ? `stack:${stackId}:${kind}` : `stack@${host}:${stackId}:${kind}`}
         invalidLabel={kind === "compose" ? "Invalid compose file" : "Invalid .env file"}
       />
       {action.isError && <ErrorText error={action.error} />}
@@ -228,8 +230,9 @@ export function StackFileEditor({
 
 /** Admin: `.secrets`, read from the server only when asked. */
 export function SecretsEditor({ stackId, hasSecrets }: { stackId: string; hasSecrets: boolean }) {
+  const host = useHost();
   const [shown, setShown] = useState(false);
-  const secrets = useQuery({ ...stackSecretsQueryOptions(stackId), enabled: shown });
+  const secrets = useQuery({ ...stackSecretsQueryOptions(host, stackId), enabled: shown });
   const save = useSaveSecrets(stackId);
 
   if (!shown) {

@@ -88,9 +88,13 @@ describe("stacks list", () => {
     expect(screen.getByTestId("last-check")).toHaveTextContent("Last checked");
   });
 
-  it("polls the update summary every 60 seconds and the stacks every 5", () => {
-    expect(stackUpdatesQueryOptions().refetchInterval).toBe(60_000);
-    expect(stacksQueryOptions().refetchInterval).toBe(5_000);
+  it("polls the update summary every 60 seconds and the stacks every 5, on every host", () => {
+    for (const host of [null, 3]) {
+      expect(stackUpdatesQueryOptions(host).refetchInterval).toBe(60_000);
+      expect(stacksQueryOptions(host).refetchInterval).toBe(5_000);
+    }
+    expect(stackUpdatesQueryOptions(3).queryKey).toEqual(["stack-updates", 3]);
+    expect(stackUpdatesQueryOptions(null).queryKey).toEqual(["stack-updates", "local"]);
   });
 
   it("starts an action: POSTs to its URL, follows the run and refreshes the stacks and updates", async () => {

@@ -6,6 +6,9 @@ import { ErrorBanner } from "../../components/ErrorBanner";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
+import { useHostInfo } from "../hosts/capabilities";
+import { useHost, withHost } from "../hosts/host";
+import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { DeployConsole } from "./DeployConsole";
 import { NewStackForm } from "./NewStackForm";
 import { stacksQueryOptions, stackUpdatesQueryOptions } from "./queries";
@@ -42,6 +45,12 @@ export function sortStacks(stacks: Stack[], sort: StackSort, hasUpdate: (id: str
   return [...stacks].sort((a, b) => rank(a) - rank(b) || byName(a, b));
 }
 
+/** A stack's page on the host shown. */
+function useStackHref(): (id: string) => string {
+  const host = useHost();
+  return (id) => withHost(`/stacks/${encodeURIComponent(id)}`, host);
+}
+
 function StackRow({
   stack,
   update,
@@ -54,11 +63,12 @@ function StackRow({
   onStarted: (id: string) => void;
 }) {
   const services = stack.services.length;
+  const stackHref = useStackHref();
   return (
     <tr>
       <td>
         <div className="stack-name">
-          <Link to={`/stacks/${encodeURIComponent(stack.id)}`}>{stack.id}</Link>
+          <Link to={stackHref(stack.id)}>{stack.id}</Link>
           {update?.has_update && <UpdatePill />}
         </div>
         {stack.busy && <BusyIndicator action={stack.busy} />}
@@ -88,11 +98,26 @@ function StackRow({
   );
 }
 
+/**
+ * The Stacks page of the host chosen with the host switcher (`?host=`): made anew for each
+ * host, so that consoles and forms opened on one are not carried to another.
+ */
 export function StacksPage() {
-  const mayCreate = useCan("stacks.create");
+  const host = useHost();
+  return <HostStacks key={String(host)} />;
+}
+
+function HostStacks() {
+  const host = useHost();
+  const info = useHostInfo(host);
+  const unavailable = info.unavailable("stacks");
+  const usable = info.ready && !unavailable;
+  const withUpdates = usable && info.unavailable("updates") === null;
+  const mayCreate = useCan("stacks.create") && usable;
   const mayRun = useCan("stacks.run");
-  const stacks = useQuery(stacksQueryOptions());
-  const updates = useQuery(stackUpdatesQueryOptions());
+  const stackHref = useStackHref();
+  const stacks = useQuery({ ...stacksQueryOptions(host), enabled: usable });
+  const updates = useQuery({ ...stackUpdatesQueryOptions(host), enabled: withUpdates });
   const [creating, setCreating] = useState(false);
   const [params, setParams] = useSearchParams();
   const query = params.get("q") ?? "";
@@ -127,7 +152,8 @@ export function StacksPage() {
       <div className="page-head">
         <h1>Stacks</h1>
         <div className="page-tools">
-          <CheckUpdates lastCheck={updates.data?.last_check} />
+          <HostSwitcher page="/stacks" />
+          {withUpdates && <CheckUpdates lastCheck={updates.data?.last_check} />}
           {mayCreate && !creating && (
             <button type="button" className="primary" onClick={() => setCreating(true)}>
               New stack
@@ -135,6 +161,8 @@ export function StacksPage() {
           )}
         </div>
       </div>
+      <HostNote info={info} />
+      {unavailable && <HostUnavailable reason={unavailable} />}
       {deleted && (
         <p className="success" role="status">
           Stack {deleted.stack} deleted. Its folder is in <code>{deleted.trash}</code> in the stacks folder.
@@ -149,66 +177,68 @@ export function StacksPage() {
           busy={busyOf.get(id)}
           title={
             <>
-              Deploy: <Link to={`/stacks/${encodeURIComponent(id)}`}>{id}</Link>
+              Deploy: <Link to={stackHref(id)}>{id}</Link>
             </>
           }
           onClose={() => setWatching((ids) => ids.filter((other) => other !== id))}
         />
       ))}
-      <section className="card" aria-labelledby="stacks-title">
-        <h2 id="stacks-title" className="visually-hidden">
-          All stacks
-        </h2>
-        {stacks.isError && !stacks.data ? (
-          <ErrorBanner error={stacks.error} onRetry={() => void stacks.refetch()} />
-        ) : !stacks.data ? (
-          <Loading />
-        ) : stacks.data.length === 0 ? (
-          <p className="muted">
-            No stacks yet. {mayCreate ? "Create one with “New stack”, or put" : "Put"} a folder with a compose file in
-            the stacks folder.
-          </p>
-        ) : (
-          <>
-            <div className="list-tools" role="search">
-              <label className="field inline">
-                <span>Search</span>
-                <input
-                  type="search"
-                  value={query}
-                  placeholder="Name, service or image"
-                  onChange={(e) => setParam("q", e.target.value, "")}
-                />
-              </label>
-              <label className="field inline">
-                <span>Sort by</span>
-                <select value={sort} onChange={(e) => setParam("sort", e.target.value, "name")}>
-                  {Object.entries(SORTS).map(([value, label]) => (
-                    <option key={value} value={value}>
-                      {label}
-                    </option>
-                  ))}
-                </select>
-              </label>
-            </div>
-            {shown.length === 0 ? (
-              <p className="muted">No stack matches “{query.trim()}”.</p>
-            ) : (
-              <Table label="Stacks" columns={["Name", "State", "Services", "Ports"]} actions={mayRun}>
-                {shown.map((stack) => (
-                  <StackRow
-                    key={stack.id}
-                    stack={stack}
-                    update={updateOf.get(stack.id)}
-                    withActions={mayRun}
-                    onStarted={(id) => setWatching((ids) => [id, ...ids.filter((other) => other !== id)])}
+      {!unavailable && (
+        <section className="card" aria-labelledby="stacks-title">
+          <h2 id="stacks-title" className="visually-hidden">
+            All stacks
+          </h2>
+          {stacks.isError && !stacks.data ? (
+            <ErrorBanner error={stacks.error} onRetry={() => void stacks.refetch()} />
+          ) : !stacks.data ? (
+            <Loading />
+          ) : stacks.data.length === 0 ? (
+            <p className="muted">
+              No stacks yet. {mayCreate ? "Create one with “New stack”, or put" : "Put"} a folder with a compose file in
+              the stacks folder.
+            </p>
+          ) : (
+            <>
+              <div className="list-tools" role="search">
+                <label className="field inline">
+                  <span>Search</span>
+                  <input
+                    type="search"
+                    value={query}
+                    placeholder="Name, service or image"
+                    onChange={(e) => setParam("q", e.target.value, "")}
                   />
-                ))}
-              </Table>
-            )}
-          </>
-        )}
-      </section>
+                </label>
+                <label className="field inline">
+                  <span>Sort by</span>
+                  <select value={sort} onChange={(e) => setParam("sort", e.target.value, "name")}>
+                    {Object.entries(SORTS).map(([value, label]) => (
+                      <option key={value} value={value}>
+                        {label}
+                      </option>
+                    ))}
+                  </select>
+                </label>
+              </div>
+              {shown.length === 0 ? (
+                <p className="muted">No stack matches “{query.trim()}”.</p>
+              ) : (
+                <Table label="Stacks" columns={["Name", "State", "Services", "Ports"]} actions={mayRun}>
+                  {shown.map((stack) => (
+                    <StackRow
+                      key={stack.id}
+                      stack={stack}
+                      update={updateOf.get(stack.id)}
+                      withActions={mayRun}
+                      onStarted={(id) => setWatching((ids) => [id, ...ids.filter((other) => other !== id)])}
+                    />
+                  ))}
+                </Table>
+              )}
+            </>
+          )}
+        </section>
+      )}
     </main>
   );
 }

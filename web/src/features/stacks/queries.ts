@@ -1,19 +1,28 @@
 import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { ApiError, unwrap } from "../../api/errors";
+import { hostApi, hostPath, type HostId } from "../../api/hosts";
 import type { NewStack, Run, StackAction, StackDetail } from "../../api/types";
+import { hostKey, useHost } from "../hosts/host";
 import { settingsKeys } from "../settings/queries";
 
+/** Every key names its host second (`hostKey`): each host has its own cache. */
 export const stackKeys = {
-  /** Prefix of the list and every detail: invalidate it after any change. */
+  /** Prefix of every host's lists and details. */
   all: ["stacks"] as const,
-  list: ["stacks", "list"] as const,
-  detail: (id: string) => ["stacks", "detail", id] as const,
+  /** Prefix of a host's list and every detail: invalidate it after any change there. */
+  host: (host: HostId) => ["stacks", hostKey(host)] as const,
+  list: (host: HostId) => ["stacks", hostKey(host), "list"] as const,
+  detail: (host: HostId, id: string) => ["stacks", hostKey(host), "detail", id] as const,
   /** The current or last run; kept apart so refreshing stacks never re-reads a run. */
-  run: (id: string) => ["stack-run", id] as const,
-  secrets: (id: string) => ["stack-secrets", id] as const,
-  deletePlan: (id: string) => ["stack-delete-plan", id] as const,
-  updates: ["stack-updates"] as const,
+  run: (host: HostId, id: string) => ["stack-run", hostKey(host), id] as const,
+  secrets: (host: HostId, id: string) => ["stack-secrets", hostKey(host), id] as const,
+  deletePlan: (host: HostId, id: string) => ["stack-delete-plan", hostKey(host), id] as const,
+  /** A push or pull of an agent's archives of the stack: a run of the central, not of the agent. */
+  transfer: (agent: number, id: string) => ["transfer-run", agent, id] as const,
+  /** Prefix of every host's update summary. */
+  allUpdates: ["stack-updates"] as const,
+  updates: (host: HostId) => ["stack-updates", hostKey(host)] as const,
 };
 
 /** Polling of the stack list and a stack's detail. */
@@ -21,38 +30,50 @@ const STACKS_REFETCH_MS = 5_000;
 /** Polling of the (cached, cheap) update summary. */
 const UPDATES_REFETCH_MS = 60_000;
 
-export function stacksQueryOptions() {
+export function stacksQueryOptions(host: HostId) {
   return queryOptions({
-    queryKey: stackKeys.list,
-    queryFn: () => unwrap(api.GET("/api/stacks")),
+    queryKey: stackKeys.list(host),
+    queryFn: () => unwrap(hostApi(host).GET("/api/stacks")),
     refetchInterval: STACKS_REFETCH_MS,
   });
 }
 
-export function stackQueryOptions(id: string) {
+export function stackQueryOptions(host: HostId, id: string) {
   return queryOptions({
-    queryKey: stackKeys.detail(id),
-    queryFn: () => unwrap(api.GET("/api/stacks/{stack_id}", { params: { path: { stack_id: id } } })),
+    queryKey: stackKeys.detail(host, id),
+    queryFn: () => unwrap(hostApi(host).GET("/api/stacks/{stack_id}", { params: { path: { stack_id: id } } })),
     refetchInterval: STACKS_REFETCH_MS,
   });
 }
 
-/** Per stack, whether an image has a newer registry digest (read from the server's cache). */
-export function stackUpdatesQueryOptions() {
+/**
+ * Per stack, whether an image has a newer registry digest (read from the host's cache),
+ * polled every 60 s; for an agent it is `GET /api/agents/{id}/stacks/updates`.
+ */
+export function stackUpdatesQueryOptions(host: HostId) {
   return queryOptions({
-    queryKey: stackKeys.updates,
-    queryFn: () => unwrap(api.GET("/api/stacks/updates")),
+    queryKey: stackKeys.updates(host),
+    queryFn: () => unwrap(hostApi(host).GET("/api/stacks/updates")),
     refetchInterval: UPDATES_REFETCH_MS,
   });
 }
 
-/** The current or last run of a stack; null when it never ran anything. */
-export function stackRunQueryOptions(id: string) {
+/**
+ * The current or last run of a stack on `host`; null when it never ran anything. With
+ * `transfer` on an agent: the current or last push or pull of the stack's archives there,
+ * which the central runs (the destinations are its own), so the run is the central's.
+ */
+export function stackRunQueryOptions(host: HostId, id: string, transfer = false) {
+  const agent = transfer ? host : null;
   return queryOptions({
-    queryKey: stackKeys.run(id),
+    queryKey: agent === null ? stackKeys.run(host, id) : stackKeys.transfer(agent, id),
     queryFn: async (): Promise<Run | null> => {
       try {
-        return await unwrap(api.GET("/api/stacks/{stack_id}/run", { params: { path: { stack_id: id } } }));
+        if (agent !== null) {
+          const path = { agent_id: agent, stack_id: id };
+          return await unwrap(api.GET("/api/agents/{agent_id}/transfers/{stack_id}/run", { params: { path } }));
+        }
+        return await unwrap(hostApi(host).GET("/api/stacks/{stack_id}/run", { params: { path: { stack_id: id } } }));
       } catch (err) {
         if (err instanceof ApiError && err.status === 404) return null;
         throw err;
@@ -64,67 +85,76 @@ export function stackRunQueryOptions(id: string) {
 }
 
 /** Admin only; loaded when the admin asks for it. */
-export function stackSecretsQueryOptions(id: string) {
+export function stackSecretsQueryOptions(host: HostId, id: string) {
   return queryOptions({
-    queryKey: stackKeys.secrets(id),
-    queryFn: () => unwrap(api.GET("/api/stacks/{stack_id}/secrets", { params: { path: { stack_id: id } } })),
+    queryKey: stackKeys.secrets(host, id),
+    queryFn: () => unwrap(hostApi(host).GET("/api/stacks/{stack_id}/secrets", { params: { path: { stack_id: id } } })),
     staleTime: Infinity,
     gcTime: 0,
   });
 }
 
-/** Where the browser follows a stack's run (Server-Sent Events, same origin). */
-export function runEventsUrl(id: string): string {
-  return `/api/stacks/${encodeURIComponent(id)}/run/events`;
+/** Where the browser follows a stack's run on `host` (Server-Sent Events, same origin); `transfer` as above. */
+export function runEventsUrl(host: HostId, id: string, transfer = false): string {
+  if (transfer && host !== null) return `/api/agents/${host}/transfers/${encodeURIComponent(id)}/run/events`;
+  return hostPath(`/api/stacks/${encodeURIComponent(id)}/run/events`, host);
 }
 
-/** After any action or change: the list, every detail and the update summary. */
-export function invalidateStacks(queryClient: QueryClient): Promise<unknown> {
+/** After any action or change on `host`: its list, every detail and its update summary. */
+export function invalidateStacks(queryClient: QueryClient, host: HostId): Promise<unknown> {
   return Promise.all([
-    queryClient.invalidateQueries({ queryKey: stackKeys.all }),
-    queryClient.invalidateQueries({ queryKey: stackKeys.updates }),
+    queryClient.invalidateQueries({ queryKey: stackKeys.host(host) }),
+    queryClient.invalidateQueries({ queryKey: stackKeys.updates(host) }),
   ]);
 }
 
-function invalidateStacksAndAudit(queryClient: QueryClient): Promise<unknown> {
+function invalidateStacksAndAudit(queryClient: QueryClient, host: HostId): Promise<unknown> {
   return Promise.all([
-    invalidateStacks(queryClient),
+    invalidateStacks(queryClient, host),
     queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
   ]);
 }
 
+// Mutation hooks act on the host of the page they are used on (`useHost()`: the address's
+// `?host=`), and invalidate that host's queries.
+
 /** Start / stop / restart / down / pull / update; the run is followed by the deploy console. */
 export function useStackAction() {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: ({ id, action }: { id: string; action: StackAction }) =>
-      unwrap(api.POST("/api/stacks/{stack_id}/actions/{action}", { params: { path: { stack_id: id, action } } })),
+      unwrap(
+        hostApi(host).POST("/api/stacks/{stack_id}/actions/{action}", { params: { path: { stack_id: id, action } } }),
+      ),
     onSuccess: (run, { id }) => {
-      queryClient.setQueryData(stackKeys.run(id), run);
+      queryClient.setQueryData(stackKeys.run(host, id), run);
     },
-    onSettled: () => invalidateStacks(queryClient),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
 /** "Check now": ask the registries and take the fresh summary. */
 export function useCheckUpdates() {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
-    mutationFn: () => unwrap(api.POST("/api/stacks/updates/check")),
+    mutationFn: () => unwrap(hostApi(host).POST("/api/stacks/updates/check")),
     onSuccess: (summary) => {
-      queryClient.setQueryData(stackKeys.updates, summary);
+      queryClient.setQueryData(stackKeys.updates(host), summary);
     },
   });
 }
 
 export function useCreateStack() {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
-    mutationFn: (body: NewStack) => unwrap(api.POST("/api/stacks", { body })),
+    mutationFn: (body: NewStack) => unwrap(hostApi(host).POST("/api/stacks", { body })),
     onSuccess: (stack) => {
-      queryClient.setQueryData(stackKeys.detail(stack.id), stack);
+      queryClient.setQueryData(stackKeys.detail(host, stack.id), stack);
     },
-    onSettled: () => invalidateStacksAndAudit(queryClient),
+    onSettled: () => invalidateStacksAndAudit(queryClient, host),
   });
 }
 
@@ -133,47 +163,58 @@ export type StackFileKind = "compose" | "env";
 /** Saves compose.yaml or .env; a 400 carries compose's validation error and the old file stays. */
 export function useSaveStackFile(id: string, kind: StackFileKind) {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: (content: string): Promise<StackDetail> => {
       const params = { path: { stack_id: id } };
+      const client = hostApi(host);
       return kind === "compose"
-        ? unwrap(api.PUT("/api/stacks/{stack_id}/compose", { params, body: { content } }))
-        : unwrap(api.PUT("/api/stacks/{stack_id}/env", { params, body: { content } }));
+        ? unwrap(client.PUT("/api/stacks/{stack_id}/compose", { params, body: { content } }))
+        : unwrap(client.PUT("/api/stacks/{stack_id}/env", { params, body: { content } }));
     },
     onSuccess: (stack) => {
-      queryClient.setQueryData(stackKeys.detail(id), stack);
+      queryClient.setQueryData(stackKeys.detail(host, id), stack);
     },
-    onSettled: () => invalidateStacks(queryClient),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
 export function useSaveSecrets(id: string) {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: (content: string) =>
-      unwrap(api.PUT("/api/stacks/{stack_id}/secrets", { params: { path: { stack_id: id } }, body: { content } })),
+      unwrap(
+        hostApi(host).PUT("/api/stacks/{stack_id}/secrets", { params: { path: { stack_id: id } }, body: { content } }),
+      ),
     onSuccess: (_data, content) => {
-      queryClient.setQueryData(stackKeys.secrets(id), { content });
+      queryClient.setQueryData(stackKeys.secrets(host, id), { content });
     },
-    onSettled: () => invalidateStacksAndAudit(queryClient),
+    onSettled: () => invalidateStacksAndAudit(queryClient, host),
   });
 }
 
 export function useSetAutoUpdate(id: string) {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: (enabled: boolean) =>
-      unwrap(api.PUT("/api/stacks/{stack_id}/auto-update", { params: { path: { stack_id: id } }, body: { enabled } })),
-    onSettled: () => invalidateStacks(queryClient),
+      unwrap(
+        hostApi(host).PUT("/api/stacks/{stack_id}/auto-update", {
+          params: { path: { stack_id: id } },
+          body: { enabled },
+        }),
+      ),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
 /** Admin: what deleting the stack does (containers, networks, volumes, the folder). */
-export function stackDeletePlanQueryOptions(id: string) {
+export function stackDeletePlanQueryOptions(host: HostId, id: string) {
   return queryOptions({
-    queryKey: stackKeys.deletePlan(id),
+    queryKey: stackKeys.deletePlan(host, id),
     queryFn: () =>
-      unwrap(api.GET("/api/stacks/{stack_id}/delete-plan", { params: { path: { stack_id: id } } })),
+      unwrap(hostApi(host).GET("/api/stacks/{stack_id}/delete-plan", { params: { path: { stack_id: id } } })),
     staleTime: 0,
     gcTime: 0,
   });
@@ -186,19 +227,20 @@ export function stackDeletePlanQueryOptions(id: string) {
  */
 export function useDeleteStack() {
   const queryClient = useQueryClient();
+  const host = useHost();
   return useMutation({
     mutationFn: ({ id, confirm, removeVolumes }: { id: string; confirm: string; removeVolumes: boolean }) =>
       unwrap(
-        api.DELETE("/api/stacks/{stack_id}", {
+        hostApi(host).DELETE("/api/stacks/{stack_id}", {
           params: { path: { stack_id: id }, query: { confirm, remove_volumes: removeVolumes } },
         }),
       ),
     onSuccess: (_data, { id }) => {
-      queryClient.removeQueries({ queryKey: stackKeys.detail(id) });
-      queryClient.removeQueries({ queryKey: stackKeys.run(id) });
-      queryClient.removeQueries({ queryKey: stackKeys.secrets(id) });
-      queryClient.removeQueries({ queryKey: stackKeys.deletePlan(id) });
+      queryClient.removeQueries({ queryKey: stackKeys.detail(host, id) });
+      queryClient.removeQueries({ queryKey: stackKeys.run(host, id) });
+      queryClient.removeQueries({ queryKey: stackKeys.secrets(host, id) });
+      queryClient.removeQueries({ queryKey: stackKeys.deletePlan(host, id) });
     },
-    onSettled: () => invalidateStacksAndAudit(queryClient),
+    onSettled: () => invalidateStacksAndAudit(queryClient, host),
   });
 }

@@ -1,0 +1,153 @@
+import { useId } from "react";
+import { Link } from "react-router";
+import type { HostCard, HostReport, HostStatus } from "../../api/types";
+import { formatAgo, formatBytes, formatDateTime } from "../../components/format";
+import { ProgressBar } from "../../components/ProgressBar";
+import { withHost } from "../hosts/host";
+
+const STATUS_LABELS: Record<HostStatus, string> = {
+  online: "Online",
+  offline: "Offline",
+  incompatible: "Incompatible",
+  disabled: "Disabled",
+};
+
+/** Percent used from a total and what is left. */
+function usedPercent(total: number, left: number): number {
+  return total > 0 ? (100 * (total - left)) / total : 0;
+}
+
+function UsageBar({
+  label,
+  total,
+  left,
+  levels,
+  detail,
+}: {
+  label: string;
+  total: number;
+  left: number;
+  /** Percent at which it is a warning, then critical (the server's levels). */
+  levels: [number, number];
+  detail?: string;
+}) {
+  const id = useId();
+  const used = usedPercent(total, left);
+  const text = `${formatBytes(total - left)} of ${formatBytes(total)} used (${Math.round(used)} %)`;
+  const tone = used >= levels[1] ? "bad" : used >= levels[0] ? "warn" : "normal";
+  return (
+    <div className={`usage usage-${tone}`}>
+      <div className="usage-head">
+        <span id={id}>{label}</span>
+        <span className="muted small">{text}</span>
+      </div>
+      <ProgressBar labelledBy={id} percent={used} tone={tone === "bad" ? "bad" : "normal"} valueText={text} />
+      {detail && <div className="muted small usage-detail">{detail}</div>}
+    </div>
+  );
+}
+
+function Resources({ card, report }: { card: HostCard; report: HostReport }) {
+  const r = report.resources;
+  const stacksHref = withHost("/stacks", card.id);
+  return (
+    <>
+      <dl className="facts host-facts">
+        <dt>CPU</dt>
+        <dd>
+          {r.cpus} {r.cpus === 1 ? "CPU" : "CPUs"} · load {r.load.map((l) => l.toFixed(2)).join(" / ")}
+        </dd>
+        <dt>Containers</dt>
+        <dd>
+          {r.containers_running} of {r.containers_total} running
+        </dd>
+        <dt>Stacks</dt>
+        <dd>
+          <Link to={stacksHref}>
+            {r.stacks} {r.stacks === 1 ? "stack" : "stacks"}
+          </Link>
+          {report.partial.length > 0 && <span className="muted"> · {report.partial.length} partly running</span>}
+          {report.updates.length > 0 && <span className="muted"> · {report.updates.length} with updates</span>}
+        </dd>
+      </dl>
+      {r.memory_total > 0 ? (
+        <UsageBar label="Memory" total={r.memory_total} left={r.memory_available} levels={[90, 95]} />
+      ) : (
+        <p className="muted small">Memory not measured.</p>
+      )}
+      {r.disk_total ? (
+        <UsageBar
+          label="Disk"
+          total={r.disk_total}
+          left={r.disk_free ?? 0}
+          levels={[85, 95]}
+          detail={r.disk_path ? `Docker data at ${r.disk_path}` : undefined}
+        />
+      ) : (
+        <p className="muted small">Disk not measured (the engine's data folder is not visible to Stackyard).</p>
+      )}
+      {report.engine_error && (
+        <p className="error small" role="alert">
+          {report.engine_error}
+        </p>
+      )}
+    </>
+  );
+}
+
+/** One host: its status and version; its resources when it answered, else why not and when it was last seen. */
+export function HostCardView({ card }: { card: HostCard }) {
+  const titleId = useId();
+  return (
+    <section className={`card host-card host-${card.status}`} aria-labelledby={titleId}>
+      <div className="host-card-head">
+        <h3 id={titleId}>{card.name}</h3>
+        <span className="badge">{card.kind === "local" ? "This host" : "Agent"}</span>
+        <span className={`host-status status-${card.status}`} data-testid="host-status">
+          {STATUS_LABELS[card.status]}
+        </span>
+      </div>
+      <p className="muted small host-meta">
+        {card.version ? `Stackyard ${card.version}` : "Version not known"}
+        {card.status === "online" && card.answered_in_ms !== null && ` · answered in ${Math.round(card.answered_in_ms)} ms`}
+      </p>
+      {card.report ? (
+        <Resources card={card} report={card.report} />
+      ) : (
+        <div className="host-down">
+          {card.detail && <p className={card.status === "offline" ? "error" : "warn-text"}>{card.detail}</p>}
+          <p className="muted small">
+            Last seen{" "}
+            {card.last_seen_at ? (
+              <time dateTime={card.last_seen_at} title={formatDateTime(card.last_seen_at)}>
+                {formatAgo(card.last_seen_at)}
+              </time>
+            ) : (
+              "never"
+            )}
+            {card.kind === "agent" && (
+              <>
+                {" · "}
+                <Link to="/agents">Agents</Link>
+              </>
+            )}
+          </p>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** A card per host: this host first, then the agents (as the server orders them). */
+export function HostCards({ hosts }: { hosts: readonly HostCard[] }) {
+  return (
+    <section aria-labelledby="hosts-title" className="hosts-section">
+      <h2 id="hosts-title">Hosts</h2>
+      <div className="host-grid">
+        {hosts.map((card) => (
+          <HostCardView key={card.id ?? "local"} card={card} />
+        ))}
+      </div>
+    </section>
+  );
+}
