@@ -58,7 +58,7 @@ def _card(fleet: dict, name: str) -> dict:
 
 
 def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
-    docker_engines, agent_processes, admin_client
+    docker_engines, agent_processes, admin_client, app
 ):
     (engine,) = docker_engines(1)
     busy = agent_processes(engine, name="busy")
@@ -75,6 +75,8 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
         )
         act(admin_client, name, "start", base=base)
     engine.client.containers.list(filters={"label": "com.docker.compose.service=extra"})[0].stop()
+    with app.state.db.session() as session:  # as an agent known from before an upgrade
+        session.execute(text("UPDATE agents SET capabilities = '[]'"))
     deadline = time.monotonic() + 30  # the crasher is restarting between its runs
     while True:
         fleet = admin_client.get("/api/dashboard/fleet")
@@ -91,6 +93,8 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
     crashy = next(a for a in body["attention"] if a["stack"] == "crashy")
     assert crashy["host"] == "busy" and crashy["host_id"] == agent["id"]
 
+    # What the agent serves is known again from its report.
+    assert "fleet" in admin_client.get(base).json()["capabilities"]
     card = _card(body, "busy")
     assert card["status"] == "online" and card["kind"] == "agent"
     report = card["report"]

@@ -254,13 +254,22 @@ class Agents:
                 row.capabilities = json.dumps(health.capabilities)
             row.last_error = error
 
-    def record_report(self, view: AgentView, version: str | None, error: str | None) -> None:
-        """What a fleet contact found (its version, or its error), written only when it
-        changed or `last_seen_at` is over a minute old: a dashboard refreshed every few
-        seconds over hundreds of agents writes almost nothing."""
+    def record_report(
+        self,
+        view: AgentView,
+        version: str | None,
+        error: str | None,
+        capabilities: list[str] | None = None,
+    ) -> None:
+        """What a fleet contact found (its version and capabilities, or its error),
+        written only when it changed or `last_seen_at` is over a minute old: a dashboard
+        refreshed every few seconds over hundreds of agents writes almost nothing."""
         now = utcnow()
         fresh = view.last_seen_at is not None and now - view.last_seen_at < SEEN_EVERY
-        if view.last_error == error and (version is None or (view.version == version and fresh)):
+        same = view.version == version and (
+            capabilities is None or view.capabilities == capabilities
+        )
+        if view.last_error == error and (version is None or (same and fresh)):
             return
         with self.db.session() as session:
             row = session.get(Row, view.id)
@@ -268,6 +277,8 @@ class Agents:
                 return
             if version is not None:
                 row.version, row.last_seen_at = version, now
+            if capabilities is not None:
+                row.capabilities = json.dumps(capabilities)
             row.last_error = error
 
     # -- reaching agents -----------------------------------------------------------------

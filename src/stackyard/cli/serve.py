@@ -15,6 +15,8 @@ if TYPE_CHECKING:
 HostOpt = Annotated[str | None, typer.Option("--host", help="Listen address")]
 PortOpt = Annotated[int | None, typer.Option("--port", help="Listen port")]
 
+GRACEFUL_SHUTDOWN_SECONDS = 3
+
 agent_app = typer.Typer(
     help="Run in agent mode (or `stackyard agent token`).", invoke_without_command=True
 )
@@ -45,6 +47,9 @@ def _run(
         server_header=False,
         # Forwarded headers are believed only from STACKYARD_TRUSTED_PROXIES (api/deps.py).
         proxy_headers=False,
+        # Open event streams (a dashboard, a log view) would hold a stop, and with it an
+        # update's recreation, for the engine's whole stop timeout.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         **tls,  # type: ignore[arg-type]
     )
 

@@ -228,7 +228,9 @@ class FleetDashboard:
             detail = exc.detail
         else:
             reason = incompatibility(self.agents.version, report.version)
-            await asyncio.to_thread(self.agents.record_report, view, report.version, reason)
+            await asyncio.to_thread(
+                self.agents.record_report, view, report.version, reason, report.capabilities or None
+            )
             if reason:
                 return card("incompatible", reason)
             return card("online", None, report)

@@ -10,12 +10,13 @@ from its file, `/proc` for load and memory, and `statvfs` of the engine's data r
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from docker.errors import DockerException
 
+from stackyard.agents.compat import CAPABILITIES
 from stackyard.stacks.service import StackService
 from stackyard.stacks.status import State
 
@@ -61,6 +62,7 @@ class HostReport:
     failed_backups: list[FailedBackup]
     resources: Resources
     engine_error: str | None
+    capabilities: list[str] = field(default_factory=list)  # what the host serves
 
 
 def _meminfo() -> tuple[int, int]:
@@ -142,4 +144,5 @@ def host_report(stacks: StackService, version: str) -> HostReport:
             stacks=len(views),
         ),
         engine_error=engine_error,
+        capabilities=list(CAPABILITIES),
     )
