@@ -211,6 +211,7 @@ def bench_s3(bench: Bench) -> None:
     local = bench.archive(S3_MIB)
     name = local.name
     with running_moto(signed=False) as moto:
+
         def client(config: Config | None = None) -> S3Client:
             return boto3.client(
                 "s3",
@@ -225,7 +226,7 @@ def bench_s3(bench: Bench) -> None:
         s3.create_bucket(Bucket="bench")
         # boto3 with the service's own client settings (checksums only when required):
         # the same requests on the wire, so the client is compared like for like.
-        same = client(client_config(path_style=True))
+        same = client(client_config(moto.url, path_style=True))
         made = bench.client.post("/api/destinations", json=moto.destination("bench", "s3")).json()
         assert bench.client.post(f"/api/destinations/{made['id']}/test").status_code == 200
         back = bench.root / "back.tar"

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
+from hashlib import sha256
 
 import pytest
+from botocore.awsrequest import AWSResponse
 from tests.destinations.contract import an_archive, run_contract
 from tests.support.processes import free_port
 
@@ -114,3 +117,58 @@ def test_a_failed_upload_leaves_no_parts_and_no_object(s3_server, tmp_path):
     client = s3_server.client()
     assert keys(s3_server, bucket) == []
     assert client.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+class _NoBody:
+    def stream(self, **kwargs) -> Iterator[bytes]:
+        return iter(())
+
+
+def sent_headers(target: S3Destination, answer: bool = False) -> list[tuple[str, dict[str, str]]]:
+    """The method and headers of every request the destination's client sends from now on
+    (when `answer`, none leaves: each is answered 200 with no body)."""
+    sent: list[tuple[str, dict[str, str]]] = []
+
+    def record(request, **kwargs):
+        headers = {
+            k.lower(): v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()
+        }
+        sent.append((request.method, headers))
+        return AWSResponse(request.url, 200, {}, _NoBody()) if answer else None
+
+    target.client.meta.events.register("before-send.s3", record)
+    return sent
+
+
+def test_parts_go_with_no_checksum_header_and_a_signed_body_over_http(s3_server, tmp_path):
+    """Several S3-compatible services refuse boto3's checksum headers. Over plain HTTP the
+    body's SHA-256 in the signature is its only check in transit (the server checks it)."""
+    bucket = s3_server.bucket()
+    local = an_archive(tmp_path, size=16 * MIB + 1)
+    target = destination(s3_server, bucket)
+    sent = sent_headers(target)
+    asyncio.run(target.push(local, local.name, lambda done: None))
+    parts = [headers for method, headers in sent if method == "PUT"]
+    data = local.read_bytes()
+    pieces = (data[: 8 * MIB], data[8 * MIB : 16 * MIB], data[16 * MIB :])
+    signed = sorted(h["x-amz-content-sha256"] for h in parts)
+    assert signed == sorted(sha256(p).hexdigest() for p in pieces)
+    for _, headers in sent:
+        assert not [k for k in headers if "checksum" in k or k == "content-md5"]
+        assert "aws-chunked" not in headers.get("content-encoding", "")
+
+
+def test_bodies_go_unsigned_over_https():
+    """TLS guards the body: botocore is not made to read and hash every part first."""
+    settings = S3Settings(
+        endpoint_url="https://s3.example.test", bucket="backups", access_key="key"
+    )
+    target = S3Destination(settings, Secrets(secret_key="secret"))
+    sent = sent_headers(target, answer=True)
+    target.client.upload_part(
+        Bucket="backups", Key="k", UploadId="u", PartNumber=1, Body=b"x" * MIB
+    )
+    ((method, headers),) = sent
+    assert method == "PUT"
+    assert headers["x-amz-content-sha256"] == "UNSIGNED-PAYLOAD"
+    assert not [k for k in headers if "checksum" in k or k == "content-md5"]

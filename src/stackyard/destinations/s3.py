@@ -1,8 +1,8 @@
 """S3-compatible destinations (boto3): AWS, MinIO, Garage, R2, B2, Wasabi, ...
 
 Checksums are sent and checked only where the service requires them (boto3 1.36 and
-later add CRC32 headers by default, which R2, B2 and older MinIO refuse), and request
-bodies are not SHA-256-signed (see `client_config`). Path-style
+later add CRC32 headers by default, which R2, B2 and older MinIO refuse); over HTTPS,
+request bodies are not SHA-256-signed either (see `client_config`). Path-style
 addressing is a setting (most self-hosted services need it). Large archives go up in
 parts of a size chosen for the archive (at most 10,000 parts, at least 8 MiB each), in
 parallel; an object appears under its name only when complete, and a failed upload is
@@ -78,22 +78,21 @@ def _session() -> boto3.session.Session:
     return boto3.session.Session()
 
 
-def client_config(path_style: bool) -> Config:
+def client_config(endpoint_url: str, path_style: bool) -> Config:
     """The botocore settings of every client: checksum headers only where the operation
     requires them (several S3-compatible services refuse the ones boto3 adds), bodies
-    sent as UNSIGNED-PAYLOAD, bounded timeouts and retries, a connection per transfer
-    thread.
+    unsigned over HTTPS, bounded timeouts and retries, a connection per transfer thread.
 
-    With no checksum header botocore would otherwise SHA-256 every request body before
-    sending it, over HTTPS too: a second read and hash of every part, which boto3's own
-    default (a CRC32 trailer) does not do over HTTPS. The signature still covers the
-    method, address and headers; the body is guarded in transit by TLS, and end to end
-    by the archive's own SHA-256s, checked when it is verified or restored (over plain
-    HTTP, that is all a pull has too)."""
+    With no checksum header botocore puts the SHA-256 of every request body in the
+    signature, over HTTPS too: a second read and hash of every part before it is sent,
+    which boto3's own default skips over HTTPS and which TLS makes redundant. Over
+    plain HTTP that hash is the only check of the body in transit (a part damaged on
+    the way is refused: the push fails rather than leave a damaged archive), so it
+    stays."""
     return Config(
         s3={
             "addressing_style": "path" if path_style else "auto",
-            "payload_signing_enabled": False,
+            "payload_signing_enabled": not endpoint_url.startswith("https://"),
         },
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
@@ -141,7 +140,7 @@ class S3Destination:
                     region_name=s.region or "us-east-1",
                     aws_access_key_id=s.access_key,
                     aws_secret_access_key=self.secrets.secret_key or "",
-                    config=client_config(s.path_style),
+                    config=client_config(s.endpoint_url, s.path_style),
                 )
         return self._client
 
