@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import ssl
 from collections.abc import AsyncIterator, Iterator, Mapping
@@ -72,6 +73,23 @@ class AgentResponse:
         await self.response.aclose()
 
 
+#: Answers are passed on in chunks of this size (fewer, larger writes), except event
+#: streams, whose every event goes on as it comes.
+CHUNK = 256 * 1024
+
+
+def _chunk_size(response: httpx.Response) -> int | None:
+    streaming = response.headers.get("content-type", "").startswith("text/event-stream")
+    return None if streaming else CHUNK
+
+
+@functools.cache
+def _plain_http() -> ssl.SSLContext:
+    """What httpx is given for a plain-HTTP agent: never used, and shared (a context of
+    its own per client would load the CA bundle for each of hundreds of agents)."""
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+
+
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -93,8 +111,10 @@ class AgentClient:
     ) -> None:
         self.target = target
         self.start_timeout = start_timeout
-        verify: ssl.SSLContext | bool = (
-            tls.client_context(target.certificate, target.ca_certificate) if target.https else True
+        verify = (
+            tls.client_context(target.certificate, target.ca_certificate)
+            if target.https
+            else _plain_http()
         )
         self._http = httpx.AsyncClient(
             base_url=target.url.rstrip("/") + "/agent",
@@ -154,7 +174,7 @@ class AgentClient:
             async with asyncio.timeout(self.start_timeout):
                 response = await self._http.send(request, stream=True)
                 try:
-                    rest = response.aiter_raw()
+                    rest = response.aiter_raw(_chunk_size(response))
                     first = await anext(rest, b"")
                 except BaseException:
                     await response.aclose()

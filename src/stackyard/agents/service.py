@@ -285,22 +285,28 @@ class Agents:
     async def client(self, agent_id: int, usable: bool = True) -> AgentClient:
         """The agent's client (made once per record version). `usable`: refuse a disabled
         agent and one whose last known version this central cannot talk to."""
-        with self.db.session() as session:
-            row = self._row(session, agent_id)
-            if usable and not row.enabled:
-                raise Conflict(f"Agent {row.name!r} is disabled")
-            if usable and row.version and (reason := incompatibility(self.version, row.version)):
-                raise AgentIncompatible(reason)
-            stamp = row.updated_at
-            cached = self._clients.get(agent_id)
-            if cached is not None and cached[0] == stamp:
-                return cached[1]
-            target = self._target(row)
+        return await self.client_for(await asyncio.to_thread(self.get, agent_id), usable)
+
+    async def client_for(self, view: AgentView, usable: bool = True) -> AgentClient:
+        """`client` for an agent whose record is read already (the fleet reads them all
+        at once): the database is asked only when a client is made."""
+        if usable and not view.enabled:
+            raise Conflict(f"Agent {view.name!r} is disabled")
+        if usable and view.incompatibility:
+            raise AgentIncompatible(view.incompatibility)
+        cached = self._clients.get(view.id)
+        if cached is not None and cached[0] == view.updated_at:
+            return cached[1]
+        target = await asyncio.to_thread(self._load_target, view.id)
         made = AgentClient(target, self.start_timeout)
-        self._clients[agent_id] = (stamp, made)
+        self._clients[view.id] = (view.updated_at, made)
         if cached is not None:
             await cached[1].aclose()
         return made
+
+    def _load_target(self, agent_id: int) -> AgentTarget:
+        with self.db.session() as session:
+            return self._target(self._row(session, agent_id))
 
     async def _forget(self, agent_id: int) -> None:
         cached = self._clients.pop(agent_id, None)

@@ -217,7 +217,7 @@ class FleetDashboard:
             async with slots:
                 # An agent last seen with an incompatible version is asked too: it may
                 # have been updated since.
-                client = await self.agents.client(view.id, usable=False)
+                client = await self.agents.client_for(view, usable=False)
                 left = deadline - time.monotonic()
                 answer = await asyncio.wait_for(client.request("GET", "/fleet/host"), max(left, 0))
                 left = deadline - time.monotonic()
