@@ -7,7 +7,8 @@ import traceback
 from pathlib import Path
 from typing import Annotated, cast
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
+from pydantic import TypeAdapter
 
 from stackyard.api.deps import SettingsDep, StacksDep, current_principal
 from stackyard.errors import ComputeFailed, StackyardError
@@ -42,13 +43,18 @@ def _origin(exc: BaseException) -> str:
     return f"{shown}:{frame.lineno}"
 
 
-@router.get("/dashboard/fleet", operation_id="fleet")
-async def fleet(dashboard: Annotated[FleetDashboard, Depends(get_dashboard)]) -> Fleet:
+#: The payload is encoded straight from its types: it was built from typed parts, and
+#: validating two hundred host cards again before sending them cost more than the rest.
+_FLEET = TypeAdapter(Fleet)
+
+
+@router.get("/dashboard/fleet", operation_id="fleet", response_model=Fleet)
+async def fleet(dashboard: Annotated[FleetDashboard, Depends(get_dashboard)]) -> Response:
     """This host and every agent: what needs attention first, headline figures, stacks
     by state and a card per host. An agent that fails or does not answer within
     `STACKYARD_AGENT_TIMEOUT` is shown offline, with why and when it was last seen."""
     try:
-        return await dashboard.fleet()
+        return Response(_FLEET.dump_json(await dashboard.fleet()), media_type="application/json")
     except StackyardError:
         raise
     except Exception as exc:
