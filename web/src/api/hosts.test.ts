@@ -22,6 +22,7 @@ describe("hostPath", () => {
     ["/api/backups", "/api/agents/3/backups"],
     ["/api/backups/web-2025.tar/download", "/api/agents/3/backups/web-2025.tar/download"],
     ["/api/system/info", "/api/agents/3/system/info"],
+    ["/api/system/update?fresh=true", "/api/agents/3/system/update?fresh=true"],
     // Served by the central itself for an agent's archive (a transfer through it).
     ["/api/backups/web-2025.tar/push", "/api/agents/3/backups/web-2025.tar/push"],
     ["/api/fleet/host", "/api/agents/3/fleet/host"],
@@ -37,7 +38,7 @@ describe("hostPath", () => {
     "/api/destinations",
     "/api/schedules",
     "/api/stacksfoo",
-    "/api/system/update",
+    "/api/system/updates",
   ])("keeps the central's own %s on the central", (path) => {
     expect(isHostLocal(path)).toBe(false);
     expect(hostPath(path, 3)).toBe(path);

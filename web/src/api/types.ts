@@ -26,6 +26,10 @@ export type User = ResponseBody<"/api/auth/me", "get">;
 export type Role = User["role"];
 export type Health = ResponseBody<"/api/health", "get">;
 export type SystemInfo = ResponseBody<"/api/system/info", "get">;
+/** The running version, the latest release, whether self-update is possible (and why not), the last one. */
+export type UpdateStatus = ResponseBody<"/api/system/update", "get">;
+export type LastUpdate = NonNullable<UpdateStatus["last_update"]>;
+export type UpdateStarted = ResponseBody<"/api/system/update", "post">;
 export type AuditPage = ResponseBody<"/api/audit", "get">;
 export type AuditEntry = AuditPage["items"][number];
 export type UserRow = ResponseBody<"/api/users", "get">[number];

@@ -1,6 +1,7 @@
 import type { Health, SystemInfo, User } from "../api/types";
 import type { Routes } from "./fakeFetch";
 import { json } from "./fakeFetch";
+import { notSupported } from "./systemFixtures";
 
 export const adminUser: User = { id: 1, username: "alice", role: "admin" };
 export const operatorUser: User = { id: 2, username: "bob", role: "operator" };
@@ -25,5 +26,6 @@ export function signedInAs(user: User): Routes {
     "GET /api/auth/me": user,
     "GET /api/health": health,
     "GET /api/system/info": systemInfo,
+    "GET /api/system/update": notSupported(),
   };
 }

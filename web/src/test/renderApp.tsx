@@ -17,10 +17,12 @@ function LocationProbe() {
 /**
  * Renders the whole app at `path`, as the browser would, with a fresh query cache and a
  * data router (as main.tsx does), so navigation blocking works; `router` is returned too.
+ * Tests on fake timers pass `advanceTimers` (`vi.advanceTimersByTime`) for the user's clicks.
  */
-export function renderApp(path = "/") {
+export function renderApp(path = "/", options: { advanceTimers?: (ms: number) => unknown } = {}) {
   const queryClient = createQueryClient({ retry: false });
-  const user = userEvent.setup();
+  const advance = options.advanceTimers;
+  const user = userEvent.setup(advance ? { advanceTimers: (ms: number) => void advance(ms) } : {});
   const router = createMemoryRouter(
     [
       {

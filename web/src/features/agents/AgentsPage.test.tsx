@@ -1,10 +1,11 @@
-import { screen, waitFor, within } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { act, screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Agent, AgentSpec } from "../../api/types";
 import { FINGERPRINT, makeAgent, makeProbe } from "../../test/agentFixtures";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
+import { makeLastUpdate, makeUpdateStatus, notSupported, updateAvailable } from "../../test/systemFixtures";
 
 const nas = makeAgent();
 const old = makeAgent({
@@ -359,5 +360,138 @@ describe("managing an agent", () => {
     expect(fake.calls("DELETE", "/api/agents/3")).toHaveLength(1);
     await waitFor(() => expect(screen.queryByRole("rowheader", { name: /^nas/ })).not.toBeInTheDocument());
     expect(screen.getByRole("status")).toHaveTextContent("Agent nas deleted.");
+  });
+});
+
+describe("agents' versions and updates", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const unreachable = () => json({ detail: "Agent 'pi' cannot be reached: connection refused" }, { status: 502 });
+
+  it("shows each enabled agent's latest release beside its version, read through the proxy", async () => {
+    const fake = installFakeFetch(
+      routes([nas, pi, lab, makeAgent({ id: 7, name: "box", url: "http://box.lan:8080", fingerprint: null })], {
+        "GET /api/agents/3/system/update": updateAvailable(),
+        "GET /api/agents/5/system/update": unreachable,
+        "GET /api/agents/7/system/update": notSupported(),
+      }),
+    );
+    renderApp("/agents");
+
+    await screen.findByRole("table", { name: "Agents" });
+    await waitFor(() => expect(rowOf("nas")).toHaveTextContent("0.1.0 Compatiblelatest 0.2.0Update available"));
+    expect(within(rowOf("nas")).getByRole("button", { name: "Update nas to 0.2.0" })).toBeInTheDocument();
+    // Unreadable: a dash, no update.
+    await waitFor(() => expect(rowOf("pi")).toHaveTextContent("latest —"));
+    expect(within(rowOf("pi")).queryByRole("button", { name: /Update pi/ })).not.toBeInTheDocument();
+    await waitFor(() => expect(rowOf("box")).toHaveTextContent("latest —"));
+    // A disabled agent is not asked.
+    expect(rowOf("lab")).not.toHaveTextContent("latest");
+    expect(fake.calls("GET", "/api/agents/6/system/update")).toHaveLength(0);
+  });
+
+  it("offers no update to users who are not admins", async () => {
+    installFakeFetch({ ...routes([nas], { "GET /api/agents/3/system/update": updateAvailable() }), ...signedInAs(viewerUser) });
+    renderApp("/agents");
+
+    await screen.findByRole("table", { name: "Agents" });
+    await waitFor(() => expect(rowOf("nas")).toHaveTextContent("latest 0.2.0Update available"));
+    expect(within(rowOf("nas")).queryByRole("button")).not.toBeInTheDocument();
+  });
+
+  it("updates an agent, then reads it until it answers the new version and refreshes its record", async () => {
+    let agent: "old" | "restarting" | "new" = "old";
+    let record = nas;
+    const fake = installFakeFetch({
+      ...signedInAs(adminUser),
+      "GET /api/agents": () => json([record]),
+      "GET /api/agents/3/system/update": () => {
+        if (agent === "restarting") return unreachable();
+        return json(agent === "new" ? makeUpdateStatus({ current_version: "0.2.0", latest_version: "0.2.0" }) : updateAvailable());
+      },
+      "POST /api/agents/3/system/update": () =>
+        json({ from_version: "0.1.0", to_version: "0.2.0", helper: "agent-self-update-1" }, { status: 202 }),
+      "POST /api/agents/3/test": () => {
+        record = makeAgent({ version: "0.2.0" });
+        return json(makeProbe({ version: "0.2.0", detail: "Agent 0.2.0 answered" }));
+      },
+    });
+    const { user } = renderApp("/agents", { advanceTimers: vi.advanceTimersByTime });
+
+    await screen.findByRole("table", { name: "Agents" });
+    await user.click(await within(rowOf("nas")).findByRole("button", { name: "Update nas to 0.2.0" }));
+    const confirm = screen.getByRole("alertdialog", { name: "Update nas to 0.2.0?" });
+    expect(confirm).toHaveTextContent("cannot be reached for a few seconds");
+    await user.click(within(confirm).getByRole("button", { name: "Update now" }));
+
+    expect(await within(rowOf("nas")).findByRole("status")).toHaveTextContent("Updating to 0.2.0…");
+    expect(fake.calls("POST", "/api/agents/3/system/update")).toHaveLength(1);
+    expect(within(rowOf("nas")).queryByRole("button", { name: /Update nas/ })).not.toBeInTheDocument();
+
+    agent = "restarting";
+    await act(() => vi.advanceTimersByTimeAsync(4000));
+    expect(within(rowOf("nas")).getByRole("status")).toHaveTextContent("Updating to 0.2.0…");
+    expect(fake.calls("POST", "/api/agents/3/test")).toHaveLength(0);
+
+    agent = "new";
+    await act(() => vi.advanceTimersByTimeAsync(2000));
+    await waitFor(() => expect(within(rowOf("nas")).getByRole("status")).toHaveTextContent("Updated to 0.2.0."));
+    await waitFor(() => expect(fake.calls("POST", "/api/agents/3/test")).toHaveLength(1));
+    await waitFor(() => expect(rowOf("nas")).toHaveTextContent("0.2.0 Compatible"));
+    await waitFor(() => expect(rowOf("nas")).toHaveTextContent("latest 0.2.0"));
+    expect(rowOf("nas")).not.toHaveTextContent("Update available");
+  });
+
+  it("says so when the agent's update failed", async () => {
+    let failed = false;
+    installFakeFetch(
+      routes([nas], {
+        "GET /api/agents/3/system/update": () =>
+          json(
+            updateAvailable({
+              last_update: failed
+                ? makeLastUpdate({ status: "failed", from_version: "0.1.0", to_version: "0.2.0", output: "pull access denied" })
+                : null,
+            }),
+          ),
+        "POST /api/agents/3/system/update": () =>
+          json({ from_version: "0.1.0", to_version: "0.2.0", helper: "agent-self-update-1" }, { status: 202 }),
+      }),
+    );
+    const { user } = renderApp("/agents", { advanceTimers: vi.advanceTimersByTime });
+
+    await screen.findByRole("table", { name: "Agents" });
+    await user.click(await within(rowOf("nas")).findByRole("button", { name: "Update nas to 0.2.0" }));
+    await user.click(within(screen.getByRole("alertdialog")).getByRole("button", { name: "Update now" }));
+    await within(rowOf("nas")).findByRole("status");
+    failed = true;
+    await act(() => vi.advanceTimersByTimeAsync(2000));
+
+    const alert = await within(rowOf("nas")).findByRole("alert");
+    expect(alert).toHaveTextContent("The update to 0.2.0 failed (failed): it still runs 0.1.0.");
+    expect(alert).toHaveTextContent("pull access denied");
+  });
+
+  it("shows the agent's refusal", async () => {
+    installFakeFetch(
+      routes([nas], {
+        "GET /api/agents/3/system/update": updateAvailable(),
+        "POST /api/agents/3/system/update": () =>
+          json({ detail: "The service was not started by docker compose" }, { status: 400 }),
+      }),
+    );
+    const { user } = renderApp("/agents", { advanceTimers: vi.advanceTimersByTime });
+
+    await screen.findByRole("table", { name: "Agents" });
+    await user.click(await within(rowOf("nas")).findByRole("button", { name: "Update nas to 0.2.0" }));
+    await user.click(within(screen.getByRole("alertdialog")).getByRole("button", { name: "Update now" }));
+
+    expect(await within(rowOf("nas")).findByRole("alert")).toHaveTextContent("The service was not started by docker compose");
+    expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument();
   });
 });

@@ -11,6 +11,7 @@ import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
 import { withHost } from "../hosts/host";
 import { AgentDialog } from "./AgentDialog";
+import { AgentRelease } from "./AgentRelease";
 import { Fingerprint } from "./Fingerprint";
 import { agentsQueryOptions, useDeleteAgent, useTestAgent, useUpdateAgent } from "./queries";
 import { agentStatus, isHttps, missingCapabilities } from "./status";
@@ -43,12 +44,16 @@ function StatusCell({ agent }: { agent: Agent }) {
   );
 }
 
-/** The version the agent last reported, beside whether this Stackyard can talk to it (and why not). */
+/**
+ * The version the agent last reported, beside whether this Stackyard can talk to it (and why
+ * not), and the latest release with its update (`AgentRelease`).
+ */
 function VersionCell({ agent }: { agent: Agent }) {
   if (agent.version === null) {
     return (
       <td>
         <span className="muted">Not known yet</span>
+        <AgentRelease agent={agent} />
       </td>
     );
   }
@@ -63,6 +68,7 @@ function VersionCell({ agent }: { agent: Agent }) {
         )}
       </span>
       {!agent.compatible && agent.incompatibility && <div className="warn-text small">{agent.incompatibility}</div>}
+      <AgentRelease agent={agent} />
     </td>
   );
 }

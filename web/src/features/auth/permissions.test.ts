@@ -18,6 +18,7 @@ const CAPABILITIES: Record<Capability, Role[]> = {
   "stacks.create": ["admin"],
   "stacks.delete": ["admin"],
   files: ["admin"],
+  "system.update": ["admin"],
   "admin.users": ["admin"],
   "admin.registries": ["admin"],
   "admin.audit": ["admin"],

@@ -34,6 +34,8 @@ export type Capability =
   | "stacks.delete"
   /** The Files page: the whole stacks folder. */
   | "files"
+  /** Update Stackyard itself, or an agent, to the latest release (POST /api/system/update). */
+  | "system.update"
   /** Settings: users, registry credentials and the audit log. */
   | "admin.users"
   | "admin.registries"
@@ -67,6 +69,7 @@ const LEAST_ROLE: Record<Capability, Role> = {
   "stacks.create": "admin",
   "stacks.delete": "admin",
   files: "admin",
+  "system.update": "admin",
   "admin.users": "admin",
   "admin.registries": "admin",
   "admin.audit": "admin",

@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { ArchiveInfo, BackupManifest, Destination, Inventory } from "../../api/types";
+import type { ArchiveInfo, BackupManifest, Destination, Inventory, RemoteArchive } from "../../api/types";
+import { makeAgent } from "../../test/agentFixtures";
 import { openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent } from "../../test/fakeFetch";
 import { installFakeXhr, pendingXhr } from "../../test/fakeXhr";
@@ -180,6 +181,97 @@ describe("push to a destination", () => {
     await user.click(within(table).getByRole("button", { name: "Push…" }));
     const dialog = await screen.findByRole("dialog", { name: `Push ${archive.name}` });
     expect(await within(dialog).findByRole("link", { name: "Destinations" })).toHaveAttribute("href", "/destinations");
+  });
+});
+
+describe("pull from a destination", () => {
+  const remote: RemoteArchive = { name: archive.name, size: 4_200_000, modified: "2026-11-23T15:05:00Z" };
+  const nas = makeAgent({ id: 3, name: "nas" });
+  const pullPath = `/api/agents/3/destinations/4/archives/${archive.name}/pull`;
+
+  function agentRoutes(extra = {}) {
+    return {
+      ...signedInAs(adminUser),
+      "GET /api/agents": [nas],
+      "GET /api/agents/3/backups": [],
+      "GET /api/destinations": [offsite],
+      "GET /api/destinations/4/archives": [remote],
+      ...extra,
+    };
+  }
+
+  it("pulls a destination's archive into an agent and follows the central's transfer", async () => {
+    let pulled = false;
+    const fake = installFakeFetch(
+      agentRoutes({
+        "GET /api/agents/3/backups": () => json(pulled ? [archive] : []),
+        [`POST ${pullPath}`]: () =>
+          json(makeRun({ id: "t1", stack: "web", action: "pull" }, { mode: "transfer", percent: 0 }), { status: 202 }),
+      }),
+    );
+    const { user } = renderApp("/backups?host=3");
+
+    await user.click(await screen.findByRole("button", { name: "Pull from a destination…" }));
+    const dialog = await screen.findByRole("dialog", { name: "Pull an archive into nas" });
+    expect(within(dialog).getByRole("combobox", { name: "Destination" })).toHaveValue("4");
+    const list = await within(dialog).findByRole("table", { name: "Archives on offsite" });
+    await user.click(within(list).getByRole("button", { name: `Pull ${archive.name}` }));
+
+    const console = await screen.findByRole("region", { name: "Deploy web" });
+    expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
+    expect(within(console).getByRole("heading", { name: `Pulling ${archive.name} from offsite` })).toBeInTheDocument();
+    expect(fake.calls("POST", pullPath)).toHaveLength(1);
+    expect(fake.calls("POST", `/api/destinations/4/archives/${archive.name}/pull`)).toHaveLength(0);
+
+    pulled = true;
+    await openSource("/api/agents/3/transfers/web/run/events")?.emit(
+      "state",
+      makeRun({ id: "t1", stack: "web", action: "pull", status: "succeeded" }, { mode: "transfer", percent: 100 }),
+    );
+    expect(within(console).getByRole("status")).toHaveTextContent("pull succeeded");
+    expect(await screen.findByRole("row", { name: /web--nas/ })).toBeInTheDocument();
+  });
+
+  it("pulls into this host through the destination's own pull", async () => {
+    const fake = installFakeFetch(
+      routes(adminUser, {
+        "GET /api/backups": [],
+        "GET /api/destinations": [offsite],
+        "GET /api/destinations/4/archives": [remote],
+        [`POST /api/destinations/4/archives/${archive.name}/pull`]: () =>
+          json(makeRun({ id: "t2", stack: "web", action: "pull" }, { mode: "transfer", percent: 0 }), { status: 202 }),
+      }),
+    );
+    const { user } = renderApp("/backups");
+
+    await user.click(await screen.findByRole("button", { name: "Pull from a destination…" }));
+    const dialog = await screen.findByRole("dialog", { name: "Pull an archive into this host" });
+    await user.click(await within(dialog).findByRole("button", { name: `Pull ${archive.name}` }));
+
+    expect(await screen.findByRole("region", { name: "Deploy web" })).toBeInTheDocument();
+    expect(fake.calls("POST", `/api/destinations/4/archives/${archive.name}/pull`)).toHaveLength(1);
+    expect(openSource("/api/stacks/web/run/events")).toBeDefined();
+  });
+
+  it("shows the refusal when the agent holds the archive already", async () => {
+    installFakeFetch(
+      agentRoutes({ [`POST ${pullPath}`]: () => json({ detail: `${archive.name} is on nas already` }, { status: 409 }) }),
+    );
+    const { user } = renderApp("/backups?host=3");
+
+    await user.click(await screen.findByRole("button", { name: "Pull from a destination…" }));
+    const dialog = await screen.findByRole("dialog", { name: "Pull an archive into nas" });
+    await user.click(await within(dialog).findByRole("button", { name: `Pull ${archive.name}` }));
+
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent("is on nas already");
+  });
+
+  it("is for admins only", async () => {
+    installFakeFetch({ ...agentRoutes(), ...signedInAs(operatorUser) });
+    renderApp("/backups?host=3");
+
+    expect(await screen.findByText("No archives yet.")).toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: "Pull from a destination…" })).not.toBeInTheDocument();
   });
 });
 

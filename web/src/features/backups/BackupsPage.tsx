@@ -15,6 +15,7 @@ import { useHostInfo } from "../hosts/capabilities";
 import { useHost, withHost } from "../hosts/host";
 import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { FollowedRun } from "./FollowedRun";
+import { PullDialog } from "./PullDialog";
 import { PushDialog } from "./PushDialog";
 import {
   backupDownloadUrl,
@@ -172,11 +173,13 @@ function HostBackups() {
   const usable = info.ready && !unavailable;
   const archives = useQuery({ ...backupsQueryOptions(host), enabled: usable });
   const mayAdminister = useCan("backups.administer") && usable;
+  const mayPull = useCan("destinations.manage") && usable;
   const remove = useDeleteBackup();
   const [restoring, setRestoring] = useState<ArchiveInfo | null>(null);
   const [pushing, setPushing] = useState<ArchiveInfo | null>(null);
   const [deleting, setDeleting] = useState<ArchiveInfo | null>(null);
-  /** A restore or push this page started, followed in the deploy console (an agent's push is a transfer). */
+  const [pulling, setPulling] = useState(false);
+  /** A restore, push or pull this page started, followed in the deploy console (an agent's push or pull is a transfer). */
   const [started, setStarted] = useState<{ run: Run; title: string; transfer?: boolean } | null>(null);
 
   return (
@@ -185,6 +188,11 @@ function HostBackups() {
         <h1>Backups</h1>
         <div className="page-tools">
           <HostSwitcher page="/backups" />
+          {mayPull && (
+            <button type="button" onClick={() => setPulling(true)}>
+              Pull from a destination…
+            </button>
+          )}
           {mayAdminister && <UploadArchive />}
         </div>
       </div>
@@ -246,6 +254,21 @@ function HostBackups() {
           onStarted={(run, destination) => {
             setPushing(null);
             setStarted({ run, title: `Pushing ${pushing.name} to ${destination.name}`, transfer: host !== null });
+          }}
+        />
+      )}
+      {pulling && (
+        <PullDialog
+          host={host}
+          hostName={host === null ? "this host" : info.name}
+          onClose={() => setPulling(false)}
+          onStarted={(run, name, destination) => {
+            setPulling(false);
+            setStarted({
+              run,
+              title: `Pulling ${name} from ${destination.name}`,
+              transfer: host !== null,
+            });
           }}
         />
       )}

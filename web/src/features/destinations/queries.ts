@@ -1,7 +1,7 @@
 import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
-import { hostApi, LOCAL_HOST } from "../../api/hosts";
+import { hostApi, LOCAL_HOST, type HostId } from "../../api/hosts";
 import type { DestinationChange, NewDestination, Run, UnsavedDestinationTest } from "../../api/types";
 import { backupKeys } from "../backups/queries";
 import { useHost } from "../hosts/host";
@@ -130,6 +130,39 @@ export function usePullArchive(id: number) {
     onSettled: () =>
       Promise.all([
         invalidateStacks(queryClient, LOCAL_HOST),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+/**
+ * Brings a destination's archive into `host`'s archives; 409 when it is there already. For
+ * this host it is the pull above; for an agent the central fetches it and sends it on
+ * (`/api/agents/{id}/destinations/{d}/archives/{name}/pull`): that run is the central's
+ * transfer, followed as such (`stackRunQueryOptions(host, stack, true)`).
+ */
+export function usePullArchiveInto(host: HostId) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ destinationId, name }: { destinationId: number; name: string }) =>
+      host === null
+        ? unwrap(
+            api.POST("/api/destinations/{destination_id}/archives/{name}/pull", {
+              params: { path: { destination_id: destinationId, name } },
+            }),
+          )
+        : unwrap(
+            api.POST("/api/agents/{agent_id}/destinations/{destination_id}/archives/{name}/pull", {
+              params: { path: { agent_id: host, destination_id: destinationId, name } },
+            }),
+          ),
+    onSuccess: (run) =>
+      host === null
+        ? startedTransfer(queryClient, run)
+        : queryClient.setQueryData(stackKeys.transfer(host, run.stack), run),
+    onSettled: () =>
+      Promise.all([
+        invalidateStacks(queryClient, host),
         queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
       ]),
   });

@@ -6,8 +6,11 @@ import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { Loading } from "../../components/Loading";
+import type { HostId } from "../../api/hosts";
+import { agentsQueryOptions } from "../agents/queries";
 import { destinationsQueryOptions } from "../destinations/queries";
-import { LOCAL_HOST } from "../../api/hosts";
+import { useHostInfo } from "../hosts/capabilities";
+import { parseHost } from "../hosts/host";
 import { stacksQueryOptions } from "../stacks/queries";
 import { timetableQueryOptions, useCreateSchedule, useUpdateSchedule } from "./queries";
 import {
@@ -85,7 +88,31 @@ function NumberField({
 }
 
 /**
- * Create or edit a schedule: which stacks (every one, or those picked), when (a preset or a
+ * Whose stacks a schedule backs up: this host or an enabled agent (the schedule's own agent
+ * stays listed when it was disabled or deleted since, so that editing keeps it).
+ */
+function HostSelect({ value, onChange }: { value: HostId; onChange: (host: HostId) => void }) {
+  const agents = useQuery(agentsQueryOptions());
+  const choices = (agents.data ?? []).filter((agent) => agent.enabled || agent.id === value);
+  const known = value === null || choices.some((agent) => agent.id === value);
+  return (
+    <Field label="Host">
+      <select value={value ?? ""} onChange={(event) => onChange(parseHost(event.target.value))}>
+        <option value="">This host</option>
+        {choices.map((agent) => (
+          <option key={agent.id} value={agent.id}>
+            {agent.name}
+            {agent.enabled ? "" : " (disabled)"}
+          </option>
+        ))}
+        {!known && value !== null && <option value={value}>Agent #{value}{agents.data ? " (gone)" : ""}</option>}
+      </select>
+    </Field>
+  );
+}
+
+/**
+ * Create or edit a schedule: on which host (this one or an agent), which stacks (every one, or those picked), when (a preset or a
  * cron expression, in a time zone, with the next runs shown live), where the archives go,
  * what is captured, and what is kept.
  */
@@ -99,13 +126,17 @@ export function ScheduleDialog({
   onSaved: (saved: Schedule) => void;
 }) {
   const editing = schedule !== null;
-  const stacks = useQuery(stacksQueryOptions(LOCAL_HOST));
+  const [host, setHost] = useState<HostId>(schedule?.agent_id ?? null);
+  const info = useHostInfo(host);
+  const stacksUnavailable = info.unavailable("stacks");
+  const [everyStack, setEveryStack] = useState(schedule ? !schedule.stacks : true);
+  // The chosen host's stacks, read once they are to be picked (an agent's through the proxy).
+  const stacks = useQuery({ ...stacksQueryOptions(host), enabled: !everyStack && info.ready && !stacksUnavailable });
   const destinations = useQuery(destinationsQueryOptions());
   const create = useCreateSchedule();
   const update = useUpdateSchedule();
   const save = editing ? update : create;
   const [name, setName] = useState(schedule?.name ?? "");
-  const [everyStack, setEveryStack] = useState(schedule ? !schedule.stacks : true);
   const [picked, setPicked] = useState<Set<string>>(new Set(schedule?.stacks ?? []));
   const [choice, setChoice] = useState<TimetableChoice>(schedule ? (presetOf(schedule.cron) ?? "custom") : "daily");
   const [custom, setCustom] = useState(schedule?.cron ?? PRESETS.daily.cron);
@@ -141,6 +172,7 @@ export function ScheduleDialog({
     event.preventDefault();
     const spec: ScheduleSpec = {
       name: name.trim(),
+      agent_id: host,
       stacks: everyStack ? null : [...picked].sort(),
       cron: cron.trim(),
       timezone: timezone.trim(),
@@ -165,8 +197,17 @@ export function ScheduleDialog({
           <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
         </Field>
 
+        <HostSelect
+          value={host}
+          onChange={(next) => {
+            // Another host's stacks: what was picked named this one's.
+            if (next !== host) setPicked(new Set());
+            setHost(next);
+          }}
+        />
+
         <fieldset>
-          <legend>Stacks</legend>
+          <legend>Stacks{host === null ? "" : ` on ${info.name}`}</legend>
           <label className="check">
             <input type="radio" name="stacks" checked={everyStack} onChange={() => setEveryStack(true)} />
             <span>Every stack (those added later too)</span>
@@ -176,7 +217,9 @@ export function ScheduleDialog({
             <span>Only the stacks picked here</span>
           </label>
           {!everyStack &&
-            (stacks.isError ? (
+            (stacksUnavailable ? (
+              <p className="error small">{stacksUnavailable}</p>
+            ) : stacks.isError ? (
               <ErrorText error={stacks.error} />
             ) : !stacks.data ? (
               <Loading />
@@ -254,7 +297,7 @@ export function ScheduleDialog({
             value={destinationId ?? ""}
             onChange={(e) => setDestinationId(e.target.value ? Number(e.target.value) : null)}
           >
-            <option value="">This host only</option>
+            <option value="">{host === null ? "This host only" : `${info.name} only`}</option>
             {(destinations.data ?? []).map((d) => (
               <option key={d.id} value={d.id}>
                 {d.name} ({d.settings.type.toUpperCase()})

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Destination, Schedule, ScheduleRun } from "../../api/types";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs } from "../../test/fixtures";
+import { makeAgent } from "../../test/agentFixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeStack } from "../../test/stackFixtures";
 import { formatDuration } from "./ScheduleHistory";
@@ -100,6 +101,13 @@ function timetable(request: Request) {
   return json({ cron: resolved, next: NEXT });
 }
 
+const nas = makeAgent({ id: 3, name: "nas" });
+const pi = makeAgent({ id: 5, name: "pi", url: "https://pi.lan:8443" });
+const lab = makeAgent({ id: 6, name: "lab", enabled: false });
+
+/** A schedule of agent nas's stacks. */
+const onNas: Schedule = { ...weekdays, id: 9, name: "nas-nightly", agent_id: 3, stacks: ["media"], enabled: true };
+
 function routes(extra: Routes = {}): Routes {
   return {
     ...signedInAs(adminUser),
@@ -107,6 +115,7 @@ function routes(extra: Routes = {}): Routes {
     "GET /api/destinations": [offsite],
     "GET /api/stacks": [makeStack({ id: "db" }), makeStack({ id: "web" })],
     "GET /api/timetable": timetable,
+    "GET /api/agents": [nas, pi, lab],
     ...extra,
   };
 }
@@ -205,6 +214,7 @@ describe("schedules page", () => {
       keep_weekly: 4,
       keep_monthly: 0,
       enabled: true,
+      agent_id: null,
     });
     expect(screen.getByText("Schedule weekdays saved.")).toBeInTheDocument();
   });
@@ -233,6 +243,7 @@ describe("schedules page", () => {
       keep_weekly: 0,
       keep_monthly: 6,
       enabled: true,
+      agent_id: null,
     });
   });
 
@@ -256,7 +267,12 @@ describe("schedules page", () => {
     const first = within(table).getByRole("row", { name: /nightly/ });
     await user.click(within(first).getByRole("switch", { name: "nightly enabled" }));
     await waitFor(() => expect(fake.calls("PUT", "/api/schedules/7")).toHaveLength(1));
-    expect(await fake.calls("PUT", "/api/schedules/7")[0]?.json()).toMatchObject({ name: "nightly", enabled: false, keep_daily: 14 });
+    expect(await fake.calls("PUT", "/api/schedules/7")[0]?.json()).toMatchObject({
+      name: "nightly",
+      enabled: false,
+      keep_daily: 14,
+      agent_id: null,
+    });
 
     await user.click(within(first).getByRole("button", { name: "Run nightly now" }));
     expect(await within(first).findByRole("alert")).toHaveTextContent("Schedule 'nightly' is running");
@@ -290,6 +306,102 @@ describe("schedules page", () => {
 
     await user.click(screen.getByRole("button", { name: "Close History of nightly" }));
     expect(screen.queryByRole("table", { name: "History of nightly" })).not.toBeInTheDocument();
+  });
+});
+
+describe("schedules on agents", () => {
+  it("shows each schedule's host", async () => {
+    installFakeFetch(routes({ "GET /api/schedules": [nightly, onNas, { ...onNas, id: 10, name: "gone", agent_id: 12 }] }));
+    renderApp("/schedules");
+
+    const table = await screen.findByRole("table", { name: "Schedules" });
+    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)[1]).toBe("Host");
+    const local = within(table).getByRole("row", { name: /^nightly/ });
+    expect(within(local).getAllByRole("cell")[0]).toHaveTextContent("This host");
+    const agent = within(table).getByRole("row", { name: /^nas-nightly/ });
+    await waitFor(() => expect(within(agent).getAllByRole("cell")[0]).toHaveTextContent("nas"));
+    expect(agent).toHaveTextContent("nas only");
+    expect(within(within(table).getByRole("row", { name: /gone/ })).getAllByRole("cell")[0]).toHaveTextContent("Agent #12");
+  });
+
+  it("adds a schedule on an agent: the host select lists enabled agents and the picker that host's stacks", async () => {
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/schedules": [],
+        "GET /api/agents/3/stacks": [makeStack({ id: "media" }), makeStack({ id: "photos" })],
+        "POST /api/schedules": () => json(onNas, { status: 201 }),
+      }),
+    );
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Add a schedule" }));
+    const dialog = screen.getByRole("dialog", { name: "Add a schedule" });
+    const hostSelect = within(dialog).getByRole("combobox", { name: "Host" });
+    expect(hostSelect).toHaveValue("");
+    await waitFor(() =>
+      expect(within(hostSelect).getAllByRole("option").map((o) => o.textContent)).toEqual(["This host", "nas", "pi"]),
+    );
+    await user.type(within(dialog).getByLabelText("Name"), "nas-nightly");
+    await user.click(within(dialog).getByRole("radio", { name: "Only the stacks picked here" }));
+    const localPicks = await within(dialog).findByRole("group", { name: "Stacks to back up" });
+    await user.click(within(localPicks).getByRole("checkbox", { name: "web" }));
+
+    await user.selectOptions(hostSelect, "nas");
+    expect(within(dialog).getByRole("group", { name: "Stacks on nas" })).toBeInTheDocument();
+    const picks = await within(dialog).findByRole("group", { name: "Stacks to back up" });
+    await waitFor(() =>
+      expect(within(picks).getAllByRole("checkbox").map((c) => c.closest("label")?.textContent)).toEqual(["media", "photos"]),
+    );
+    // What was picked on this host does not follow to another.
+    expect(within(dialog).getByRole("button", { name: "Add the schedule" })).toBeDisabled();
+    await user.click(within(picks).getByRole("checkbox", { name: "media" }));
+    expect(within(within(dialog).getByRole("combobox", { name: "Destination" })).getAllByRole("option")[0]).toHaveTextContent(
+      "nas only",
+    );
+    await user.click(within(dialog).getByRole("button", { name: "Add the schedule" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    expect(fake.calls("GET", "/api/agents/3/stacks").length).toBeGreaterThan(0);
+    expect(await fake.calls("POST", "/api/schedules")[0]?.json()).toMatchObject({
+      name: "nas-nightly",
+      agent_id: 3,
+      stacks: ["media"],
+    });
+  });
+
+  it("keeps the agent when editing and when switching a schedule off", async () => {
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/schedules": [onNas],
+        "GET /api/agents/3/stacks": [makeStack({ id: "media" })],
+        "PUT /api/schedules/9": (request: Request) => request.json().then((spec: object) => json({ ...onNas, ...spec })),
+      }),
+    );
+    const { user } = renderApp("/schedules");
+    const table = await screen.findByRole("table", { name: "Schedules" });
+    await user.click(within(table).getByRole("switch", { name: "nas-nightly enabled" }));
+    await waitFor(() => expect(fake.calls("PUT", "/api/schedules/9")).toHaveLength(1));
+    expect(await fake.calls("PUT", "/api/schedules/9")[0]?.json()).toMatchObject({ agent_id: 3, enabled: false });
+
+    await user.click(within(table).getByRole("button", { name: "Edit nas-nightly" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit nas-nightly" });
+    await waitFor(() => expect(within(dialog).getByRole("combobox", { name: "Host" })).toHaveValue("3"));
+    const picks = await within(dialog).findByRole("group", { name: "Stacks to back up" });
+    expect(within(picks).getByRole("checkbox", { name: "media" })).toBeChecked();
+    await user.click(within(dialog).getByRole("button", { name: "Save changes" }));
+
+    await waitFor(() => expect(fake.calls("PUT", "/api/schedules/9")).toHaveLength(2));
+    expect(await fake.calls("PUT", "/api/schedules/9")[1]?.json()).toMatchObject({ agent_id: 3, stacks: ["media"] });
+  });
+
+  it("says why an agent's stacks cannot be picked", async () => {
+    installFakeFetch(routes({ "GET /api/schedules": [{ ...onNas, agent_id: 6 }] }));
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Edit nas-nightly" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit nas-nightly" });
+
+    await waitFor(() => expect(within(dialog).getByRole("combobox", { name: "Host" })).toHaveValue("6"));
+    expect(within(dialog).getByRole("option", { name: "lab (disabled)" })).toBeInTheDocument();
+    expect(await within(dialog).findByText(/lab is disabled/)).toBeInTheDocument();
   });
 });
 

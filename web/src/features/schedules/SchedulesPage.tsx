@@ -1,23 +1,30 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../../api/errors";
-import type { Destination, Schedule } from "../../api/types";
+import type { Agent, Destination, Schedule } from "../../api/types";
 import { ConfirmDialog } from "../../components/Dialog";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
+import { agentsQueryOptions } from "../agents/queries";
 import { destinationsQueryOptions } from "../destinations/queries";
 import { schedulesQueryOptions, specOf, useDeleteSchedule, useRunSchedule, useUpdateSchedule } from "./queries";
 import { ScheduleDialog } from "./ScheduleDialog";
 import { ScheduleHistory } from "./ScheduleHistory";
 import { describeTimetable } from "./timetable";
 
-const COLUMNS = ["Name", "Timetable", "Stacks", "Destination", "Next run", "Last run", "Enabled"] as const;
+const COLUMNS = ["Name", "Host", "Timetable", "Stacks", "Destination", "Next run", "Last run", "Enabled"] as const;
 
-function destinationName(id: number | null, destinations: Destination[] | undefined): string {
-  if (id === null) return "This host only";
+/** The host whose stacks a schedule backs up: this one, or an agent (by name once the list is read). */
+function hostName(agentId: number | null, agents: Agent[] | undefined): string {
+  if (agentId === null) return "This host";
+  return agents?.find((a) => a.id === agentId)?.name ?? `Agent #${agentId}`;
+}
+
+function destinationName(id: number | null, destinations: Destination[] | undefined, host: string): string {
+  if (id === null) return host === "This host" ? "This host only" : `${host} only`;
   return destinations?.find((d) => d.id === id)?.name ?? `Destination #${id}`;
 }
 
@@ -36,12 +43,14 @@ function LastRun({ schedule }: { schedule: Schedule }) {
 function ScheduleRow({
   schedule,
   destinations,
+  agents,
   onHistory,
   onEdit,
   onDelete,
 }: {
   schedule: Schedule;
   destinations: Destination[] | undefined;
+  agents: Agent[] | undefined;
   onHistory: () => void;
   onEdit: () => void;
   onDelete: () => void;
@@ -49,6 +58,8 @@ function ScheduleRow({
   const run = useRunSchedule();
   const toggle = useUpdateSchedule();
   const problem = run.error ?? toggle.error;
+  const host = hostName(schedule.agent_id ?? null, agents);
+  const agent = agents?.find((a) => a.id === schedule.agent_id);
   return (
     <tr>
       <th scope="row">
@@ -59,9 +70,13 @@ function ScheduleRow({
           </p>
         )}
       </th>
+      <td>
+        {host}
+        {agent && !agent.enabled && <div className="muted small">disabled</div>}
+      </td>
       <td className="small">{describeTimetable(schedule.cron, schedule.timezone)}</td>
       <td className="small">{schedule.stacks ? schedule.stacks.join(", ") : "Every stack"}</td>
-      <td>{destinationName(schedule.destination_id ?? null, destinations)}</td>
+      <td>{destinationName(schedule.destination_id ?? null, destinations, host)}</td>
       <td className="nowrap">{schedule.enabled ? formatDateTime(schedule.next_run_at) : <span className="muted">—</span>}</td>
       <td className="nowrap">
         <LastRun schedule={schedule} />
@@ -107,6 +122,7 @@ function ScheduleRow({
 function Schedules() {
   const schedules = useQuery(schedulesQueryOptions());
   const destinations = useQuery(destinationsQueryOptions());
+  const agents = useQuery(agentsQueryOptions());
   const remove = useDeleteSchedule();
   const [dialog, setDialog] = useState<{ schedule: Schedule | null } | null>(null);
   const [deleting, setDeleting] = useState<Schedule | null>(null);
@@ -123,7 +139,8 @@ function Schedules() {
         </button>
       </div>
       <p className="muted">
-        Back stacks up on a timetable, keep the archives here or push them to a destination, and prune the old ones.
+        Back stacks up on a timetable, on this host or an agent, keep the archives there or push them to a destination,
+        and prune the old ones.
       </p>
       {saved && (
         <p className="success" role="status">
@@ -142,6 +159,7 @@ function Schedules() {
               key={schedule.id}
               schedule={schedule}
               destinations={destinations.data}
+              agents={agents.data}
               onHistory={() => setHistoryOf(schedule.id)}
               onEdit={() => setDialog({ schedule })}
               onDelete={() => {

@@ -19,7 +19,7 @@ const RUNNING_REFETCH_MS = 2_000;
 const IDLE_REFETCH_MS = 30_000;
 export const HISTORY_LIMIT = 50;
 
-/** Admin only: the schedules of this host. */
+/** Admin only: every schedule, of this host's stacks and of agents' (`agent_id`). */
 export function schedulesQueryOptions() {
   return queryOptions({
     queryKey: scheduleKeys.list,
@@ -53,11 +53,10 @@ export function timetableQueryOptions(cron: string, timezone: string) {
   });
 }
 
-/** The spec of a schedule as shown (what a PUT sends back). */
+/** The spec of a schedule as shown (what a PUT sends back), its host (`agent_id`) included. */
 export function specOf(schedule: Schedule): ScheduleSpec {
-  const { id: _id, agent_id: _agent, next_run_at: _next, last_run_at: _last, last_status: _status, running: _running, ...spec } =
-    schedule;
-  return spec;
+  const { id: _id, next_run_at: _next, last_run_at: _last, last_status: _status, running: _running, ...spec } = schedule;
+  return { ...spec, agent_id: schedule.agent_id ?? null };
 }
 
 // Every change and "run now" is audited by the server: each refreshes the audit log.

@@ -1,4 +1,5 @@
 import { useCan } from "../auth/permissions";
+import { VersionSection } from "../system/VersionSection";
 import { AccountSection } from "./AccountSection";
 import { AuditSection } from "./AuditSection";
 import { RegistriesSection } from "./RegistriesSection";
@@ -12,6 +13,7 @@ export function SettingsPage() {
   return (
     <main className="page">
       <h1>Settings</h1>
+      <VersionSection />
       <AccountSection />
       <TokensSection />
       {mayManageUsers && <UsersSection />}

@@ -4,6 +4,7 @@ import { NavLink, Outlet, useLocation, useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { confirmLeaving } from "../../components/useUnsavedChanges";
 import { useCurrentUser, useLogout } from "../auth/queries";
+import { UpdateHint } from "../system/UpdateHint";
 import { navItemsFor } from "./navigation";
 import { healthQueryOptions } from "./queries";
 
@@ -99,6 +100,7 @@ export function Shell() {
       <aside className="sidebar" id={menuId}>
         <div className="brand-block">
           <span className="brand">Stackyard</span> <AppVersion />
+          <UpdateHint />
         </div>
         <nav aria-label="Main">
           <ul>
