@@ -122,6 +122,12 @@ POLICY: dict[str, str | None] = {
     "agentStackUpdates": "viewer",
     "fleet": "viewer",
     "fleetHost": "viewer",
+    "pushAgentBackup": "admin",
+    "pullRemoteArchiveToAgent": "admin",
+    "agentTransferRun": "viewer",
+    "agentTransferRunEvents": "viewer",
+    "systemUpdateStatus": "viewer",
+    "startSystemUpdate": "admin",
     **{f"proxyAgent{m}": "viewer" for m in ("Get", "Post", "Put", "Patch", "Delete")},
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}

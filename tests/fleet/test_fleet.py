@@ -144,6 +144,13 @@ def test_failing_agents_are_offline_with_why_and_the_rest_is_shown(
     assert ("agent_incompatible", "older") in kinds
     assert fleet["kpis"]["hosts"] == 6 and fleet["kpis"]["hosts_online"] == 2
 
+    # An agent of another line is refused, but still reached to update it.
+    older_base = f"/api/agents/{older_record['id']}"
+    refused_stacks = admin_client.get(f"{older_base}/stacks")
+    assert refused_stacks.status_code == 502 and "0.0.9" in refused_stacks.json()["detail"]
+    update = admin_client.get(f"{older_base}/system/update")
+    assert update.status_code == 200 and update.json()["current_version"] == "0.0.9"
+
     # The agent's record keeps why it failed.
     assert "unreachable" in admin_client.get(f"/api/agents/{killed_id}").json()["last_error"]
 

@@ -255,10 +255,15 @@ async def agent_transfer_events(
 
 
 # -- the proxy ------------------------------------------------------------------------------
+#: Agent routes reached whatever the agent's version (its update and health).
+_ALWAYS_REACHABLE = ("system/update", "health")
+
+
 async def _proxy(
     request: Request, agent_id: int, path: str, principal: PrincipalDep, agents: Agents
 ) -> StreamingResponse:
-    client = await agents.client(agent_id)
+    # An agent of another release line is still reached to update it (or to ask it why).
+    client = await agents.client(agent_id, usable=not path.startswith(_ALWAYS_REACHABLE))
     name = client.target.name
     has_body = request.method in ("POST", "PUT", "PATCH", "DELETE") and (
         request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers

@@ -74,7 +74,11 @@ async def update_status(
     "/update",
     operation_id="startSystemUpdate",
     status_code=status.HTTP_202_ACCEPTED,
-    responses={400: {"description": "This installation is not compose-based"}},
+    responses={
+        400: {"description": "This installation is not compose-based"},
+        409: {"description": "The running version is the latest release"},
+        503: {"description": "The registry or the new image could not be reached"},
+    },
 )
 async def start_update(admin: AdminDep, audit: AuditDep, updates: SelfUpdateDep) -> UpdateStarted:
     """Pull the latest release, then recreate the service from it (admins). The service

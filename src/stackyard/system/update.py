@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import docker
 from docker.errors import DockerException
@@ -67,7 +68,7 @@ class Installation:
 
 @dataclass(frozen=True)
 class LastUpdate:
-    status: str  # "succeeded", "failed"
+    status: Literal["succeeded", "failed"]
     from_version: str
     to_version: str
     finished_at: datetime
@@ -168,7 +169,7 @@ class SelfUpdate:
         try:
             raw = json.loads((self.data_dir / RESULT_NAME).read_text())
             return LastUpdate(
-                status=str(raw["status"]),
+                status="succeeded" if raw["status"] == "succeeded" else "failed",
                 from_version=str(raw["from_version"]),
                 to_version=str(raw["to_version"]),
                 finished_at=datetime.fromisoformat(raw["finished_at"]),
