@@ -24,6 +24,7 @@ from stackyard.backups.capture import Selection
 from stackyard.backups.names import stack_of
 from stackyard.backups.store import ArchiveInfo
 from stackyard.compose.progress import ProgressFold
+from stackyard.destinations.base import Destination
 from stackyard.destinations.service import Destinations
 from stackyard.errors import AgentError, Conflict, Invalid, NotFound, StackyardError
 from stackyard.stacks.runs import Run, RunBoard, RunState, progress_reporter
@@ -97,10 +98,12 @@ class AgentHost:
                 spooled.unlink()
 
     async def pull(
-        self, destination_id: int, archive: str, progress: Callable[[int], None] = lambda _: None
+        self,
+        destination: Destination,
+        archive: str,
+        progress: Callable[[int], None] = lambda _: None,
     ) -> ArchiveInfo:
         """A destination's archive into the agent's archives, through a spool file here."""
-        destination = await asyncio.to_thread(self.destinations.open, destination_id)
         spooled = self._spooled(archive)
         try:
             await destination.pull(archive, spooled, lambda done: progress(done // 2))
@@ -182,24 +185,19 @@ class AgentTransfers:
         host = await self.host(agent_id)
         if name in await host.archives():
             raise Conflict(f"{name} is already on agent {host.client.target.name!r}")
-        view = self.destinations.get(destination_id)
-        destination = await asyncio.to_thread(self.destinations.open, destination_id)
-        found = {a.name: a for a in await destination.archives()}
-        if name not in found:
-            raise NotFound(f"{name} is not on {view.name}")
-        size = found[name].size
+        where, destination, size = await self.destinations.remote(destination_id, name)
 
         async def steps(run: Run) -> int:
-            report = progress_reporter(run, size, 1, f"Pulling from {view.name}")
+            report = progress_reporter(run, size, 1, f"Pulling from {where}")
             run.feed_line(
-                f"Pulling {name} ({size} bytes) from {view.name} to {host.client.target.name}"
+                f"Pulling {name} ({size} bytes) from {where} to {host.client.target.name}"
             )
             try:
-                kept = await host.pull(destination_id, name, lambda done: report(done, 0))
+                kept = await host.pull(destination, name, lambda done: report(done, 0))
             except StackyardError as exc:
                 run.fail(f"Pull failed: {exc.detail}")
                 return 1
-            run.advance(size, size, 1, 1, f"Pulling from {view.name}")
+            run.advance(size, size, 1, 1, f"Pulling from {where}")
             run.artifact = kept.name
             run.feed_line(f"Pulled {name}: it is in the agent's archives as {kept.name}")
             return 0

@@ -236,6 +236,16 @@ class Destinations:
         destination = await asyncio.to_thread(self.open, destination_id)
         return await destination.archives()
 
+    async def remote(self, destination_id: int, name: str) -> tuple[str, Destination, int]:
+        """An archive the destination holds, before pulling it: the destination's name,
+        the opened destination and the archive's size (NotFound when it is not there)."""
+        view = self.get(destination_id)
+        destination = await asyncio.to_thread(self.open, destination_id)
+        found = {a.name: a for a in await destination.archives()}
+        if name not in found:
+            raise NotFound(f"{name} is not on {view.name}")
+        return view.name, destination, found[name].size
+
     async def delete_archive(self, destination_id: int, name: str) -> None:
         destination = await asyncio.to_thread(self.open, destination_id)
         await destination.delete(name)

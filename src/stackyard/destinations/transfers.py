@@ -17,7 +17,7 @@ from stackyard.backups.names import stack_of
 from stackyard.backups.store import ArchiveStore
 from stackyard.compose.progress import ProgressFold
 from stackyard.destinations.service import Destinations
-from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
+from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.stacks.runs import Run, RunBoard, progress_reporter
 
 
@@ -57,17 +57,12 @@ class Transfers:
         stack = stack_of(name)
         if self.store.has(name):
             raise Conflict(f"{name} is already on this host")
-        view = self.destinations.get(destination_id)
-        destination = await asyncio.to_thread(self.destinations.open, destination_id)
-        found = {a.name: a for a in await destination.archives()}
-        if name not in found:
-            raise NotFound(f"{name} is not on {view.name}")
-        size = found[name].size
+        where, destination, size = await self.destinations.remote(destination_id, name)
 
         async def steps(run: Run) -> int:
-            report = progress_reporter(run, size, 1, f"Pulling from {view.name}")
+            report = progress_reporter(run, size, 1, f"Pulling from {where}")
             temporary = self.store.temporary(name)
-            run.feed_line(f"Pulling {name} ({size} bytes) from {view.name}")
+            run.feed_line(f"Pulling {name} ({size} bytes) from {where}")
             try:
                 await destination.pull(name, temporary, lambda done: report(done, 0))
                 problem = (await asyncio.to_thread(self.store.info, temporary)).error
@@ -80,7 +75,7 @@ class Transfers:
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     temporary.unlink()
-            run.advance(size, size, 1, 1, f"Pulling from {view.name}")
+            run.advance(size, size, 1, 1, f"Pulling from {where}")
             run.artifact = kept.name
             run.feed_line(f"Pulled {name}: it is in this host's archives as {kept.name}")
             return 0
