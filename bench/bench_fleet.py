@@ -87,12 +87,14 @@ def fleet() -> None:
             rss_before = rss_mib(central.process.pid)
             quick = _timed(http, "/api/dashboard/fleet", CALLS)
             payload = http.get("/api/dashboard/fleet").json()
-            offline = sum(card["status"] == "offline" for card in payload["hosts"])
+            status = [card["status"] for card in payload["hosts"] if card["kind"] == "agent"]
+            online, offline = status.count("online"), status.count("offline")
             ms = {name: statistics.median(t) * 1000 for name, t in (("fleet", quick), ("own", own))}
             goal = ms["own"] + 100
             verdict = "met" if ms["fleet"] <= goal else "NOT met"
             print(
-                f"fleet, {len(healthy)} healthy + {offline} offline agents: {ms['fleet']:.0f} ms "
+                f"fleet, {online} agents online + {offline} offline (refusing connections; "
+                f"{status.count('disabled')} disabled): {ms['fleet']:.0f} ms "
                 f"(median of {CALLS}; min {min(quick) * 1000:.0f}, max {max(quick) * 1000:.0f}) "
                 f"| slowest healthy agent's own answer {ms['own']:.0f} ms "
                 f"| goal <= {goal:.0f} ms: {verdict}",

@@ -72,6 +72,7 @@ class StandIns:
     agents: list[StandIn]
     loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
     servers: list[asyncio.Server] = field(default_factory=list)
+    held: list[socket.socket] = field(default_factory=list)
 
     def start(self) -> None:
         threading.Thread(target=self.loop.run_forever, daemon=True).start()
@@ -80,9 +81,12 @@ class StandIns:
     async def _listen(self) -> None:
         for agent in self.agents:
             if agent.kind == "offline":
-                with socket.socket() as probe:  # a port nothing listens on
-                    probe.bind(("127.0.0.1", 0))
-                    agent.port = probe.getsockname()[1]
+                # A port bound but not listening: refused, and not handed out again to a
+                # stand-in made later (as a port closed at once could be).
+                held = socket.socket()
+                held.bind(("127.0.0.1", 0))
+                agent.port = held.getsockname()[1]
+                self.held.append(held)
                 continue
             server = await asyncio.start_server(
                 lambda r, w, a=agent: self._serve(a, r, w), "127.0.0.1", 0, backlog=256
@@ -123,3 +127,5 @@ class StandIns:
 
         asyncio.run_coroutine_threadsafe(close(), self.loop).result()
         self.loop.call_soon_threadsafe(self.loop.stop)
+        for held in self.held:
+            held.close()

@@ -81,7 +81,7 @@ class DestinationDenied(DestinationError):
     pinned one."""
 
 
-# -- agents: classified where httpx's errors and statuses enter (agents/client.py) ----------
+# -- agents: classified where aiohttp's errors and statuses enter (agents/client.py) --------
 
 
 class AgentError(StackyardError):

@@ -4,12 +4,14 @@ from the central and pulled into another agent, with nothing left in the spool."
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import pytest
 
 from tests.agents.helpers import add_agent
 from tests.schedules.test_schedules import wait_history
+from tests.support.service import STACKYARD_BIN, service_env
 from tests.support.stacks import BUSYBOX, act, compose_text, service
 
 DATA = compose_text(app=service(BUSYBOX, command='["sleep", "3600"]', volumes="[data:/data]")) + (
@@ -40,7 +42,7 @@ def agent_with_stack(docker_engines, agent_processes, admin_client):
 
 
 def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
-    agent_with_stack, admin_client, s3_server, tmp_path
+    agent_with_stack, admin_client, s3_server, tmp_path, settings
 ):
     agent, record, base = agent_with_stack
     bucket = s3_server.bucket()
@@ -72,10 +74,30 @@ def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
         made.append(newest["archive"])
     assert runs[0]["pruned"] == 2  # the first archive, on the agent and at the destination
 
+    # `stackyard schedule run` on this central's database runs it on the agent too.
+    time.sleep(1.1)
+    env = service_env(
+        tmp_path,
+        STACKS_DIR=str(settings.stacks_dir),
+        DATABASE_URL=settings.effective_database_url,
+        STACKYARD_SECRET_KEY=settings.effective_secret_key,
+    )
+    ran = subprocess.run(
+        [str(STACKYARD_BIN), "schedule", "run", "nightly"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert ran.returncode == 0, ran.stderr
+    stack, outcome, detail = ran.stdout.strip().split("\t")
+    assert (stack, outcome) == ("shop", "succeeded") and detail.startswith("shop--alpha--")
+    made.append(detail.split(" ")[0])
+
     on_agent = [a["name"] for a in admin_client.get(f"{base}/backups").json()]
-    assert on_agent == [made[1]]
+    assert on_agent == [made[2]]
     remote = admin_client.get(f"/api/destinations/{destination['id']}/archives").json()
-    assert [a["name"] for a in remote] == [made[1]]
+    assert [a["name"] for a in remote] == [made[2]]
     # The agent never saw the destination's secret: the central pushed it.
     assert s3_server.secret_key not in agent.server.log()
     assert (

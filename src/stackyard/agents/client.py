@@ -1,22 +1,26 @@
 """One typed client for talking to an agent: what the central consumes itself (health,
 the fleet fan-out, scheduled backups, archives pushed from the central) and the raw
-streamed requests of the proxy. httpx's errors and the agent's refusals are classified
+streamed requests of the proxy. aiohttp's errors and the agent's refusals are classified
 here, where they enter: offline (retry later), denied (fix the token or the pinned
-certificate), or an answer the central cannot use."""
+certificate), or an answer the central cannot use.
+
+aiohttp rather than the httpx the registry client uses: the fleet asks hundreds of agents
+at once and is bound by the central's CPU, and aiohttp costs a quarter of httpx's per
+request (0.3 against 1.1-1.4 ms, measured over 190 loopback agents)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import json
 import ssl
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import httpx
+import aiohttp
 from pydantic import TypeAdapter
+from yarl import URL
 
 from stackyard.agents import tls
 from stackyard.errors import (
@@ -31,8 +35,10 @@ from stackyard.errors import (
 
 T = TypeVar("T")
 
-#: Each read waits at most this long: event streams send a keep-alive every 15 s.
-TIMEOUT = httpx.Timeout(60.0, connect=5.0)
+#: Connecting waits at most 5 s; each read at most a minute (event streams send a
+#: keep-alive every 15 s).
+TIMEOUT = aiohttp.ClientTimeout(total=None, connect=5.0, sock_read=60.0)
+Query = list[tuple[str, str]]
 
 
 @dataclass(frozen=True)
@@ -55,10 +61,10 @@ class AgentResponse:
     """A proxied answer whose first chunk has been read (so it did start)."""
 
     status_code: int
-    headers: httpx.Headers
+    headers: Mapping[str, str]
     first: bytes
     rest: AsyncIterator[bytes]
-    response: httpx.Response
+    response: aiohttp.ClientResponse
 
     async def body(self) -> AsyncIterator[bytes]:
         try:
@@ -67,10 +73,15 @@ class AgentResponse:
             async for chunk in self.rest:
                 yield chunk
         finally:
-            await self.response.aclose()
+            self.aclose()
 
-    async def aclose(self) -> None:
-        await self.response.aclose()
+    def aclose(self) -> None:
+        """Done with the answer: its connection is kept when it was read to the end,
+        closed when it was left halfway (the rest would be read by the next request)."""
+        if self.response.content.at_eof():
+            self.response.release()
+        else:
+            self.response.close()
 
 
 #: Answers are passed on in chunks of this size (fewer, larger writes), except event
@@ -78,16 +89,18 @@ class AgentResponse:
 CHUNK = 256 * 1024
 
 
-def _chunk_size(response: httpx.Response) -> int | None:
-    streaming = response.headers.get("content-type", "").startswith("text/event-stream")
-    return None if streaming else CHUNK
-
-
-@functools.cache
-def _plain_http() -> ssl.SSLContext:
-    """What httpx is given for a plain-HTTP agent: never used, and shared (a context of
-    its own per client would load the CA bundle for each of hundreds of agents)."""
-    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+async def _chunks(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        async for chunk in response.content.iter_any():
+            yield chunk
+        return
+    while True:
+        try:
+            yield await response.content.readexactly(CHUNK)
+        except asyncio.IncompleteReadError as end:
+            if end.partial:
+                yield end.partial
+            return
 
 
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:
@@ -104,52 +117,71 @@ def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | Non
 class AgentClient:
     """`start_timeout`: how long an answer may take to start (its headers and first
     chunk); once started, each read may wait up to a minute (event streams send a
-    keep-alive every 15 s)."""
+    keep-alive every 15 s). Made in the event loop it is used in."""
 
     def __init__(
-        self, target: AgentTarget, start_timeout: float = 30.0, timeout: httpx.Timeout = TIMEOUT
+        self,
+        target: AgentTarget,
+        start_timeout: float = 30.0,
+        timeout: aiohttp.ClientTimeout = TIMEOUT,
     ) -> None:
         self.target = target
         self.start_timeout = start_timeout
-        verify = (
+        self.loop = asyncio.get_running_loop()
+        self._root = target.url.rstrip("/") + "/agent"
+        context: ssl.SSLContext | bool = (
             tls.client_context(target.certificate, target.ca_certificate)
             if target.https
-            else _plain_http()
+            else True  # never used: aiohttp's shared default
         )
-        self._http = httpx.AsyncClient(
-            base_url=target.url.rstrip("/") + "/agent",
+        self._http = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(ssl=context, limit=32),
             headers={"Authorization": f"Bearer {target.token}"},
-            verify=verify,
             timeout=timeout,
-            limits=httpx.Limits(max_connections=32, max_keepalive_connections=8),
+            # Bodies pass through as the agent sent them, and it is never asked to
+            # compress: the proxy passes its content-encoding on with the raw bytes.
+            auto_decompress=False,
+            skip_auto_headers=("Accept-Encoding",),
             trust_env=False,  # agents are addressed directly, never through a proxy
         )
 
+    @property
+    def current(self) -> bool:
+        """Made in the running event loop (its connections belong to it)."""
+        return self.loop is asyncio.get_running_loop()
+
     async def aclose(self) -> None:
-        await self._http.aclose()
+        """Close its connections (those of another, ended event loop went with it)."""
+        if self.current:
+            await self._http.close()
 
     @contextlib.contextmanager
     def _classified(self) -> Iterator[None]:
         name = self.target.name
         try:
             yield
-        except (httpx.TimeoutException, TimeoutError) as exc:
+        except TimeoutError as exc:  # aiohttp's own timeouts are TimeoutErrors too
             raise AgentUnreachable(f"Agent {name!r} did not answer in time") from exc
-        except httpx.TransportError as exc:
-            if _cause(exc, ssl.SSLCertVerificationError) is not None:
+        except aiohttp.ClientError as exc:
+            if _cause(exc, ssl.SSLCertVerificationError) is not None or isinstance(
+                exc, aiohttp.ClientConnectorCertificateError
+            ):
                 raise AgentDenied(
                     f"Agent {name!r} presented a TLS certificate that is not the pinned one "
                     "(or not signed by the given CA): if it was replaced on purpose, edit the "
                     "agent and pin the new one"
                 ) from exc
-            reason = str(exc) or type(exc).__name__
+            if isinstance(exc, aiohttp.ClientConnectorError):
+                reason = f"cannot connect to {exc.host}:{exc.port} ({exc.os_error.strerror})"
+            else:
+                reason = str(exc) or type(exc).__name__
             raise AgentUnreachable(f"Agent {name!r} is unreachable: {reason}") from exc
 
-    def _refusal(self, response: httpx.Response, body: bytes) -> StackyardError | None:
+    def _refusal(self, response: aiohttp.ClientResponse) -> StackyardError | None:
         """The error for an answer that is the agent refusing the central itself."""
-        if response.status_code == 401:
+        if response.status == 401:
             return AgentDenied(f"Agent {self.target.name!r} refused the token (401)")
-        if response.status_code == 404 and not response.headers.get("content-type", "").startswith(
+        if response.status == 404 and not response.headers.get("content-type", "").startswith(
             "application/json"
         ):
             return AgentError(f"{self.target.url} is not a Stackyard agent (404)")
@@ -160,34 +192,39 @@ class AgentClient:
         method: str,
         path: str,
         *,
-        params: httpx.QueryParams | None = None,
+        params: Query | None = None,
         headers: Mapping[str, str] | None = None,
         content: AsyncIterator[bytes] | bytes | None = None,
         body: Any = None,
     ) -> AgentResponse:
         """Send a request and read the answer's first chunk: an offline agent, a refused
         token or a wrong certificate raise here, before anything is passed on."""
-        request = self._http.build_request(
-            method, path, params=params, headers=headers, content=content, json=body
-        )
         with self._classified():
             async with asyncio.timeout(self.start_timeout):
-                response = await self._http.send(request, stream=True)
+                response = await self._http.request(
+                    method,
+                    URL(self._root + path),
+                    params=params,
+                    headers=headers,
+                    data=content,
+                    json=body,
+                )
                 try:
-                    rest = response.aiter_raw(_chunk_size(response))
+                    rest = _chunks(response)
                     first = await anext(rest, b"")
                 except BaseException:
-                    await response.aclose()
+                    response.close()
                     raise
-        refusal = self._refusal(response, first)
+        refusal = self._refusal(response)
         if refusal is not None:
-            await response.aclose()
+            response.close()
             raise refusal
-        return AgentResponse(response.status_code, response.headers, first, rest, response)
+        return AgentResponse(response.status, response.headers, first, rest, response)
 
     async def get(self, path: str, shape: TypeAdapter[T], **params: Any) -> T:
         """GET a JSON answer of `shape`; an error answer raises with the agent's detail."""
-        answer = await self.request("GET", path, params=httpx.QueryParams(params))
+        query = [(key, str(value)) for key, value in params.items()]
+        answer = await self.request("GET", path, params=query or None)
         return await self.read(answer, shape)
 
     async def read_bytes(self, answer: AgentResponse) -> bytes:

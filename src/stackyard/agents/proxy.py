@@ -11,8 +11,6 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-import httpx
-
 from stackyard.agents.client import AgentClient, AgentResponse
 from stackyard.auth.audit import RELAY_HEADER, Recorder, relayed_entries
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal
@@ -50,7 +48,7 @@ async def forward(
     method: str,
     path: str,
     query: list[tuple[str, str]],
-    headers: httpx.Headers | dict[str, str],
+    headers: dict[str, str],
     body: AsyncIterator[bytes] | None,
     record: Recorder,
     target_of: Callable[[str | None], str],
@@ -59,7 +57,7 @@ async def forward(
     answer: AgentResponse = await client.request(
         method,
         path,
-        params=httpx.QueryParams(tuple(query)),
+        params=query,
         headers={**sent, **as_user(principal)},
         content=body,
     )

@@ -254,6 +254,22 @@ class Agents:
                 row.capabilities = json.dumps(health.capabilities)
             row.last_error = error
 
+    @staticmethod
+    def report_changed(
+        view: AgentView,
+        version: str | None,
+        error: str | None,
+        capabilities: list[str] | None = None,
+    ) -> bool:
+        """Whether a fleet contact found something to write: a change, or `last_seen_at`
+        over a minute old (a dashboard refreshed every few seconds over hundreds of agents
+        writes almost nothing)."""
+        fresh = view.last_seen_at is not None and utcnow() - view.last_seen_at < SEEN_EVERY
+        same = view.version == version and (
+            capabilities is None or view.capabilities == capabilities
+        )
+        return view.last_error != error or (version is not None and not (same and fresh))
+
     def record_report(
         self,
         view: AgentView,
@@ -261,16 +277,11 @@ class Agents:
         error: str | None,
         capabilities: list[str] | None = None,
     ) -> None:
-        """What a fleet contact found (its version and capabilities, or its error),
-        written only when it changed or `last_seen_at` is over a minute old: a dashboard
-        refreshed every few seconds over hundreds of agents writes almost nothing."""
-        now = utcnow()
-        fresh = view.last_seen_at is not None and now - view.last_seen_at < SEEN_EVERY
-        same = view.version == version and (
-            capabilities is None or view.capabilities == capabilities
-        )
-        if view.last_error == error and (version is None or (same and fresh)):
+        """What a fleet contact found (its version and capabilities, or its error), when
+        `report_changed`."""
+        if not self.report_changed(view, version, error, capabilities):
             return
+        now = utcnow()
         with self.db.session() as session:
             row = session.get(Row, view.id)
             if row is None:
@@ -295,7 +306,7 @@ class Agents:
         if usable and view.incompatibility:
             raise AgentIncompatible(view.incompatibility)
         cached = self._clients.get(view.id)
-        if cached is not None and cached[0] == view.updated_at:
+        if cached is not None and cached[0] == view.updated_at and cached[1].current:
             return cached[1]
         target = await asyncio.to_thread(self._load_target, view.id)
         made = AgentClient(target, self.start_timeout)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from stackyard.agents.service import Agents
     from stackyard.backups.service import BackupService
     from stackyard.db import Database
     from stackyard.destinations.service import Destinations
@@ -70,12 +71,26 @@ def transfers(service: BackupService) -> Transfers:
     return Transfers(destinations(service), service.store, service.host.runs)
 
 
-def schedules() -> Schedules:
+def agents() -> Agents:
+    from stackyard.agents.service import Agents
+
+    current = settings()
+    return Agents(
+        database(), current.effective_secret_key, current.app_version, current.agent_timeout
+    )
+
+
+def schedules(reach: Agents | None = None) -> Schedules:
+    """Schedules; those of agents run through `reach` (none: this host's only)."""
     from datetime import timedelta
 
+    from stackyard.agents.backups import AgentTransfers
     from stackyard.schedules.service import Schedules
 
     service = backups()
     moves = transfers(service)
     grace = timedelta(minutes=settings().schedule_grace_minutes)
-    return Schedules(moves.destinations.db, service, moves.destinations, moves, grace)
+    agent_host = (
+        AgentTransfers(reach, moves.destinations, settings().data_dir).host if reach else None
+    )
+    return Schedules(moves.destinations.db, service, moves.destinations, moves, grace, agent_host)

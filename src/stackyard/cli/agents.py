@@ -5,8 +5,8 @@ operations as the API, on this central's database, each through the agent's clie
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Annotated
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from pydantic import BaseModel
@@ -20,21 +20,26 @@ if TYPE_CHECKING:
 
 app = typer.Typer(no_args_is_help=True, help="The agents of this central (remote hosts).")
 
+T = TypeVar("T")
 AgentArg = Annotated[str, typer.Argument(help="The agent's id or name")]
 #: How often a run on an agent is looked at while it is drawn.
 POLL_SECONDS = 0.3
 
 
 def agents() -> Agents:
-    from stackyard.agents.service import Agents
+    return _common.agents()
 
-    settings = _common.settings()
-    return Agents(
-        _common.database(),
-        settings.effective_secret_key,
-        settings.app_version,
-        settings.agent_timeout,
-    )
+
+def run(service: Agents, work: Awaitable[T]) -> T:
+    """`work` in an event loop of its own, the agents' connections closed after it."""
+
+    async def go() -> T:
+        try:
+            return await work
+        finally:
+            await service.aclose()
+
+    return asyncio.run(go())
 
 
 def agent_id(service: Agents, given: str) -> int:
@@ -78,7 +83,7 @@ def agents_add(
 
     service = agents()
     spec = AgentSpec(name, url, token, fingerprint)
-    probe = asyncio.run(service.probe(spec))
+    probe = run(service, service.probe(spec))
     typer.echo(probe.detail)
     if probe.version is None:
         raise typer.Exit(1)
@@ -88,7 +93,7 @@ def agents_add(
             raise typer.Exit(1)
         spec = AgentSpec(name, url, token, probe.fingerprint)
     with audited(service.db, "cli", "agent.create", name):
-        view = asyncio.run(service.create(spec))
+        view = run(service, service.create(spec))
     typer.echo(f"Added agent {view.id} ({view.name})")
 
 
@@ -96,7 +101,7 @@ def agents_add(
 def agents_test(agent: AgentArg) -> None:
     """Reach the agent: its version and what it supports."""
     service = agents()
-    probe = asyncio.run(service.test(agent_id(service, agent)))
+    probe = run(service, service.test(agent_id(service, agent)))
     typer.echo(
         probe.detail + (f"; supports {', '.join(probe.capabilities)}" if probe.capabilities else "")
     )
@@ -112,7 +117,7 @@ def agents_remove(agent: AgentArg) -> None:
     service = agents()
     chosen = agent_id(service, agent)
     with audited(service.db, "cli", "agent.delete", agent) as note:
-        note.target = asyncio.run(service.delete(chosen))
+        note.target = run(service, service.delete(chosen))
     typer.echo(f"Removed agent {note.target}")
 
 
@@ -129,7 +134,7 @@ def fleet() -> None:
         service,
         settings.agent_timeout,
     )
-    payload = asyncio.run(dashboard.fleet())
+    payload = run(service, dashboard.fleet())
     colours = {
         "critical": typer.colors.RED,
         "warning": typer.colors.YELLOW,
@@ -171,14 +176,11 @@ def remote_action(agent: str, stack: str, action: str) -> RunState | None:
 
     async def go() -> RunState | None:
         client = await service.client(agent_id(service, agent))
-        try:
-            answer = await client.request("POST", f"/stacks/{stack}/actions/{action}")
-            started = await client.read(answer, TypeAdapter(RunState))
-            return await draw(_follow(client, stack, started.id))
-        finally:
-            await client.aclose()
+        answer = await client.request("POST", f"/stacks/{stack}/actions/{action}")
+        started = await client.read(answer, TypeAdapter(RunState))
+        return await draw(_follow(client, stack, started.id))
 
-    return asyncio.run(go())
+    return run(service, go())
 
 
 class RemoteService(BaseModel):
@@ -201,9 +203,6 @@ def remote_stacks(agent: str) -> list[RemoteStack]:
 
     async def go() -> list[RemoteStack]:
         client = await service.client(agent_id(service, agent))
-        try:
-            return await client.get("/stacks", TypeAdapter(list[RemoteStack]))
-        finally:
-            await client.aclose()
+        return await client.get("/stacks", TypeAdapter(list[RemoteStack]))
 
-    return asyncio.run(go())
+    return run(service, go())

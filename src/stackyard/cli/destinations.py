@@ -4,14 +4,11 @@ backup schedules of this service."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from stackyard.cli import _common
-
-if TYPE_CHECKING:
-    from stackyard.schedules.model import ScheduleRunView
 
 destination_app = typer.Typer(no_args_is_help=True, help="Backup destinations (SFTP, S3, NFS).")
 schedule_app = typer.Typer(no_args_is_help=True, help="Backup schedules of this host.")
@@ -71,20 +68,20 @@ def schedule_run(
     schedule: Annotated[str, typer.Argument(help="The schedule's id or name")],
 ) -> None:
     """Run a schedule now, out of its timetable, and report each stack's outcome."""
-    service = _common.schedules()
+    from stackyard.cli.agents import run
+
+    reach = _common.agents()
+    service = _common.schedules(reach)
     found = [v for v in service.all() if schedule in (str(v.id), v.name)]
     if not found:
         typer.secho(f"error: no schedule {schedule!r}", err=True, fg=typer.colors.RED)
         raise typer.Exit(1)
     view = found[0]
 
-    async def go() -> list[ScheduleRunView]:
-        return await service.fire(view.id, service.claim_now(view.id), False)
-
     failed = False
-    for run in asyncio.run(go()):
-        failed |= run.outcome != "succeeded"
-        detail = run.error or f"{run.archive} ({run.size} bytes, {run.pruned} pruned)"
-        typer.echo(f"{run.stack_id}\t{run.outcome}\t{detail}")
+    for made in run(reach, service.fire(view.id, service.claim_now(view.id), False)):
+        failed |= made.outcome != "succeeded"
+        detail = made.error or f"{made.archive} ({made.size} bytes, {made.pruned} pruned)"
+        typer.echo(f"{made.stack_id}\t{made.outcome}\t{detail}")
     if failed:
         raise typer.Exit(1)

@@ -10,6 +10,7 @@ computation (many open dashboards cost one fan-out)."""
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -167,6 +168,7 @@ class FleetDashboard:
         self.agents = agents
         self.timeout = timeout
         self._pending: asyncio.Future[Fleet] | None = None
+        self._took: dict[int, float] = {}  # seconds each agent took to answer last time
 
     async def fleet(self) -> Fleet:
         """The payload; a request that comes while one is computed gets that one."""
@@ -176,11 +178,13 @@ class FleetDashboard:
 
     async def _compute(self) -> Fleet:
         views = await asyncio.to_thread(self.agents.all)
-        deadline = time.monotonic() + self.timeout
+        deadline = asyncio.get_running_loop().time() + self.timeout  # the loop's clock
         slots = asyncio.Semaphore(CONCURRENCY)
-        cards = await asyncio.gather(
-            self._local(), *(self._agent(v, deadline, slots) for v in views)
-        )
+        # The agents that took longest last time are asked first (those not asked yet
+        # before all): the answer waits for the slowest, not for the last one sent.
+        slowest_first = sorted(views, key=lambda v: -self._took.get(v.id, math.inf))
+        asked = {v.id: asyncio.create_task(self._agent(v, deadline, slots)) for v in slowest_first}
+        cards = await asyncio.gather(self._local(), *(asked[v.id] for v in views))
         return merge(list(cards))
 
     async def _local(self) -> HostCard:
@@ -203,7 +207,8 @@ class FleetDashboard:
         def card(
             status: HostStatus, detail: str | None, report: HostReport | None = None
         ) -> HostCard:
-            elapsed = (time.monotonic() - began) * 1000 if report else None
+            took = self._took[view.id] = time.monotonic() - began
+            elapsed = took * 1000 if report else None
             version = report.version if report else view.version
             seen = datetime.now(UTC) if report else view.last_seen_at
             return HostCard(
@@ -214,27 +219,34 @@ class FleetDashboard:
         if not view.enabled:
             return card("disabled", "Disabled")
         try:
-            async with slots:
+            async with asyncio.timeout_at(deadline), slots:
                 # An agent last seen with an incompatible version is asked too: it may
                 # have been updated since.
                 client = await self.agents.client_for(view, usable=False)
-                left = deadline - time.monotonic()
-                answer = await asyncio.wait_for(client.request("GET", "/fleet/host"), max(left, 0))
-                left = deadline - time.monotonic()
-                report = await asyncio.wait_for(client.read(answer, _REPORT), max(left, 0))
+                answer = await client.request("GET", "/fleet/host")
+                report = await client.read(answer, _REPORT)
         except TimeoutError:
             detail = f"no answer within {self.timeout:g} s"
         except StackyardError as exc:
             detail = exc.detail
         else:
             reason = incompatibility(self.agents.version, report.version)
-            await asyncio.to_thread(
-                self.agents.record_report, view, report.version, reason, report.capabilities or None
-            )
+            await self._record(view, report.version, reason, report.capabilities or None)
             if reason:
                 return card("incompatible", reason)
             return card("online", None, report)
         if view.incompatibility:  # an older agent has no fleet route: say why
             detail = view.incompatibility
-        await asyncio.to_thread(self.agents.record_report, view, None, detail)
+        await self._record(view, None, detail)
         return card("incompatible" if view.incompatibility else "offline", detail)
+
+    async def _record(
+        self,
+        view: AgentView,
+        version: str | None,
+        error: str | None,
+        capabilities: list[str] | None = None,
+    ) -> None:
+        """What the contact found, written in a thread of its own when it changed."""
+        if self.agents.report_changed(view, version, error, capabilities):
+            await asyncio.to_thread(self.agents.record_report, view, version, error, capabilities)
