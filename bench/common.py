@@ -135,18 +135,18 @@ class RssPeak:
         return self.peak - self.start
 
 
-def wait_run(http: httpx.Client, stack: str) -> dict:
-    """The stack's run, once it has ended."""
+def wait_run(http: httpx.Client, stack: str, every: float = 0.1) -> dict:
+    """The stack's run, once it has ended (asked every `every` seconds)."""
     while True:
         run = http.get(f"/api/stacks/{stack}/run")
         if run.status_code == 200 and run.json()["status"] != "running":
             return run.json()
-        time.sleep(0.1)
+        time.sleep(every)
 
 
-def wait_succeeded(http: httpx.Client, stack: str) -> dict:
+def wait_succeeded(http: httpx.Client, stack: str, every: float = 0.1) -> dict:
     """The stack's run, once it has ended; RuntimeError unless it succeeded."""
-    state = wait_run(http, stack)
+    state = wait_run(http, stack, every)
     if state["status"] != "succeeded":
         raise RuntimeError(f"run failed: {state['progress']['errors']}")
     return state
