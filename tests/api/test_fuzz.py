@@ -278,6 +278,10 @@ def test_api_holds_under_fuzzing(case, role, fuzz_server):
     assume(_spares_the_fuzzers_own_credentials(case))
     allowed = RANK[role] >= RANK[POLICY[operation_id]]
     response = case.call(base_url=server.url, headers=headers[role], timeout=30)
+    if response.status_code == 400 and response.text == "Invalid HTTP request received.":
+        # Not an HTTP message uvicorn can read (a made-up `transfer-encoding`, say): refused
+        # by the server before any of the service's code, in uvicorn's own plain text.
+        return
     probing_methods = case.method.upper() != case.operation.method.upper()  # expects a 405
     if not allowed and not probing_methods:
         # Refused before the route ran: a body too large, not JSON, not valid Unicode.

@@ -254,40 +254,34 @@ class Agents:
                 row.capabilities = json.dumps(health.capabilities)
             row.last_error = error
 
-    @staticmethod
-    def report_changed(
-        view: AgentView,
-        version: str | None,
-        error: str | None,
-        capabilities: list[str] | None = None,
-    ) -> bool:
-        """Whether a fleet contact found something to write: a change, or `last_seen_at`
-        over a minute old (a dashboard refreshed every few seconds over hundreds of agents
-        writes almost nothing)."""
-        fresh = view.last_seen_at is not None and utcnow() - view.last_seen_at < SEEN_EVERY
-        same = view.version == version and (
-            capabilities is None or view.capabilities == capabilities
-        )
-        return view.last_error != error or (version is not None and not (same and fresh))
-
-    def record_report(
+    async def record_report(
         self,
         view: AgentView,
         version: str | None,
         error: str | None,
         capabilities: list[str] | None = None,
     ) -> None:
-        """What a fleet contact found (its version and capabilities, or its error), when
-        `report_changed`."""
-        if not self.report_changed(view, version, error, capabilities):
+        """What a fleet contact found (its version and capabilities, or its error),
+        written in a thread only when it changed or `last_seen_at` is over a minute old: a
+        dashboard refreshed every few seconds over hundreds of agents writes almost nothing
+        (and leaves the event loop almost never)."""
+        fresh = view.last_seen_at is not None and utcnow() - view.last_seen_at < SEEN_EVERY
+        same = view.version == version and (
+            capabilities is None or view.capabilities == capabilities
+        )
+        if view.last_error == error and (version is None or (same and fresh)):
             return
-        now = utcnow()
+        await asyncio.to_thread(self._write_report, view.id, version, error, capabilities)
+
+    def _write_report(
+        self, agent_id: int, version: str | None, error: str | None, capabilities: list[str] | None
+    ) -> None:
         with self.db.session() as session:
-            row = session.get(Row, view.id)
+            row = session.get(Row, agent_id)
             if row is None:
                 return
             if version is not None:
-                row.version, row.last_seen_at = version, now
+                row.version, row.last_seen_at = version, utcnow()
             if capabilities is not None:
                 row.capabilities = json.dumps(capabilities)
             row.last_error = error

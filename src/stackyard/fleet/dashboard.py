@@ -231,22 +231,13 @@ class FleetDashboard:
             detail = exc.detail
         else:
             reason = incompatibility(self.agents.version, report.version)
-            await self._record(view, report.version, reason, report.capabilities or None)
+            await self.agents.record_report(
+                view, report.version, reason, report.capabilities or None
+            )
             if reason:
                 return card("incompatible", reason)
             return card("online", None, report)
         if view.incompatibility:  # an older agent has no fleet route: say why
             detail = view.incompatibility
-        await self._record(view, None, detail)
+        await self.agents.record_report(view, None, detail)
         return card("incompatible" if view.incompatibility else "offline", detail)
-
-    async def _record(
-        self,
-        view: AgentView,
-        version: str | None,
-        error: str | None,
-        capabilities: list[str] | None = None,
-    ) -> None:
-        """What the contact found, written in a thread of its own when it changed."""
-        if self.agents.report_changed(view, version, error, capabilities):
-            await asyncio.to_thread(self.agents.record_report, view, version, error, capabilities)
