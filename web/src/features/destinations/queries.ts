@@ -109,11 +109,22 @@ export function useDeleteRemoteArchive(id: number) {
 }
 
 /**
- * A transfer started: its run is the archive's stack's run (the deploy console follows it).
- * Destinations are the central's: pushes and pulls run on this host.
+ * What a transfer of `host`'s archives does once started and once ended. Destinations are the
+ * central's: a transfer of this host's archive is the archive's stack's run (the deploy
+ * console follows it); one of an agent's is the central's transfer run for that agent.
  */
-function startedTransfer(queryClient: QueryClient, run: Run) {
-  queryClient.setQueryData(stackKeys.run(LOCAL_HOST, run.stack), run);
+function transferCallbacks(queryClient: QueryClient, host: HostId) {
+  return {
+    onSuccess: (run: Run) =>
+      host === null
+        ? queryClient.setQueryData(stackKeys.run(LOCAL_HOST, run.stack), run)
+        : queryClient.setQueryData(stackKeys.transfer(host, run.stack), run),
+    onSettled: () =>
+      Promise.all([
+        invalidateStacks(queryClient, host),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  };
 }
 
 /** Downloads a remote archive into this host's archives; 409 when it is here already. */
@@ -126,12 +137,7 @@ export function usePullArchive(id: number) {
           params: { path: { destination_id: id, name } },
         }),
       ),
-    onSuccess: (run) => startedTransfer(queryClient, run),
-    onSettled: () =>
-      Promise.all([
-        invalidateStacks(queryClient, LOCAL_HOST),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    ...transferCallbacks(queryClient, LOCAL_HOST),
   });
 }
 
@@ -156,15 +162,7 @@ export function usePullArchiveInto(host: HostId) {
               params: { path: { agent_id: host, destination_id: destinationId, name } },
             }),
           ),
-    onSuccess: (run) =>
-      host === null
-        ? startedTransfer(queryClient, run)
-        : queryClient.setQueryData(stackKeys.transfer(host, run.stack), run),
-    onSettled: () =>
-      Promise.all([
-        invalidateStacks(queryClient, host),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    ...transferCallbacks(queryClient, host),
   });
 }
 
@@ -184,15 +182,7 @@ export function usePushBackup() {
           body: { destination_id: destinationId },
         }),
       ),
-    onSuccess: (run) =>
-      host === null
-        ? startedTransfer(queryClient, run)
-        : queryClient.setQueryData(stackKeys.transfer(host, run.stack), run),
-    onSettled: () =>
-      Promise.all([
-        invalidateStacks(queryClient, host),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    ...transferCallbacks(queryClient, host),
   });
 }
 
