@@ -1,8 +1,11 @@
-"""What the command groups share: settings, the database, the stacks of this host."""
+"""What the command groups share: settings, the database, the stacks of this host, the
+agents (and an event loop that closes their connections)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import asyncio
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from stackyard.agents.service import Agents
@@ -13,6 +16,8 @@ if TYPE_CHECKING:
     from stackyard.schedules.service import Schedules
     from stackyard.settings import Settings
     from stackyard.stacks.service import StackService
+
+T = TypeVar("T")
 
 
 def settings() -> Settings:
@@ -78,6 +83,18 @@ def agents() -> Agents:
     return Agents(
         database(), current.effective_secret_key, current.app_version, current.agent_timeout
     )
+
+
+def run(reach: Agents, work: Awaitable[T]) -> T:
+    """`work` in an event loop of its own, the agents' connections closed after it."""
+
+    async def go() -> T:
+        try:
+            return await work
+        finally:
+            await reach.aclose()
+
+    return asyncio.run(go())
 
 
 def schedules(reach: Agents | None = None) -> Schedules:

@@ -5,8 +5,8 @@ operations as the API, on this central's database, each through the agent's clie
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from pydantic import BaseModel
@@ -20,26 +20,9 @@ if TYPE_CHECKING:
 
 app = typer.Typer(no_args_is_help=True, help="The agents of this central (remote hosts).")
 
-T = TypeVar("T")
 AgentArg = Annotated[str, typer.Argument(help="The agent's id or name")]
 #: How often a run on an agent is looked at while it is drawn.
 POLL_SECONDS = 0.3
-
-
-def agents() -> Agents:
-    return _common.agents()
-
-
-def run(service: Agents, work: Awaitable[T]) -> T:
-    """`work` in an event loop of its own, the agents' connections closed after it."""
-
-    async def go() -> T:
-        try:
-            return await work
-        finally:
-            await service.aclose()
-
-    return asyncio.run(go())
 
 
 def agent_id(service: Agents, given: str) -> int:
@@ -54,7 +37,7 @@ def agent_id(service: Agents, given: str) -> int:
 @app.command("list")
 def agents_list() -> None:
     """id, name, URL, version (and whether this central can talk to it), last seen."""
-    for view in agents().all():
+    for view in _common.agents().all():
         version = view.version or "?"
         if view.incompatibility:
             version += " (incompatible)"
@@ -81,9 +64,9 @@ def agents_add(
     from stackyard.agents.service import AgentSpec
     from stackyard.auth.audit import audited
 
-    service = agents()
+    service = _common.agents()
     spec = AgentSpec(name, url, token, fingerprint)
-    probe = run(service, service.probe(spec))
+    probe = _common.run(service, service.probe(spec))
     typer.echo(probe.detail)
     if probe.version is None:
         raise typer.Exit(1)
@@ -93,15 +76,15 @@ def agents_add(
             raise typer.Exit(1)
         spec = AgentSpec(name, url, token, probe.fingerprint)
     with audited(service.db, "cli", "agent.create", name):
-        view = run(service, service.create(spec))
+        view = _common.run(service, service.create(spec))
     typer.echo(f"Added agent {view.id} ({view.name})")
 
 
 @app.command("test")
 def agents_test(agent: AgentArg) -> None:
     """Reach the agent: its version and what it supports."""
-    service = agents()
-    probe = run(service, service.test(agent_id(service, agent)))
+    service = _common.agents()
+    probe = _common.run(service, service.test(agent_id(service, agent)))
     typer.echo(
         probe.detail + (f"; supports {', '.join(probe.capabilities)}" if probe.capabilities else "")
     )
@@ -114,10 +97,10 @@ def agents_remove(agent: AgentArg) -> None:
     """Forget the agent (and its schedules); nothing on its host changes."""
     from stackyard.auth.audit import audited
 
-    service = agents()
+    service = _common.agents()
     chosen = agent_id(service, agent)
     with audited(service.db, "cli", "agent.delete", agent) as note:
-        note.target = run(service, service.delete(chosen))
+        note.target = _common.run(service, service.delete(chosen))
     typer.echo(f"Removed agent {note.target}")
 
 
@@ -128,13 +111,13 @@ def fleet() -> None:
 
     settings = _common.settings()
     stacks = _common.stacks()
-    service = agents()
+    service = _common.agents()
     dashboard = FleetDashboard(
         lambda: asyncio.to_thread(host_report, stacks, settings.app_version),
         service,
         settings.agent_timeout,
     )
-    payload = run(service, dashboard.fleet())
+    payload = _common.run(service, dashboard.fleet())
     colours = {
         "critical": typer.colors.RED,
         "warning": typer.colors.YELLOW,
@@ -172,7 +155,7 @@ def remote_action(agent: str, stack: str, action: str) -> RunState | None:
     from stackyard.cli.progress import draw
     from stackyard.stacks.runs import RunState
 
-    service = agents()
+    service = _common.agents()
 
     async def go() -> RunState | None:
         client = await service.client(agent_id(service, agent))
@@ -180,7 +163,7 @@ def remote_action(agent: str, stack: str, action: str) -> RunState | None:
         started = await client.read(answer, TypeAdapter(RunState))
         return await draw(_follow(client, stack, started.id))
 
-    return run(service, go())
+    return _common.run(service, go())
 
 
 class RemoteService(BaseModel):
@@ -199,10 +182,10 @@ class RemoteStack(BaseModel):
 def remote_stacks(agent: str) -> list[RemoteStack]:
     from pydantic import TypeAdapter
 
-    service = agents()
+    service = _common.agents()
 
     async def go() -> list[RemoteStack]:
         client = await service.client(agent_id(service, agent))
         return await client.get("/stacks", TypeAdapter(list[RemoteStack]))
 
-    return run(service, go())
+    return _common.run(service, go())

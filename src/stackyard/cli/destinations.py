@@ -68,8 +68,6 @@ def schedule_run(
     schedule: Annotated[str, typer.Argument(help="The schedule's id or name")],
 ) -> None:
     """Run a schedule now, out of its timetable, and report each stack's outcome."""
-    from stackyard.cli.agents import run
-
     reach = _common.agents()
     service = _common.schedules(reach)
     found = [v for v in service.all() if schedule in (str(v.id), v.name)]
@@ -79,7 +77,7 @@ def schedule_run(
     view = found[0]
 
     failed = False
-    for made in run(reach, service.fire(view.id, service.claim_now(view.id), False)):
+    for made in _common.run(reach, service.fire(view.id, service.claim_now(view.id), False)):
         failed |= made.outcome != "succeeded"
         detail = made.error or f"{made.archive} ({made.size} bytes, {made.pruned} pruned)"
         typer.echo(f"{made.stack_id}\t{made.outcome}\t{detail}")
