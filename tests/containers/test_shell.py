@@ -101,11 +101,7 @@ def test_exit_ends_the_session(admin_client, running):
         with pytest.raises(WebSocketDisconnect):
             for _ in range(200):
                 ws.receive_bytes()
-    ended = next(
-        e
-        for e in admin_client.get("/api/audit").json()["items"]
-        if e["action"] == "container.shell.end"
-    )
+    ended = audit_entry(admin_client, "container.shell.end")
     assert "exit code 7" in ended["detail"]
 
 
