@@ -21,4 +21,5 @@ openapi: setup
 
 lint: setup
 	.venv/bin/ruff check src tests bench
+	.venv/bin/ruff format --check src tests bench
 	.venv/bin/mypy

@@ -9,6 +9,7 @@ cd "$ROOT"
 
 echo "== ruff"
 .venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check src tests bench
 
 echo "== mypy"
 .venv/bin/mypy

@@ -26,7 +26,6 @@ PG_BIN = Path(os.environ.get("STACKYARD_TEST_PG_BIN", "/usr/lib/postgresql/15/bi
 PG_OS_USER = "postgres"
 
 
-
 class PostgresCluster:
     def __init__(self, root: Path) -> None:
         self.root = root

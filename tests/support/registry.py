@@ -59,7 +59,6 @@ MANIFEST_ACCEPT = ", ".join(
 _ACCESS = re.compile(r'"(GET|HEAD|PUT|POST|PATCH|DELETE) (\S+) HTTP/[\d.]+"')
 
 
-
 def _q(value: str) -> str:
     """A YAML double-quoted scalar (JSON strings are valid YAML)."""
     return json.dumps(value)

@@ -27,7 +27,6 @@ STACKYARD_BIN = Path(sys.executable).parent / "stackyard"
 DROP_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
 
 
-
 def sign_in(client: httpx.Client | TestClient, username: str, password: str) -> None:
     """Sign in with the session cookie and send its CSRF token on every request."""
     response = client.post("/api/auth/login", json={"username": username, "password": password})
