@@ -98,7 +98,7 @@ def test_workers_let_the_request_that_queued_them_finish_first():
     """A new worker waits before its first resolution (the list that queued the work is
     answered without compose competing with it); closing meanwhile resolves nothing."""
     rec = Recorder(delay=0)
-    warmer = Warmer(rec.resolve, rec.finished, workers=1, start_delay=0.5)
+    warmer = Warmer(rec.resolve, rec.finished, workers=1, start_delay=2)
     warmer.schedule(items("a"))
     time.sleep(0.2)
     assert rec.resolved == []
