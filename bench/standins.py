@@ -73,9 +73,14 @@ class StandIns:
     loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
     servers: list[asyncio.Server] = field(default_factory=list)
     held: list[socket.socket] = field(default_factory=list)
+    thread: threading.Thread | None = None
+    # What a silent stand-in waits for, never set. Held here: a task waiting on an event
+    # only it refers to is garbage, and the collector destroys it while it waits.
+    never: asyncio.Event = field(default_factory=asyncio.Event)
 
     def start(self) -> None:
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
         asyncio.run_coroutine_threadsafe(self._listen(), self.loop).result()
 
     async def _listen(self) -> None:
@@ -101,7 +106,7 @@ class StandIns:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
                 if agent.kind == "silent":
-                    await asyncio.Event().wait()  # never answers
+                    await self.never.wait()
                 path = head.split(b" ", 2)[1]
                 await asyncio.sleep(agent.delay)
                 body = HEALTH if path.endswith(b"/health") else host_report(agent.index)
@@ -127,5 +132,8 @@ class StandIns:
 
         asyncio.run_coroutine_threadsafe(close(), self.loop).result()
         self.loop.call_soon_threadsafe(self.loop.stop)
+        if self.thread is not None:
+            self.thread.join()
+        self.loop.close()
         for held in self.held:
             held.close()
