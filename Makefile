@@ -20,6 +20,4 @@ openapi: setup
 	.venv/bin/stackyard openapi --out web/openapi.json
 
 lint: setup
-	.venv/bin/ruff check src tests bench
-	.venv/bin/ruff format --check src tests bench
-	.venv/bin/mypy
+	scripts/lint.sh

@@ -7,12 +7,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-echo "== ruff"
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
-
-echo "== mypy"
-.venv/bin/mypy
+scripts/lint.sh
 
 echo "== vitest"
 (cd web && npm test --silent 2>&1 | grep -v 'config "nodedir"')
