@@ -73,13 +73,15 @@ class StandIns:
     loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
     servers: list[asyncio.Server] = field(default_factory=list)
     held: list[socket.socket] = field(default_factory=list)
-    thread: threading.Thread | None = None
+    thread: threading.Thread = field(init=False)
     # What a silent stand-in waits for, never set. Held here: a task waiting on an event
     # only it refers to is garbage, and the collector destroys it while it waits.
     never: asyncio.Event = field(default_factory=asyncio.Event)
 
-    def start(self) -> None:
+    def __post_init__(self) -> None:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def start(self) -> None:
         self.thread.start()
         asyncio.run_coroutine_threadsafe(self._listen(), self.loop).result()
 
@@ -132,8 +134,7 @@ class StandIns:
 
         asyncio.run_coroutine_threadsafe(close(), self.loop).result()
         self.loop.call_soon_threadsafe(self.loop.stop)
-        if self.thread is not None:
-            self.thread.join()
+        self.thread.join()
         self.loop.close()
         for held in self.held:
             held.close()
