@@ -14,7 +14,6 @@ from fastapi import APIRouter, Depends, Query, Request, WebSocket
 from fastapi.responses import StreamingResponse
 from fastapi.sse import EventSourceResponse
 
-from stackyard.aio import to_the_end
 from stackyard.api.deps import (
     PrincipalDep,
     StacksDep,
@@ -33,6 +32,7 @@ from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
 from stackyard.containers.shell import AUTO
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
 from stackyard.stacks.operate import DEFAULT_TAIL, HostUsage
+from stackyard.uncancellable import to_the_end
 
 router = APIRouter(tags=["operate"], dependencies=[Depends(current_principal)])
 #: WebSocket routes authenticate themselves (`authenticate_websocket`).

@@ -23,8 +23,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from stackyard.aio import to_the_end
 from stackyard.errors import Invalid, NotFound, Unavailable
+from stackyard.uncancellable import to_the_end
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 

@@ -1,4 +1,5 @@
-"""Small asyncio helpers shared by the capabilities."""
+"""Work that runs to its end even when whoever waits for it is cancelled (`to_the_end`):
+for clean-ups that must not stop halfway."""
 
 from __future__ import annotations
 
