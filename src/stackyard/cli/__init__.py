@@ -1,8 +1,9 @@
 """The `stackyard` command: thin wrappers over the capability packages.
 
 One module per command group (`serve`: serve and agent; `users`; `tokens`; `stacks`),
-and one error handler for all of them (`_ReportErrors`): a `StackyardError` from any
-command becomes `error: <detail>` on stderr and exit status 1.
+the services they build in `services`, and one error handler for all of them
+(`_ReportErrors`): a `StackyardError` from any command becomes `error: <detail>` on
+stderr and exit status 1.
 """
 
 from __future__ import annotations

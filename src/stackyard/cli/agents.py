@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from pydantic import BaseModel
 
-from stackyard.cli import _common
+from stackyard.cli import services
 
 if TYPE_CHECKING:
     from stackyard.agents.client import AgentClient
@@ -37,7 +37,7 @@ def agent_id(service: Agents, given: str) -> int:
 @app.command("list")
 def agents_list() -> None:
     """id, name, URL, version (and whether this central can talk to it), last seen."""
-    for view in _common.agents().all():
+    for view in services.agents().all():
         version = view.version or "?"
         if view.incompatibility:
             version += " (incompatible)"
@@ -64,9 +64,9 @@ def agents_add(
     from stackyard.agents.service import AgentSpec
     from stackyard.auth.audit import audited
 
-    service = _common.agents()
+    service = services.agents()
     spec = AgentSpec(name, url, token, fingerprint)
-    probe = _common.run(service, service.probe(spec))
+    probe = services.run(service, service.probe(spec))
     typer.echo(probe.detail)
     if probe.version is None:
         raise typer.Exit(1)
@@ -76,15 +76,15 @@ def agents_add(
             raise typer.Exit(1)
         spec = AgentSpec(name, url, token, probe.fingerprint)
     with audited(service.db, "cli", "agent.create", name):
-        view = _common.run(service, service.create(spec))
+        view = services.run(service, service.create(spec))
     typer.echo(f"Added agent {view.id} ({view.name})")
 
 
 @app.command("test")
 def agents_test(agent: AgentArg) -> None:
     """Reach the agent: its version and what it supports."""
-    service = _common.agents()
-    probe = _common.run(service, service.test(agent_id(service, agent)))
+    service = services.agents()
+    probe = services.run(service, service.test(agent_id(service, agent)))
     typer.echo(
         probe.detail + (f"; supports {', '.join(probe.capabilities)}" if probe.capabilities else "")
     )
@@ -97,10 +97,10 @@ def agents_remove(agent: AgentArg) -> None:
     """Forget the agent (and its schedules); nothing on its host changes."""
     from stackyard.auth.audit import audited
 
-    service = _common.agents()
+    service = services.agents()
     chosen = agent_id(service, agent)
     with audited(service.db, "cli", "agent.delete", agent) as note:
-        note.target = _common.run(service, service.delete(chosen))
+        note.target = services.run(service, service.delete(chosen))
     typer.echo(f"Removed agent {note.target}")
 
 
@@ -109,15 +109,15 @@ def fleet() -> None:
     from stackyard.fleet.dashboard import FleetDashboard
     from stackyard.fleet.host import host_report
 
-    settings = _common.settings()
-    stacks = _common.stacks()
-    service = _common.agents()
+    settings = services.settings()
+    stacks = services.stacks()
+    service = services.agents()
     dashboard = FleetDashboard(
         lambda: asyncio.to_thread(host_report, stacks, settings.app_version),
         service,
         settings.agent_timeout,
     )
-    payload = _common.run(service, dashboard.fleet())
+    payload = services.run(service, dashboard.fleet())
     colours = {
         "critical": typer.colors.RED,
         "warning": typer.colors.YELLOW,
@@ -155,7 +155,7 @@ def remote_action(agent: str, stack: str, action: str) -> RunState | None:
     from stackyard.cli.progress import draw
     from stackyard.stacks.runs import RunState
 
-    service = _common.agents()
+    service = services.agents()
 
     async def go() -> RunState | None:
         client = await service.client(agent_id(service, agent))
@@ -163,7 +163,7 @@ def remote_action(agent: str, stack: str, action: str) -> RunState | None:
         started = await client.read(answer, TypeAdapter(RunState))
         return await draw(_follow(client, stack, started.id))
 
-    return _common.run(service, go())
+    return services.run(service, go())
 
 
 class RemoteService(BaseModel):
@@ -182,10 +182,10 @@ class RemoteStack(BaseModel):
 def remote_stacks(agent: str) -> list[RemoteStack]:
     from pydantic import TypeAdapter
 
-    service = _common.agents()
+    service = services.agents()
 
     async def go() -> list[RemoteStack]:
         client = await service.client(agent_id(service, agent))
         return await client.get("/stacks", TypeAdapter(list[RemoteStack]))
 
-    return _common.run(service, go())
+    return services.run(service, go())

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stackyard.cli import _common
+from stackyard.cli import services
 
 if TYPE_CHECKING:
     from stackyard.backups.service import BackupService
@@ -23,7 +23,7 @@ def _follow(
     """Start a backup, a restore or a transfer and draw its progress to its end."""
     from stackyard.cli.progress import draw
 
-    service = service or _common.backups()
+    service = service or services.backups()
 
     async def go() -> RunState | None:
         run = await start(service)
@@ -58,7 +58,7 @@ def backup_create(
 @app.command("list")
 def backup_list() -> None:
     """The archives kept on this host, newest first."""
-    for info in _common.backups().store.list():
+    for info in services.backups().store.list():
         if info.error:
             typer.echo(f"{info.name}\t{info.size}\tunreadable: {info.error}")
             continue
@@ -72,7 +72,7 @@ def backup_list() -> None:
 @app.command("verify")
 def backup_verify(name: Annotated[str, typer.Argument(help="The archive's name")]) -> None:
     """Read an archive through: every member's checksum, every entry safe to restore."""
-    report = _common.backups().store.verify(name)
+    report = services.backups().store.verify(name)
     for member in report.members:
         typer.echo(f"{member.member}\t{member.bytes} bytes\t{member.files} files\tok")
     if not report.ok:
@@ -106,9 +106,9 @@ def backup_push(
     to: Annotated[str, typer.Option("--to", help="The destination's id or name")],
 ) -> None:
     """Upload an archive of this host to a destination."""
-    service = _common.backups()
-    moves = _common.transfers(service)
-    destination = _common.destination_id(moves.destinations, to)
+    service = services.backups()
+    moves = services.transfers(service)
+    destination = services.destination_id(moves.destinations, to)
 
     async def start(_: BackupService) -> Run:
         return moves.push(name, destination)
@@ -123,7 +123,7 @@ def backup_pull(
 ) -> None:
     """Download an archive from a destination into this host's archives (then restore it
     with `stackyard backup restore`)."""
-    service = _common.backups()
-    moves = _common.transfers(service)
-    destination = _common.destination_id(moves.destinations, source)
+    service = services.backups()
+    moves = services.transfers(service)
+    destination = services.destination_id(moves.destinations, source)
     _follow(lambda _: moves.pull(destination, name), service)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from stackyard.cli import _common
+from stackyard.cli import services
 
 destination_app = typer.Typer(no_args_is_help=True, help="Backup destinations (SFTP, S3, NFS).")
 schedule_app = typer.Typer(no_args_is_help=True, help="Backup schedules of this host.")
@@ -17,7 +17,7 @@ schedule_app = typer.Typer(no_args_is_help=True, help="Backup schedules of this 
 @destination_app.command("list")
 def destination_list() -> None:
     """id, name, type, where, and the pinned SSH host key."""
-    for view in _common.destinations().all():
+    for view in services.destinations().all():
         settings = view.settings
         if settings.type == "sftp":
             where = f"sftp://{settings.username}@{settings.host}:{settings.port}/{settings.folder}"
@@ -36,8 +36,8 @@ def destination_test(
     destination: Annotated[str, typer.Argument(help="The destination's id or name")],
 ) -> None:
     """Reach the destination, write and remove a small file (pins an SFTP host key)."""
-    service = _common.destinations()
-    result = asyncio.run(service.test(_common.destination_id(service, destination)))
+    service = services.destinations()
+    result = asyncio.run(service.test(services.destination_id(service, destination)))
     typer.echo(result.detail)
 
 
@@ -46,15 +46,15 @@ def destination_archives(
     destination: Annotated[str, typer.Argument(help="The destination's id or name")],
 ) -> None:
     """The archives Stackyard made that the destination holds, newest first."""
-    service = _common.destinations()
-    for archive in asyncio.run(service.archives(_common.destination_id(service, destination))):
+    service = services.destinations()
+    for archive in asyncio.run(service.archives(services.destination_id(service, destination))):
         typer.echo(f"{archive.name}\t{archive.size}\t{archive.modified.isoformat()}")
 
 
 @schedule_app.command("list")
 def schedule_list() -> None:
     """id, name, timetable, stacks, destination, next run, last outcome."""
-    for view in _common.schedules().all():
+    for view in services.schedules().all():
         stacks = ",".join(view.stacks) if view.stacks else "(every stack)"
         next_run = view.next_run_at.isoformat() if view.next_run_at else "(disabled)"
         typer.echo(
@@ -68,8 +68,8 @@ def schedule_run(
     schedule: Annotated[str, typer.Argument(help="The schedule's id or name")],
 ) -> None:
     """Run a schedule now, out of its timetable, and report each stack's outcome."""
-    reach = _common.agents()
-    service = _common.schedules(reach)
+    reach = services.agents()
+    service = services.schedules(reach)
     found = [v for v in service.all() if schedule in (str(v.id), v.name)]
     if not found:
         typer.secho(f"error: no schedule {schedule!r}", err=True, fg=typer.colors.RED)
@@ -77,7 +77,7 @@ def schedule_run(
     view = found[0]
 
     failed = False
-    for made in _common.run(reach, service.fire(view.id, service.claim_now(view.id), False)):
+    for made in services.run(reach, service.fire(view.id, service.claim_now(view.id), False)):
         failed |= made.outcome != "succeeded"
         detail = made.error or f"{made.archive} ({made.size} bytes, {made.pruned} pruned)"
         typer.echo(f"{made.stack_id}\t{made.outcome}\t{detail}")

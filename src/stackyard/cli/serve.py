@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from stackyard.cli import _common
+from stackyard.cli import services
 
 if TYPE_CHECKING:
     from stackyard.settings import Settings
@@ -33,7 +33,7 @@ def _run(
 
     limit_malloc_arenas()
     raise_open_files_limit()
-    settings = _common.settings()
+    settings = services.settings()
     setup_logging(settings.log_level, settings.secrets())
     application = create_app(settings, mode)
     tls: dict[str, str] = {}

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from stackyard.cli import _common
+from stackyard.cli import services
 
 app = typer.Typer(no_args_is_help=True, help="Run stack actions on this host.")
 
@@ -29,12 +29,9 @@ def stack_list(agent: AgentOpt = None) -> None:
                 f"{stack.id}\t{stack.state}\t{running}/{len(stack.services)} services running"
             )
         return
-    for view in _common.stacks().list():
-        running = sum(1 for s in view.status.services if s.running)
-        typer.echo(
-            f"{view.status.id}\t{view.status.state}\t"
-            f"{running}/{len(view.status.services)} services running"
-        )
+    for view in services.stacks().list():
+        running = sum(1 for s in view.services if s.running)
+        typer.echo(f"{view.id}\t{view.state}\t{running}/{len(view.services)} services running")
 
 
 def _action(name: str, action: str, agent: str | None) -> None:
@@ -42,7 +39,7 @@ def _action(name: str, action: str, agent: str | None) -> None:
     from stackyard.stacks.runs import RunState
 
     async def go() -> RunState | None:
-        service = _common.stacks()
+        service = services.stacks()
         service.start(name, action)
         return await draw(service.follow(name))
 
@@ -82,7 +79,7 @@ for _command, _act, _help in [
 @app.command("check")
 def stack_check() -> None:
     """Ask the registries for newer image digests now and list the stacks that have one."""
-    summary = asyncio.run(_common.stacks().updates.check())
+    summary = asyncio.run(services.stacks().updates.check())
     for stack in summary.stacks:
         states = ", ".join(f"{i.service}: {i.state}" for i in stack.images)
         typer.echo(f"{stack.stack}\t{'UPDATE' if stack.has_update else 'ok'}\t{states}")
@@ -104,7 +101,7 @@ def stack_logs(
     with -f new ones as they come, also from containers recreated meanwhile. Ctrl-C ends."""
     from stackyard.containers.logs import LogLine
 
-    operate = _common.stacks().operate
+    operate = services.stacks().operate
     colours: dict[str, str] = {}
     width = 0
 

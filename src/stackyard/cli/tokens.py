@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from stackyard.cli import _common
+from stackyard.cli import services
 
 app = typer.Typer(no_args_is_help=True, help="Manage API tokens.")
 
@@ -20,7 +20,7 @@ def token_create(
     from stackyard.auth.api_tokens import create_token
     from stackyard.auth.users import get_user
 
-    db = _common.database()
+    db = services.database()
     with db.session() as session:
         user_id = get_user(session, name).id
     _, secret = create_token(db, user_id, label)

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from stackyard.auth.principal import Role
-from stackyard.cli import _common
+from stackyard.cli import services
 
 app = typer.Typer(no_args_is_help=True, help="Manage user accounts.")
 
@@ -39,7 +39,7 @@ def user_create(
     from stackyard.auth.users import create_user
 
     role = Role.admin if admin else role
-    db = _common.database()
+    db = services.database()
     with audited(db, "cli", "user.create", name) as note:
         note.detail = f"role={role}"
         create_user(db, name, _read_password(password_stdin), role)
@@ -52,7 +52,7 @@ def user_passwd(name: str, password_stdin: PasswordStdin = False) -> None:
     from stackyard.auth.audit import audited
     from stackyard.auth.users import set_password
 
-    db = _common.database()
+    db = services.database()
     with audited(db, "cli", "user.set_password", name):
         set_password(db, name, _read_password(password_stdin))
     typer.echo(f"Password of {name!r} changed")
@@ -63,5 +63,5 @@ def user_list() -> None:
     """List users and their roles."""
     from stackyard.auth.users import list_users
 
-    for user in list_users(_common.database()):
+    for user in list_users(services.database()):
         typer.echo(f"{user.username}\t{user.role}")

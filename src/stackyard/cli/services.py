@@ -1,5 +1,6 @@
-"""What the command groups share: settings, the database, the stacks of this host, the
-agents (and an event loop that closes their connections)."""
+"""The services the command groups build and share: settings, the database, this host's
+stacks, backups, destinations, transfers and schedules, the agents (and an event loop
+that closes their connections)."""
 
 from __future__ import annotations
 
