@@ -6,6 +6,7 @@ import asyncio
 import functools
 import gc
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -38,11 +39,12 @@ from stackyard.api import (
     users,
 )
 from stackyard.api import errors as api_errors
-from stackyard.api.bodyguard import BodyGuard
 from stackyard.api.deps import authenticate
-from stackyard.api.disconnect import ChildrenFollowTheClient
+from stackyard.api.disconnect import KillChildrenOnDisconnect
 from stackyard.api.headers import SecurityHeaders
+from stackyard.api.request_body import AuthenticatedBoundedBody
 from stackyard.api.web import mount_ui
+from stackyard.auth import passwords
 from stackyard.auth.audit import AuditRelay
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
@@ -59,6 +61,7 @@ from stackyard.stacks.service import StackService
 from stackyard.system.update import SelfUpdate
 
 Mode = Literal["central", "agent"]
+log = logging.getLogger(__name__)
 
 
 #: What every host does, written once: the central serves them for its own host under
@@ -139,6 +142,13 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Read at each start: the tests start one app (its routes built once) many times,
+        # each time on new settings and a new data folder.
+        settings: Settings = app.state.settings
+        app.state.throttle = LoginThrottle()
+        passwords.configure(settings.test_cheap_password_hashes)
+        if settings.test_cheap_password_hashes:
+            log.warning("Passwords are hashed at the lowest cost: a setting for tests only")
         settings.prepare_dirs()
         if mode == "central":
             db = Database(settings.effective_database_url)
@@ -219,7 +229,6 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     )
     app.state.settings = settings
     app.state.mode = mode
-    app.state.throttle = LoginThrottle()
     api_errors.install(app)
 
     app.add_middleware(SecurityHeaders)
@@ -227,19 +236,19 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     if mode == "agent":
         app.add_middleware(AuditRelay)
         app.add_middleware(
-            BodyGuard,
+            AuthenticatedBoundedBody,
             authenticate=authenticate,
-            max_bytes=lambda: settings.max_json_bytes,
+            max_bytes=lambda: app.state.settings.max_json_bytes,
             streamed=_streamed("/agent"),
         )
         app.include_router(_agent_router())
-        app.add_middleware(ChildrenFollowTheClient)  # outermost: every request's children
+        app.add_middleware(KillChildrenOnDisconnect)  # outermost: every request's children
         return app
 
     app.add_middleware(
-        BodyGuard,
+        AuthenticatedBoundedBody,
         authenticate=authenticate,
-        max_bytes=lambda: settings.max_json_bytes,
+        max_bytes=lambda: app.state.settings.max_json_bytes,
         public=frozenset({("POST", "/api/auth/login")}),
         streamed=_streamed("/api"),
     )
@@ -249,7 +258,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
 
     app.mount(docs.DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="docs-assets")
     mount_ui(app)
-    app.add_middleware(ChildrenFollowTheClient)  # outermost: every request's children
+    app.add_middleware(KillChildrenOnDisconnect)  # outermost: every request's children
     return app
 
 

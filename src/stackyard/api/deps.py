@@ -94,8 +94,8 @@ def is_agent(connection: HTTPConnection) -> bool:
 
 def authenticate(request: HTTPConnection, method: str) -> Principal:
     """The principal of a request, by API token (bearer) or session cookie (+ CSRF on
-    writes); on an agent, the central's user, vouched for by the agent token. Used by the
-    body guard (before a body is read) and by the dependency."""
+    writes); on an agent, the central's user, vouched for by the agent token. Used by
+    `AuthenticatedBoundedBody` (before a body is read) and by the dependency."""
     known = request.scope.get("state", {}).get("principal")
     if known is not None:
         return cast(Principal, known)

@@ -1,6 +1,7 @@
-"""Children follow the client: a program started for a request (`docker compose config`
-validating a save, resolving a project for a stack page) is killed with its group when
-the client goes away before its answer is complete (`stackyard.process.request_scope`).
+"""A request's children are killed when its client goes away: a program started for a
+request (`docker compose config` validating a save, resolving a project for a stack page)
+is killed with its group when the client leaves before its answer is complete
+(`stackyard.process.request_scope`).
 
 Pure ASGI. Once the request body has been read, this middleware is the only reader of the
 connection's `receive`: it waits for the client's `http.disconnect` and hands it on to the
@@ -20,7 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from stackyard import process
 
 
-class ChildrenFollowTheClient:
+class KillChildrenOnDisconnect:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 

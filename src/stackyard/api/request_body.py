@@ -28,7 +28,7 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
-class BodyGuard:
+class AuthenticatedBoundedBody:
     def __init__(
         self,
         app: ASGIApp,
