@@ -17,7 +17,7 @@ from fastapi import APIRouter, FastAPI
 from fastapi.routing import iter_route_contexts
 from fastapi.staticfiles import StaticFiles
 
-from stackyard import __version__, process
+from stackyard import __version__
 from stackyard.agents.backups import AgentTransfers
 from stackyard.agents.service import Agents
 from stackyard.api import (
@@ -54,6 +54,7 @@ from stackyard.destinations.service import Destinations
 from stackyard.destinations.transfers import Transfers
 from stackyard.fleet.dashboard import FleetDashboard
 from stackyard.fleet.host import host_report
+from stackyard.process import children
 from stackyard.schedules.service import Schedules
 from stackyard.settings import Settings
 from stackyard.stacks.host import Host
@@ -213,7 +214,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 await scheduled.aclose()
             if mode == "central":
                 await app.state.agents.aclose()
-            process.kill_all()  # no compose run outlives the service
+            children.kill_all()  # no compose run outlives the service
             await host.aclose()
             host.close()
             if mode == "central":

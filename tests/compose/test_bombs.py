@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from stackyard import process
+from stackyard.process import children
 from tests.compose.test_yaml import BOMB, SELF_MERGE
+from tests.process.test_children import pids_running
 from tests.support.stacks import compose_text, service, wait_run
-from tests.test_process import pids_running
 
 pytestmark = pytest.mark.docker
 
@@ -55,7 +55,7 @@ def test_bombs_are_refused_on_save_and_in_the_list(admin_client, make_stack, sta
     assert admin_client.post("/api/stacks/updates/check").status_code == 200
 
     assert not pids_running(str(stacks_dir))  # no compose left behind
-    assert not process.live_groups()
+    assert not children.live_groups()
     assert rss_mib() - before < 200
 
 
@@ -77,13 +77,13 @@ def test_compose_meeting_a_bomb_is_held_by_the_limits(tmp_path):
 
     def call():
         try:
-            outcome["code"] = process.run(
+            outcome["code"] = children.run(
                 ["docker", "compose", "--project-directory", str(tmp_path), "config"],
                 cwd=tmp_path,
                 timeout=15,
-                limits=process.Limits(memory_mb=256),
+                limits=children.Limits(memory_mb=256),
             ).returncode
-        except process.TimedOut as exc:
+        except children.TimedOut as exc:
             outcome["code"] = exc
 
     thread = threading.Thread(target=call)
@@ -97,4 +97,4 @@ def test_compose_meeting_a_bomb_is_held_by_the_limits(tmp_path):
     assert time.monotonic() - started < 25
     assert outcome["code"] != 0
     assert 0 < peak < 256 + 64, f"compose grew to {peak:.0f} MiB"
-    assert not pids_running(str(tmp_path)) and not process.live_groups()
+    assert not pids_running(str(tmp_path)) and not children.live_groups()

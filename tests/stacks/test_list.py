@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from stackyard import process
+from stackyard.process import children, tuning
 from stackyard.stacks.warmup import Warmer
 from tests.support.stacks import BIG, BUSYBOX, compose, compose_text, service
 
@@ -20,12 +20,12 @@ class ComposeRuns:
         self.calls: list[tuple[str, list[str]]] = []
         self.niceness: list[int] = []
         self._lock = threading.Lock()
-        run, stream = process.run, process.stream
+        run, stream = children.run, children.stream
 
         def counted_run(args, *a, **kw):
             with self._lock:
                 self.calls.append((threading.current_thread().name, list(args)))
-                self.niceness.append(process.child_niceness())
+                self.niceness.append(tuning.child_niceness())
             return run(args, *a, **kw)
 
         async def counted_stream(args, *a, **kw):
@@ -33,8 +33,8 @@ class ComposeRuns:
                 self.calls.append((threading.current_thread().name, list(args)))
             return await stream(args, *a, **kw)
 
-        monkeypatch.setattr(process, "run", counted_run)
-        monkeypatch.setattr(process, "stream", counted_stream)
+        monkeypatch.setattr(children, "run", counted_run)
+        monkeypatch.setattr(children, "stream", counted_stream)
 
     def clear(self) -> None:
         with self._lock:
@@ -130,7 +130,7 @@ def test_background_resolutions_warm_the_detail_and_the_update_summary(
     assert {args[-3] for _, args in runs.calls} == {"config"}  # compose config, per stack
     assert len(runs.calls) == 3
     assert all(thread == "stackyard-warmup" for thread, _ in runs.calls)
-    assert runs.niceness == [process.BACKGROUND_NICE] * 3  # out of the requests' way
+    assert runs.niceness == [tuning.BACKGROUND_NICE] * 3  # out of the requests' way
     runs.clear()
 
     reads = host.declared.reads

@@ -18,7 +18,7 @@ import contextlib
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from stackyard import process
+from stackyard.process.request_scope import request_scope
 
 
 class KillChildrenOnDisconnect:
@@ -32,7 +32,7 @@ class KillChildrenOnDisconnect:
         body_read = asyncio.Event()
         gone = asyncio.Event()
 
-        with process.request_scope() as children:
+        with request_scope() as children:
 
             async def watch() -> None:
                 await body_read.wait()

@@ -29,7 +29,7 @@ def _run(
 
     from stackyard.app import create_app
     from stackyard.logs import setup_logging
-    from stackyard.process import limit_malloc_arenas, raise_open_files_limit
+    from stackyard.process.tuning import limit_malloc_arenas, raise_open_files_limit
 
     limit_malloc_arenas()
     raise_open_files_limit()

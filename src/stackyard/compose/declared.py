@@ -10,8 +10,8 @@ common case:
   (`compose.override.yml`, ...), their documents merged in order, service by service;
 - interpolation (`$VAR`, `${VAR}`, `${VAR:-default}`, `${VAR-default}`, `${VAR:?error}`,
   `${VAR?error}`, `${VAR:+alt}`, `${VAR+alt}`, `$$`) from the children's environment
-  (`stackyard.process.child_env`) over the stack's own `.env` (KEY=VALUE, quotes,
-  comments, `export `), the environment winning as it does for compose;
+  (`stackyard.process.children.child_env`) over the stack's own `.env` (KEY=VALUE,
+  quotes, comments, `export `), the environment winning as it does for compose;
 - the project name: COMPOSE_PROJECT_NAME of the `.env`, else the top-level `name:`,
   else the folder's name, normalised as compose does (lowercase, only `[a-z0-9_-]`, no
   leading `_` or `-`);

@@ -6,8 +6,8 @@ import functools
 import shutil
 from dataclasses import dataclass
 
-from stackyard import process
 from stackyard.errors import StackyardError
+from stackyard.process import children
 from stackyard.version import parse_semver
 
 #: `--progress json` exists from compose 2.29.0.
@@ -23,7 +23,7 @@ class ComposeTool:
 
 def _version_of(command: tuple[str, ...]) -> str | None:
     try:
-        done = process.run([*command, "version", "--short"], timeout=20)
+        done = children.run([*command, "version", "--short"], timeout=20)
     except (OSError, StackyardError):
         return None
     return done.stdout.strip().lstrip("v") if done.returncode == 0 else None
@@ -34,7 +34,7 @@ def _speaks_json(command: tuple[str, ...], version: str) -> bool:
         parsed = parse_semver(version)
     except ValueError:  # development builds print "dev": ask the tool itself
         try:
-            done = process.run([*command, "--progress", "json", "version"], timeout=20)
+            done = children.run([*command, "--progress", "json", "version"], timeout=20)
         except (OSError, StackyardError):
             return False
         return done.returncode == 0

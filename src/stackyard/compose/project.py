@@ -2,8 +2,8 @@
 override files, includes), cached until one of the folder's compose inputs changes.
 
 Compose runs only after `check_references` found nothing outside the stack folder, with
-the minimal environment of `stackyard.process.child_env`, under the limits of the
-process seam: the stack's `.env` is the one source of interpolation."""
+the minimal environment of `stackyard.process.children.child_env`, under the limits of
+the process seam: the stack's `.env` is the one source of interpolation."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from stackyard import process
 from stackyard.compose.probe import ComposeTool
 from stackyard.compose.references import COMPOSE_FILES, OVERRIDE_FILES, check_references
 from stackyard.errors import ComposeRejected, Invalid, Unavailable
 from stackyard.fs.jsonstore import JsonStore
+from stackyard.process import children
 
 __all__ = [
     "COMPOSE_FILES",
@@ -83,16 +83,16 @@ def run_config(
         args += ["--env-file", str(env_file)]
     args += ["--project-directory", str(project_dir or folder), "config", "--format", "json"]
     try:
-        done = process.run(
+        done = children.run(
             args,
             cwd=folder,
             timeout=CONFIG_TIMEOUT,
-            env=process.child_env(docker_host),
+            env=children.child_env(docker_host),
             what="docker compose config",
         )
     except OSError as exc:
         raise Unavailable(f"docker compose config could not be started: {exc}") from exc
-    except process.OutputTooLarge as exc:
+    except children.OutputTooLarge as exc:
         raise ComposeRejected(exc.detail) from exc
     if done.returncode != 0:
         message = done.stderr.strip() or done.stdout.strip() or "invalid compose file"

@@ -18,8 +18,8 @@ Decision: references are confined to the stack's own folder for everyone, admins
 included. A stack that needs a shared file keeps a copy in its folder.
 
 Paths may use variables: they are expanded the way compose would, from the children's
-environment (`stackyard.process.child_env`) and the env files that feed the file's
-interpolation. Where the value could be one of several (a variable set in more than one
+environment (`stackyard.process.children.child_env`) and the env files that feed the
+file's interpolation. Where the value could be one of several (a variable set in more than one
 env file, a `${X:-default}`), every candidate is checked.
 """
 
@@ -34,7 +34,7 @@ from typing import Any
 
 from stackyard.compose.yaml import MAX_BYTES, load_yaml_all
 from stackyard.errors import ComposeRejected, Invalid
-from stackyard.process import child_env
+from stackyard.process.children import child_env
 
 #: Compose's own file names, in its order of preference, and its override files.
 COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")

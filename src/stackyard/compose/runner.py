@@ -1,7 +1,7 @@
 """Runs compose commands in a stack folder and streams their output lines.
 
-Through the process seam (`stackyard.process.stream`): the minimal environment, the
-resource limits, and the child killed with its group when the caller is cancelled (a
+Through the process seam (`stackyard.process.children.stream`): the minimal environment,
+the resource limits, and the child killed with its group when the caller is cancelled (a
 client that disconnects from a streamed action). The folder's references are checked
 first, as for `docker compose config`.
 """
@@ -12,10 +12,10 @@ import asyncio
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from stackyard import process
 from stackyard.compose.probe import ComposeTool
 from stackyard.compose.references import check_references
 from stackyard.errors import Unavailable
+from stackyard.process import children
 
 
 def progress_args(tool: ComposeTool) -> list[str]:
@@ -33,7 +33,7 @@ async def run_compose(
     args: Sequence[str],
     on_line: Callable[[str], None],
     docker_host: str | None = None,
-    limits: process.Limits | None = None,
+    limits: children.Limits | None = None,
     project_dir: Path | None = None,
 ) -> int:
     """Run `compose <progress flags> ARGS` in `folder`; every output line goes to on_line.
@@ -56,7 +56,7 @@ async def run_compose(
             on_line(line.decode(errors="replace"))
 
     try:
-        code = await process.stream(
+        code = await children.stream(
             [
                 *tool.command,
                 *progress_args(tool),
@@ -65,7 +65,7 @@ async def run_compose(
             ],
             on_output,
             cwd=folder,
-            env=process.child_env(docker_host),
+            env=children.child_env(docker_host),
             limits=limits,
             what="docker compose",
         )

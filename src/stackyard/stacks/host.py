@@ -11,19 +11,23 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import docker
-from docker.errors import DockerException
-
-from stackyard import process
 from stackyard.compose.declared import DeclaredCache
 from stackyard.compose.probe import ComposeTool, compose_tool
 from stackyard.compose.project import Project, ProjectCache, fingerprint, run_config
 from stackyard.containers.usage import UsageCollector
 from stackyard.docker.containers import running_containers
-from stackyard.docker.engine import connect, insecure_registries
+from stackyard.docker.engine import (
+    Engine,
+    connect,
+    disconnect,
+    engine_state,
+    insecure_registries,
+    ping,
+)
 from stackyard.docker.helper import Helpers
 from stackyard.docker.streams import EngineStreams
-from stackyard.errors import Invalid, StackyardError
+from stackyard.errors import Invalid, StackyardError, Unavailable
+from stackyard.process import children, tuning
 from stackyard.registry.client import RegistryClient
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
@@ -42,8 +46,8 @@ class Host:
     def __init__(self, settings: Settings, tool: ComposeTool | None = None) -> None:
         self.settings = settings
         # Every child of this process (compose config, actions, the probe) runs under these.
-        process.set_default_limits(
-            process.Limits(settings.subprocess_memory_mb, settings.subprocess_cpu_seconds)
+        children.set_default_limits(
+            children.Limits(settings.subprocess_memory_mb, settings.subprocess_cpu_seconds)
         )
         self.tool = tool or compose_tool()
         data = settings.data_dir
@@ -54,7 +58,7 @@ class Host:
         )
         # What the files declare, for the list (no compose run); the full resolutions
         # the list lacks are made in the background.
-        self.declared = DeclaredCache(process.child_env(settings.docker_host))
+        self.declared = DeclaredCache(children.child_env(settings.docker_host))
         self.warmer = Warmer(self._resolve_quietly, self._resolved)
         self.store = StackStore(self.stacks_dir, self.validate)
         self.runs = RunBoard(data)
@@ -72,14 +76,15 @@ class Host:
         )
 
     @functools.cached_property
-    def docker(self) -> docker.DockerClient:
+    def docker(self) -> Engine:
         return connect(self.settings.docker_host)
 
     @functools.cached_property
     def _engine_name(self) -> str:
+        client = self.docker  # not reached: raised, and asked again next time
         try:
-            return str(self.docker.info().get("Name") or "")
-        except DockerException:
+            return engine_state(client).name
+        except Unavailable:
             return ""
 
     def host_name(self) -> str:
@@ -98,7 +103,7 @@ class Host:
         the first list after a start does not pay for it. A failure is left for the
         requests to report."""
         with contextlib.suppress(Exception):
-            self.docker.ping()
+            ping(self.docker)
         with contextlib.suppress(Exception):
             self.listed_projects(self.store.ids())
 
@@ -159,7 +164,7 @@ class Host:
 
     def _resolve_quietly(self, folder: Path) -> None:
         """One background resolution; an invalid file is a result too (cached as such)."""
-        with contextlib.suppress(Invalid), process.in_background():
+        with contextlib.suppress(Invalid), tuning.in_background():
             self.projects.get(folder)
 
     def _resolved(self) -> None:
@@ -189,4 +194,4 @@ class Host:
     def close(self) -> None:
         self.warmer.close()
         if "docker" in self.__dict__:
-            self.docker.close()
+            disconnect(self.docker)

@@ -25,11 +25,11 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
-from stackyard import process
 from stackyard.compose.progress import ProgressFold, ProgressState
 from stackyard.db.types import utcnow
 from stackyard.errors import Conflict, StackyardError
 from stackyard.fs.jsonstore import JsonStore
+from stackyard.process.request_scope import detached
 
 log = logging.getLogger(__name__)
 RunStatus = Literal["running", "succeeded", "failed"]
@@ -222,9 +222,7 @@ class RunBoard:
         run = Run(secrets.token_hex(8), stack, action, fold)
         self._runs[stack] = run
         # The run outlives the request that started it: its children are not the request's.
-        self._tasks[stack] = asyncio.create_task(
-            self._drive(run, lock, steps), context=process.detached()
-        )
+        self._tasks[stack] = asyncio.create_task(self._drive(run, lock, steps), context=detached())
         return run
 
     async def run(self, stack: str, action: str, fold: ProgressFold, steps: Steps) -> Run:

@@ -1,4 +1,8 @@
-"""The stacks capability of one host: status, files, lifecycle actions, updates."""
+"""The stacks capability of one host: status, files, lifecycle actions, updates.
+
+`StackView` and `StackDetail` are what the API serves of a stack, as they are (the
+schema's descriptions are on their fields): the status from its containers, with what the
+service adds, and on its page its files, the `.env` file for admins only."""
 
 from __future__ import annotations
 
@@ -7,14 +11,18 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Annotated
 
-from stackyard import process
+from pydantic import ConfigDict, Field, with_config
+
+from stackyard.auth.principal import Principal
 from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import Project
 from stackyard.compose.runner import run_compose
 from stackyard.docker.containers import compose_containers
 from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
 from stackyard.files import browse
+from stackyard.process import tuning
 from stackyard.registry.logins import RegistryLogins
 from stackyard.stacks import removal
 from stackyard.stacks.host import Host
@@ -24,7 +32,7 @@ from stackyard.stacks.pulls import pull_choice
 from stackyard.stacks.removal import DeletePlan, DeleteResult
 from stackyard.stacks.runs import Run, RunState, Steps
 from stackyard.stacks.status import ContainerIndex, StackStatus, stack_status
-from stackyard.stacks.store import FileKind, StackFiles
+from stackyard.stacks.store import FileKind
 from stackyard.stacks.updates import UpdateService
 
 log = logging.getLogger(__name__)
@@ -41,11 +49,21 @@ ACTIONS: dict[str, tuple[tuple[str, ...], ...]] = {
 _PULLS = {"pull", "update"}
 
 
-@dataclass(frozen=True)
-class StackView:
-    status: StackStatus
-    busy: str | None  # the action in progress
+#: Served as they are: every field is in each answer, so the schema says each is there
+#: (`error` has a default).
+@with_config(ConfigDict(json_schema_serialization_defaults_required=True))
+@dataclass(frozen=True, kw_only=True)
+class StackView(StackStatus):
+    busy: Annotated[str | None, Field(description="The action in progress, if any")]
     auto_update: bool
+
+
+@dataclass(frozen=True, kw_only=True)
+class StackDetail(StackView):
+    compose_file: str
+    compose: str
+    env: Annotated[str | None, Field(description="The `.env` file; null for roles below admin")]
+    has_secrets: bool
 
 
 class StackService:
@@ -67,11 +85,19 @@ class StackService:
             for stack_id, project in projects.items()
         ]
 
-    def get(self, stack_id: str) -> tuple[StackView, StackFiles]:
+    def detail(self, stack_id: str, principal: Principal) -> StackDetail:
+        """The stack with its files; the `.env` file (secrets, often) for admins only."""
         files = self.host.store.read(stack_id)
         index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
         project = self.host.resolve_all([stack_id])[stack_id]
-        return self._view(stack_id, project, index, self.host.prefs.get(stack_id)), files
+        view = self._view(stack_id, project, index, self.host.prefs.get(stack_id))
+        return StackDetail(
+            **vars(view),
+            compose_file=files.compose_name,
+            compose=files.compose,
+            env=files.env if principal.is_admin else None,
+            has_secrets=files.has_secrets,
+        )
 
     def _view(
         self,
@@ -87,7 +113,11 @@ class StackService:
             resolved, error = project, None
         containers = index.of(stack_id, resolved.name if resolved else None)
         status = stack_status(stack_id, resolved, containers, error)
-        return StackView(status, self.host.runs.busy(stack_id), bool(prefs and prefs.auto_update))
+        return StackView(
+            **vars(status),
+            busy=self.host.runs.busy(stack_id),
+            auto_update=bool(prefs and prefs.auto_update),
+        )
 
     def require(self, stack_id: str) -> None:
         """NotFound unless the stack exists, or has a run (a restore making it)."""
@@ -262,7 +292,7 @@ class StackService:
         await asyncio.sleep(first_delay)
         while True:
             try:
-                with process.in_background():  # no request waits for it
+                with tuning.in_background():  # no request waits for it
                     await self.check_and_auto_update()
             except StackyardError as exc:
                 log.warning("Update check failed: %s", exc.detail)

@@ -1,5 +1,5 @@
-"""The one seam for every subprocess the service starts (compose config, compose actions,
-the compose probe).
+"""Children: the one seam for every program the service runs (compose config, compose
+actions, the compose probe).
 
 Each child:
 
@@ -8,8 +8,11 @@ Each child:
   killed together with everything it started (the docker CLI runs compose as a child);
 - runs under resource limits set in the child before exec (`Limits`): RLIMIT_DATA for
   memory, RLIMIT_CPU for CPU time, no core dumps, and SIGKILL when the service dies;
-- started for work no request waits for (`in_background`: the resolutions the stack list
-  queues), runs at a lower CPU priority, so that it does not slow the requests down;
+- started for work no request waits for (`tuning.in_background`: the resolutions the
+  stack list queues), runs at a lower CPU priority, so that it does not slow the requests
+  down;
+- started for a request (`request_scope`), is killed with its group when the client goes
+  away;
 - is killed with its group (SIGTERM, a short grace, then SIGKILL) on timeout, on
   cancellation, when its output grows beyond a bound, and on shutdown (`kill_all`);
   after a normal exit, whatever is left in its group is killed too: no orphan outlives
@@ -35,9 +38,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
-import contextvars
 import ctypes
-import ctypes.util
 import os
 import resource
 import selectors
@@ -45,11 +46,14 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from stackyard.errors import Invalid, Unavailable
+from stackyard.process import tuning
+from stackyard.process.groups import signal_group
+from stackyard.process.request_scope import current_scope
 
 #: Seconds between SIGTERM and SIGKILL when a child is stopped.
 GRACE_SECONDS = 2.0
@@ -119,51 +123,9 @@ def set_default_limits(limits: Limits) -> None:
     _default_limits = limits
 
 
-def default_limits() -> Limits:
-    return _default_limits
-
-
 _PR_SET_PDEATHSIG = 1
 _SIGKILL = int(signal.SIGKILL)
-_libc_name = ctypes.util.find_library("c")
-_prctl = ctypes.CDLL(_libc_name, use_errno=True).prctl if _libc_name else None
-
-
-#: The most descriptors the service asks for (deep folder zips hold one per level).
-OPEN_FILES_WANTED = 65536
-
-
-def raise_open_files_limit(wanted: int = OPEN_FILES_WANTED) -> int:
-    """Raise this process's soft limit of open descriptors towards its hard limit (as Go
-    programs do at start-up): the soft limit is often 1024 under systemd. Children inherit
-    it. Returns the soft limit now."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
-    if soft != resource.RLIM_INFINITY and soft < target:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (ValueError, OSError):
-            pass  # keep what there is: deep zips skip what is too deep, with a log line
-    return soft
-
-
-#: glibc's mallopt parameter M_ARENA_MAX, and the arenas the service keeps.
-_M_ARENA_MAX = -8
-MALLOC_ARENAS = 2
-
-
-def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
-    """Let glibc's malloc share a few arenas between threads (as MALLOC_ARENA_MAX does),
-    unless the environment says otherwise. By default each worker thread may get an arena
-    of its own, up to 8 per core, and keeps the memory freed in it: an S3 transfer's ten
-    threads grew the service by 48-60 MiB for good (9-14 MiB with two arenas, as fast;
-    bench/bench_destinations.py). Call at start-up, before threads start. False where the
-    C library is not glibc."""
-    if "MALLOC_ARENA_MAX" in os.environ or _libc_name is None:
-        return False
-    mallopt = getattr(ctypes.CDLL(_libc_name), "mallopt", None)
-    return bool(mallopt is not None and mallopt(_M_ARENA_MAX, arenas) == 1)
+_prctl = ctypes.CDLL(tuning.LIBC, use_errno=True).prctl if tuning.LIBC else None
 
 
 def _capped(kind: int, soft: int, hard: int) -> tuple[int, int]:
@@ -174,31 +136,10 @@ def _capped(kind: int, soft: int, hard: int) -> tuple[int, int]:
     return min(soft, ceiling), min(hard, ceiling)
 
 
-#: How much nicer than the service children started `in_background` are: on a busy host
-#: the kernel gives a waiting request about ten times their share of the CPU.
-BACKGROUND_NICE = 10
-_nice: contextvars.ContextVar[int] = contextvars.ContextVar("stackyard_child_nice", default=0)
-
-
-@contextlib.contextmanager
-def in_background() -> Iterator[None]:
-    """Children started in this context run at `BACKGROUND_NICE`."""
-    token = _nice.set(BACKGROUND_NICE)
-    try:
-        yield
-    finally:
-        _nice.reset(token)
-
-
-def child_niceness() -> int:
-    """How much nicer than the service a child started in this context runs."""
-    return _nice.get()
-
-
 def _preexec(limits: Limits) -> Callable[[], None]:
     """The function the child runs between fork and exec. Everything is computed here,
     in the parent: the child only makes system calls (no imports, no locks)."""
-    nice, renice = child_niceness(), os.nice
+    nice, renice = tuning.child_niceness(), os.nice
     memory = limits.memory_mb * 1024 * 1024
     data_limit = _capped(resource.RLIMIT_DATA, memory, memory)
     # SIGXCPU at the limit, SIGKILL a few CPU seconds later.
@@ -223,76 +164,10 @@ _live: set[int] = set()
 _live_lock = threading.Lock()
 
 
-class RequestScope:
-    """The children started on behalf of one request (`request_scope`): killed with their
-    groups when the client goes away before its answer is complete (`cancel`). Once the
-    answer is sent (`close`), nothing is killed any more."""
-
-    def __init__(self) -> None:
-        self._groups: set[int] = set()
-        self._lock = threading.Lock()
-        self.cancelled = False
-        self._closed = False
-
-    def adopt(self, pgid: int) -> None:
-        with self._lock:
-            if self._closed:
-                return
-            self._groups.add(pgid)
-            cancelled = self.cancelled
-        if cancelled:  # started after the client left
-            _signal_group(pgid, signal.SIGKILL)
-
-    def release(self, pgid: int) -> None:
-        with self._lock:
-            self._groups.discard(pgid)
-
-    def cancel(self) -> None:
-        """The client is gone: every child started for it is killed with its group."""
-        with self._lock:
-            if self._closed:
-                return
-            self.cancelled = True
-            groups = list(self._groups)
-        for pgid in groups:
-            _signal_group(pgid, signal.SIGKILL)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            self._groups.clear()
-
-
-_request: contextvars.ContextVar[RequestScope | None] = contextvars.ContextVar(
-    "stackyard_request_scope", default=None
-)
-
-
-@contextlib.contextmanager
-def request_scope() -> Iterator[RequestScope]:
-    """Children started in this context (threads started from it included: their
-    context is copied) belong to the returned scope."""
-    scope = RequestScope()
-    token = _request.set(scope)
-    try:
-        yield scope
-    finally:
-        scope.close()
-        _request.reset(token)
-
-
-def detached() -> contextvars.Context:
-    """A context without the request: for work that outlives the request that started
-    it (a stack action runs on after its 202)."""
-    context = contextvars.copy_context()
-    context.run(_request.set, None)
-    return context
-
-
 def _register(pgid: int) -> None:
     with _live_lock:
         _live.add(pgid)
-    scope = _request.get()
+    scope = current_scope()
     if scope is not None:
         scope.adopt(pgid)
 
@@ -300,13 +175,13 @@ def _register(pgid: int) -> None:
 def _unregister(pgid: int) -> None:
     with _live_lock:
         _live.discard(pgid)
-    scope = _request.get()
+    scope = current_scope()
     if scope is not None:
         scope.release(pgid)
 
 
 def _cancelled() -> bool:
-    scope = _request.get()
+    scope = current_scope()
     return scope is not None and scope.cancelled
 
 
@@ -316,30 +191,19 @@ def live_groups() -> set[int]:
         return set(_live)
 
 
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Signal a whole group; False when it has no process left."""
-    try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # not ours (any more): leave it alone
-        return False
-    return True
-
-
 def kill_all(grace: float = GRACE_SECONDS) -> None:
     """Stop every live child with its group: SIGTERM, up to `grace` seconds, SIGKILL.
     For the service's shutdown (also run at interpreter exit)."""
     groups = live_groups()
     if not groups:
         return
-    alive = {pgid for pgid in groups if _signal_group(pgid, signal.SIGTERM)}
+    alive = {pgid for pgid in groups if signal_group(pgid, signal.SIGTERM)}
     deadline = time.monotonic() + grace
     while alive and time.monotonic() < deadline:
         time.sleep(0.05)
         alive = {pgid for pgid in alive if _group_has_live_member(pgid)}
     for pgid in groups:
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
 
 
 def _group_has_live_member(pgid: int) -> bool:
@@ -418,7 +282,7 @@ def run(
         _stop_sync(process, pgid)
         raise
     finally:
-        _signal_group(pgid, signal.SIGKILL)  # anything the child left behind
+        signal_group(pgid, signal.SIGKILL)  # anything the child left behind
         with contextlib.suppress(Exception):
             process.wait(5)
         for pipe in (process.stdout, process.stderr):
@@ -454,7 +318,7 @@ def _collect(
             if not leader_done and process.poll() is not None:
                 # The child is done: what it left running holds the pipes open.
                 leader_done = True
-                _signal_group(pgid, signal.SIGKILL)
+                signal_group(pgid, signal.SIGKILL)
         remaining = max(deadline - time.monotonic(), 0.1)
         try:
             process.wait(remaining)
@@ -464,10 +328,10 @@ def _collect(
 
 
 def _stop_sync(process: subprocess.Popen[bytes], pgid: int) -> None:
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(GRACE_SECONDS)
-    _signal_group(pgid, signal.SIGKILL)
+    signal_group(pgid, signal.SIGKILL)
 
 
 # -- streamed calls (async) ------------------------------------------------------------
@@ -506,7 +370,7 @@ async def stream(
         # children of its own (asyncio would kill the child alone): the whole group goes.
         with contextlib.suppress(Exception):
             made = await spawn
-            _signal_group(made.pid, signal.SIGKILL)
+            signal_group(made.pid, signal.SIGKILL)
             await made.wait()
         raise
     pgid = process.pid
@@ -521,7 +385,7 @@ async def stream(
         await _stop_async(process, pgid)
         raise
     finally:
-        _signal_group(pgid, signal.SIGKILL)  # anything the child left behind
+        signal_group(pgid, signal.SIGKILL)  # anything the child left behind
         _unregister(pgid)
 
 
@@ -542,7 +406,7 @@ async def _pump(
                 reader = asyncio.ensure_future(process.stdout.read(65536))
             elif waiter in done:
                 # The child is done: what it left running holds the pipe open.
-                _signal_group(pgid, signal.SIGKILL)
+                signal_group(pgid, signal.SIGKILL)
                 await asyncio.wait({reader})
                 chunk = reader.result()
                 if not chunk:
@@ -559,9 +423,9 @@ async def _pump(
 async def _stop_async(process: asyncio.subprocess.Process, pgid: int) -> None:
     """SIGTERM to the group, a grace for the child to end, SIGKILL to the group. Runs
     to its end even when cancelled again (the SIGKILL is in the caller's finally too)."""
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     with contextlib.suppress(BaseException):
         await asyncio.wait_for(asyncio.shield(process.wait()), GRACE_SECONDS)
-    _signal_group(pgid, signal.SIGKILL)
+    signal_group(pgid, signal.SIGKILL)
     with contextlib.suppress(BaseException):
         await asyncio.wait_for(asyncio.shield(process.wait()), GRACE_SECONDS)
