@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The static checks: ruff (lint and format), then mypy (strict on src/stackyard:
-# pyproject.toml). Run by `make lint` and by scripts/test.sh.
+# The static checks: ruff (lint and format), mypy (strict on src/stackyard:
+# pyproject.toml), then ESLint on the UI (web/eslint.config.js). Run by `make lint` and
+# by scripts/test.sh.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -10,3 +11,6 @@ echo "== ruff"
 
 echo "== mypy"
 .venv/bin/mypy
+
+echo "== eslint"
+(cd web && npm run lint --silent)

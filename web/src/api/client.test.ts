@@ -90,8 +90,8 @@ describe("unwrap", () => {
   const response = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     createApiClient({
       baseUrl: "http://stackyard.test",
-      fetch: vi.fn(async () =>
-        typeof body === "string" ? new Response(body, { status, headers }) : json(body, { status, headers }),
+      fetch: vi.fn(() =>
+        Promise.resolve(typeof body === "string" ? new Response(body, { status, headers }) : json(body, { status, headers })),
       ),
     }).GET("/api/auth/me");
 
@@ -121,9 +121,7 @@ describe("unwrap", () => {
   it("reports a network failure readably", async () => {
     const client = createApiClient({
       baseUrl: "http://stackyard.test",
-      fetch: vi.fn(async () => {
-        throw new TypeError("Failed to fetch");
-      }),
+      fetch: vi.fn(() => Promise.reject(new TypeError("Failed to fetch"))),
     });
     await expect(unwrap(client.GET("/api/health"))).rejects.toThrow("Cannot reach the Stackyard server (Failed to fetch)");
   });

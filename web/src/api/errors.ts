@@ -18,10 +18,11 @@ function detailText(detail: unknown): string | null {
   if (typeof detail === "string" && detail.trim()) return detail;
   // FastAPI validation errors: [{"loc": [...], "msg": "...", "type": "..."}]
   if (Array.isArray(detail)) {
-    const msgs = detail
+    const msgs = (detail as unknown[])
       .map((item) => {
         if (item && typeof item === "object" && "msg" in item && typeof item.msg === "string") {
-          const loc = "loc" in item && Array.isArray(item.loc) ? item.loc.filter((p: unknown) => p !== "body").join(".") : "";
+          const loc =
+            "loc" in item && Array.isArray(item.loc) ? (item.loc as unknown[]).filter((p) => p !== "body").join(".") : "";
           return loc ? `${loc}: ${item.msg}` : item.msg;
         }
         return typeof item === "string" ? item : null;

@@ -51,7 +51,7 @@ describe("a host's client", () => {
       "GET /api/agents/:id/stacks": [],
       "GET /api/agents/:id/files": { path: "", entries: [] },
       "POST /api/agents/:id/stacks/:stack/actions/:action": () => json({ started: true }, { status: 202 }),
-      "PUT /api/agents/:id/files/content": async (request) => json({ got: await request.json() }),
+      "PUT /api/agents/:id/files/content": async (request) => json({ got: (await request.json()) as unknown }),
       "GET /api/auth/me": { id: 1, username: "alice", role: "admin" },
       "DELETE /api/agents/:id/files": () => noContent(),
     });

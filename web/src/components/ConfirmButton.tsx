@@ -17,20 +17,21 @@ export function ConfirmButton({
   disabled?: boolean;
 }) {
   const [asking, setAsking] = useState(false);
-  // Where the focus goes after the next render: the first button, or Cancel.
-  const [focus, setFocus] = useState<"trigger" | "cancel" | null>(null);
+  // Set by a click or Escape: the focus moves once the buttons it swapped are drawn (the
+  // first button back after Cancel, Cancel after the first click; not after Confirm).
+  const moveFocus = useRef(false);
   const triggerRef = useRef<HTMLButtonElement>(null);
   const cancelRef = useRef<HTMLButtonElement>(null);
 
   useEffect(() => {
-    if (focus === "trigger") triggerRef.current?.focus();
-    if (focus === "cancel") cancelRef.current?.focus();
-    if (focus) setFocus(null);
-  }, [focus]);
+    if (!moveFocus.current) return;
+    moveFocus.current = false;
+    (asking ? cancelRef : triggerRef).current?.focus();
+  }, [asking]);
 
   function cancel() {
+    moveFocus.current = true;
     setAsking(false);
-    setFocus("trigger");
   }
 
   if (!asking) {
@@ -42,8 +43,8 @@ export function ConfirmButton({
         aria-label={label}
         disabled={disabled}
         onClick={() => {
+          moveFocus.current = true;
           setAsking(true);
-          setFocus("cancel");
         }}
       >
         {children}

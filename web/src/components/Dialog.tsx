@@ -1,4 +1,4 @@
-import { useEffect, useId, useRef, type ReactNode, type RefObject } from "react";
+import { useEffect, useEffectEvent, useId, useRef, type ReactNode, type RefObject } from "react";
 
 const FOCUSABLE = [
   "a[href]",
@@ -32,8 +32,7 @@ export function useFocusTrap(
   onEscape: () => void,
   initial?: RefObject<HTMLElement | null>,
 ): void {
-  const escape = useRef(onEscape);
-  escape.current = onEscape;
+  const escape = useEffectEvent(onEscape);
 
   useEffect(() => {
     const root = ref.current;
@@ -48,7 +47,7 @@ export function useFocusTrap(
       if (event.key === "Escape") {
         event.preventDefault();
         event.stopPropagation();
-        escape.current();
+        escape();
         return;
       }
       if (event.key !== "Tab") return;
@@ -85,8 +84,8 @@ export function useFocusTrap(
       if (at !== -1) openDialogs.splice(at, 1);
       if (previous?.isConnected) previous.focus();
     };
-    // The trap is set up once per mount; `initial` is read at that time only.
-  }, [ref]);
+    // Set up once per mount: both refs are the caller's, the same objects on every render.
+  }, [ref, initial]);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useEffectEvent, useRef, useState } from "react";
 import type { EditorHandle, EditorLanguage } from "./codemirror";
 
 /**
@@ -23,9 +23,10 @@ export function CodeEditor({
   const hostRef = useRef<HTMLDivElement>(null);
   const handleRef = useRef<EditorHandle | null>(null);
   const [state, setState] = useState<"loading" | "ready" | "failed">("loading");
-  // The latest props for the editor's callbacks, which are created once.
-  const latest = useRef({ value, onChange, onSave });
-  latest.current = { value, onChange, onSave };
+  // The editor is created once: it starts from the text of that moment and calls the latest props.
+  const currentValue = useEffectEvent(() => value);
+  const changed = useEffectEvent((doc: string) => onChange(doc));
+  const saved = useEffectEvent(() => onSave?.());
 
   useEffect(() => {
     let cancelled = false;
@@ -35,11 +36,11 @@ export function CodeEditor({
         if (cancelled || !parent) return;
         handleRef.current = createEditor({
           parent,
-          doc: latest.current.value,
+          doc: currentValue(),
           language,
           label,
-          onChange: (doc) => latest.current.onChange(doc),
-          onSave: () => latest.current.onSave?.(),
+          onChange: (doc) => changed(doc),
+          onSave: () => saved(),
         });
         setState("ready");
       },

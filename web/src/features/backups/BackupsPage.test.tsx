@@ -93,7 +93,7 @@ describe("backups page", () => {
     await user.click(within(dialog).getByRole("checkbox", { name: /Replace stack web/ }));
     await user.click(within(dialog).getByRole("button", { name: "Restore over it" }));
     expect(await screen.findByRole("region", { name: "Deploy web" })).toBeInTheDocument();
-    const sent = await fake.calls("POST", `/api/backups/${archive.name}/restore`)[1]?.json();
+    const sent: unknown = await fake.calls("POST", `/api/backups/${archive.name}/restore`)[1]?.json();
     expect(sent).toEqual({ stack: null, overwrite: true, restore_binds: true, assets: ["volume:web_db"] });
     expect(calls).toBe(2);
   });

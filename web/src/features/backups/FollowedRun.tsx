@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef, type ReactNode } from "react";
+import { useEffect, useEffectEvent, useRef, type ReactNode } from "react";
 import type { Run } from "../../api/types";
 import { DeployConsole } from "../stacks/DeployConsole";
 import { useHost } from "../hosts/host";
@@ -28,13 +28,12 @@ export function FollowedRun({
   const host = useHost();
   const current = useQuery(stackRunQueryOptions(host, run.stack, transfer)).data;
   const reported = useRef<string | null>(null);
-  const succeeded = useRef(onSucceeded);
-  succeeded.current = onSucceeded;
+  const succeeded = useEffectEvent((done: Run) => onSucceeded?.(done));
 
   useEffect(() => {
     if (current?.id !== run.id || current.status !== "succeeded" || reported.current === run.id) return;
     reported.current = run.id;
-    succeeded.current?.(current);
+    succeeded(current);
   }, [current, run.id]);
 
   return <DeployConsole stackId={run.stack} title={title} transfer={transfer} onClose={onClose} />;

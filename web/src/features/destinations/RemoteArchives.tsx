@@ -38,9 +38,11 @@ export function RemoteArchives({
   function start(name: string, restore: boolean) {
     pull.mutate(name, {
       onSuccess: (run) => onPulled(run, name, restore),
-      onError: async (error) => {
+      onError: (error) => {
         // Here already: restoring needs no download.
-        if (restore && error instanceof ApiError && error.status === 409 && (await onAlreadyHere(name))) pull.reset();
+        if (restore && error instanceof ApiError && error.status === 409) {
+          void onAlreadyHere(name).then((here) => here && pull.reset());
+        }
       },
     });
   }

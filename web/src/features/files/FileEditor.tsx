@@ -1,10 +1,10 @@
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useState } from "react";
 import { useLocation, useNavigate } from "react-router";
 import { ApiError, errorMessage, isUnauthorized } from "../../api/errors";
 import { ConfirmDialog } from "../../components/Dialog";
 import { Loading } from "../../components/Loading";
-import { saveDraft, takeDraft, useUnsavedChanges } from "../../components/useUnsavedChanges";
+import { peekDraft, saveDraft, takeDraft, useUnsavedChanges } from "../../components/useUnsavedChanges";
 import type { LoginLocationState } from "../auth/RequireAuth";
 import type { HostId } from "../../api/hosts";
 import { useHost } from "../hosts/host";
@@ -30,7 +30,7 @@ interface Draft {
 }
 
 function readDraft(path: string, host: HostId): Draft | null {
-  const raw = takeDraft(draftKey(path, host));
+  const raw = peekDraft(draftKey(path, host));
   if (raw === null) return null;
   try {
     const draft = JSON.parse(raw) as Partial<Draft>;
@@ -88,41 +88,47 @@ export function FileEditor({
     leaving?.();
   }, [leaving]);
 
-  // Text kept while the user signed in again: put it back once the file is read.
-  const restored = useRef(false);
-  useEffect(() => {
-    if (!file.data || restored.current) return;
-    restored.current = true;
+  // Text kept while the user signed in again: put it back once the file is read (and
+  // forget it then: it comes back once).
+  const [restoring, setRestoring] = useState(true);
+  if (restoring && file.data) {
+    setRestoring(false);
     const kept = readDraft(path, host);
-    if (!kept || kept.text === file.data.content) return;
-    setDraft(kept.text);
-    setNotice({
-      tone: "info",
-      text:
-        kept.version === file.data.version
-          ? "Your unsaved changes from before you signed in again are back. Review them and save."
-          : "Your unsaved changes from before you signed in again are back, but the file changed on the server since: saving replaces those changes.",
-    });
-  }, [file.data, host, path]);
-
-  // An upload replaced the file.
-  const seenReplaced = useRef(replaced);
-  useEffect(() => {
-    if (replaced === seenReplaced.current) return;
-    seenReplaced.current = replaced;
-    if (dirty) {
-      setChangedOnDisk(true);
-      setSaved(false);
-      return;
+    if (kept && kept.text !== file.data.content) {
+      setDraft(kept.text);
+      setNotice({
+        tone: "info",
+        text:
+          kept.version === file.data.version
+            ? "Your unsaved changes from before you signed in again are back. Review them and save."
+            : "Your unsaved changes from before you signed in again are back, but the file changed on the server since: saving replaces those changes.",
+      });
     }
+  }
+  useEffect(() => {
+    if (!restoring) takeDraft(draftKey(path, host));
+  }, [restoring, path, host]);
+
+  // An upload replaced the file: with edits, it is marked "changed on disk"; else reloaded.
+  const [seenReplaced, setSeenReplaced] = useState(replaced);
+  const [reloading, setReloading] = useState(false);
+  if (replaced !== seenReplaced) {
+    setSeenReplaced(replaced);
     setSaved(false);
-    void file.refetch().then((result) => {
+    if (dirty) setChangedOnDisk(true);
+    else setReloading(true);
+  }
+  const { refetch } = file;
+  useEffect(() => {
+    if (!reloading) return;
+    void refetch().then((result) => {
+      setReloading(false);
       if (!result.data) return;
       setDraft(null);
       setChangedOnDisk(false);
       setNotice({ tone: "info", text: "Reloaded: an upload replaced this file." });
     });
-  }, [replaced, dirty, file]);
+  }, [reloading, refetch]);
 
   function doSave() {
     if (!file.data || save.isPending) return;

@@ -39,22 +39,24 @@ describe("downloads into a file the user picks (showSaveFilePicker)", () => {
     blobs = 0;
     vi.stubGlobal(
       "showSaveFilePicker",
-      vi.fn(async (options: { suggestedName?: string }) => {
+      vi.fn((options: { suggestedName?: string }) => {
         picked.push(options);
-        return {
-          createWritable: async () =>
-            new WritableStream<Uint8Array>({
-              write(chunk) {
-                written.push(chunk);
-              },
-              close() {
-                closed = true;
-              },
-              abort() {
-                aborted = true;
-              },
-            }),
-        };
+        return Promise.resolve({
+          createWritable: () =>
+            Promise.resolve(
+              new WritableStream<Uint8Array>({
+                write(chunk) {
+                  written.push(chunk);
+                },
+                close() {
+                  closed = true;
+                },
+                abort() {
+                  aborted = true;
+                },
+              }),
+            ),
+        });
       }),
     );
     // Nothing may collect the whole body in a Blob.
@@ -124,9 +126,7 @@ describe("downloads into a file the user picks (showSaveFilePicker)", () => {
   it("does nothing when the user closes the picker", async () => {
     vi.stubGlobal(
       "showSaveFilePicker",
-      vi.fn(async () => {
-        throw new DOMException("The user aborted a request.", "AbortError");
-      }),
+      vi.fn(() => Promise.reject(new DOMException("The user aborted a request.", "AbortError"))),
     );
     const fake = installFakeFetch(fileRoutes());
     const { user } = renderApp("/files?path=web/conf");

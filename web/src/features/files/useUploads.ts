@@ -72,8 +72,11 @@ export function useUploads({
   const controller = useRef<AbortController | null>(null);
   const resolveQuestion = useRef<((overwrite: boolean) => void) | null>(null);
   const resolveReplace = useRef<((replace: boolean) => void) | null>(null);
+  // The latest callbacks, for uploads started before a render changed them.
   const callbacks = useRef({ onDotSegment, onUploaded });
-  callbacks.current = { onDotSegment, onUploaded };
+  useEffect(() => {
+    callbacks.current = { onDotSegment, onUploaded };
+  });
 
   // Leaving the page stops what is still being sent.
   useEffect(() => () => controller.current?.abort(), []);

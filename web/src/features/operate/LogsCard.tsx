@@ -1,4 +1,4 @@
-import { useEffect, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useEffectEvent, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
 import type { HostId } from "../../api/hosts";
 import type { LogBatch } from "../../api/types";
 import { useHost } from "../hosts/host";
@@ -31,15 +31,21 @@ function useLogStream(host: HostId, stackId: string, filter: LogQuery, paused: b
   const [status, setStatus] = useState<StreamStatus>("connecting");
   const [attempt, setAttempt] = useState(0);
   const pending = useRef<ShownLine[]>([]);
-  const pausedRef = useRef(paused);
-  pausedRef.current = paused;
+  const isPaused = useEffectEvent(() => paused);
+
+  // Another stream (its filter changed, or a reconnect) starts from nothing.
+  const stream = JSON.stringify([host, stackId, service, container, attempt]);
+  const [shownStream, setShownStream] = useState(stream);
+  if (shownStream !== stream) {
+    setShownStream(stream);
+    setLines([]);
+    setHeld(0);
+    setStatus("connecting");
+  }
 
   useEffect(() => {
     let seq = 0;
     pending.current = [];
-    setLines([]);
-    setHeld(0);
-    setStatus("connecting");
     const source = new EventSource(logStreamUrl(host, stackId, { service, container }));
     source.onopen = () => setStatus("live");
     source.onmessage = (event: MessageEvent<string>) => {
@@ -65,7 +71,7 @@ function useLogStream(host: HostId, stackId: string, filter: LogQuery, paused: b
     };
     const timer = window.setInterval(() => {
       if (pending.current.length === 0) return;
-      if (pausedRef.current) {
+      if (isPaused()) {
         setHeld(pending.current.length);
         return;
       }

@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useLayoutEffect, useRef, type ReactNode } from "react";
+import { useEffect, useEffectEvent, useLayoutEffect, useRef, type ReactNode } from "react";
 import type { Run, RunImage, RunLine, RunProgress } from "../../api/types";
 import type { HostId } from "../../api/hosts";
 import { ErrorText } from "../../components/ErrorText";
@@ -22,11 +22,11 @@ function useRunEvents(host: HostId, stackId: string, transfer: boolean, run: Run
   const queryClient = useQueryClient();
   const running = run?.status === "running";
   const runId = run?.id;
-  const { queryKey } = stackRunQueryOptions(host, stackId, transfer);
   const eventsUrl = runEventsUrl(host, stackId, transfer);
 
   useEffect(() => {
     if (!running) return undefined;
+    const { queryKey } = stackRunQueryOptions(host, stackId, transfer);
     const source = new EventSource(eventsUrl);
     let over = false;
     let sawFinal = false;
@@ -67,8 +67,7 @@ function useRunEvents(host: HostId, stackId: string, transfer: boolean, run: Run
       over = true;
       source.close();
     };
-    // `queryKey` is made anew each render; the address names the same run.
-  }, [queryClient, host, eventsUrl, runId, running]);
+  }, [queryClient, host, stackId, transfer, eventsUrl, runId, running]);
 }
 
 function counterText(progress: RunProgress): string | null {
@@ -249,12 +248,15 @@ export function DeployConsole({
   const runStatus = run?.status;
   useRunEvents(host, stackId, transfer, run);
 
-  // An action started elsewhere (another tab, the CLI, auto-update): pick it up.
-  useEffect(() => {
-    if (busy && runStatus !== "running" && !runQuery.isFetching) {
+  // An action started elsewhere (another tab, the CLI, auto-update): pick it up, when the
+  // busy flag changes (not on every fetch).
+  const pickUp = useEffectEvent(() => {
+    if (runStatus !== "running" && !runQuery.isFetching) {
       void queryClient.invalidateQueries({ queryKey: options.queryKey });
     }
-    // Only when the busy flag changes, not on every fetch.
+  });
+  useEffect(() => {
+    if (busy) pickUp();
   }, [busy, host, stackId]);
 
   return (

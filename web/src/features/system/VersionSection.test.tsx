@@ -214,7 +214,7 @@ describe("updating Stackyard", () => {
     expect(fake.calls("GET", "/api/health")).toHaveLength(polls);
 
     server = "old";
-    await act(async () => {
+    act(() => {
       within(dialog).getByRole("button", { name: "Close" }).click();
     });
     expect(screen.queryByRole("dialog")).not.toBeInTheDocument();

@@ -22,20 +22,25 @@ describe("watchVersion", () => {
     vi.useRealTimers();
   });
 
-  /** Runs a watch whose reads answer from `answers` (an Error: the service is away), one a read. */
-  function run(answers: (string | Error | "hang")[], options: { timeoutMs?: number; failureAt?: number } = {}) {
+  /**
+   * Runs a watch whose reads answer from `answers`, one a read: a version, an Error (the
+   * service is away) or "hang" (no answer until the read is given up).
+   */
+  function run(answers: (string | Error)[], options: { timeoutMs?: number; failureAt?: number } = {}) {
     const states: WatchState[] = [];
     let reads = 0;
-    const read = vi.fn(async (signal: AbortSignal): Promise<VersionProbe> => {
+    const read = vi.fn((signal: AbortSignal): Promise<VersionProbe> => {
       const answer = answers[Math.min(reads, answers.length - 1)];
       reads += 1;
       if (answer === "hang") {
         return new Promise((_, reject) => signal.addEventListener("abort", () => reject(new Error("aborted"))));
       }
-      if (answer instanceof Error || answer === undefined) throw answer ?? new Error("no answer");
-      return { version: answer };
+      if (answer instanceof Error || answer === undefined) return Promise.reject(answer ?? new Error("no answer"));
+      return Promise.resolve({ version: answer });
     });
-    const check = vi.fn(async () => (options.failureAt !== undefined && reads >= options.failureAt ? { message: "failed" } : null));
+    const check = vi.fn(() =>
+      Promise.resolve(options.failureAt !== undefined && reads >= options.failureAt ? { message: "failed" } : null),
+    );
     const controller = new AbortController();
     const done = watchVersion(
       { target: "0.2.0", read, check, intervalMs: 1000, timeoutMs: options.timeoutMs ?? 10_000, readTimeoutMs: 2000, checkEvery: 3 },

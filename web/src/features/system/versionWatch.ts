@@ -100,12 +100,8 @@ export async function watchVersion(
 
   for (;;) {
     if (signal.aborted) return;
-    let probe: VersionProbe | null = null;
-    try {
-      probe = await bounded(options.read, readTimeout, signal);
-    } catch {
-      probe = null; // away: restarting
-    }
+    // No answer: away, restarting.
+    const probe = await bounded(options.read, readTimeout, signal).catch(() => null);
     if (signal.aborted) return;
     if (probe) {
       if (sameVersion(probe.version, options.target)) {
