@@ -55,7 +55,8 @@ from stackyard.destinations.transfers import Transfers
 from stackyard.fleet.dashboard import FleetDashboard
 from stackyard.fleet.host import host_report
 from stackyard.process import children
-from stackyard.schedules.service import Schedules
+from stackyard.schedules.scheduler import Scheduler
+from stackyard.schedules.store import ScheduleStore
 from stackyard.settings import Settings
 from stackyard.stacks.host import Host
 from stackyard.stacks.service import StackService
@@ -163,8 +164,8 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             settings.app_version, settings.data_dir, lambda: host.docker, host.registry_client
         )
         app.state.backups = BackupService(app.state.stacks)
-        scheduled: Schedules | None = None
-        scheduler: asyncio.Task[None] | None = None
+        scheduler: Scheduler | None = None
+        firing: asyncio.Task[None] | None = None
         if mode == "central":
             app.state.agents = Agents(
                 db, settings.effective_secret_key, settings.app_version, settings.agent_timeout
@@ -185,16 +186,17 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.agent_transfers = AgentTransfers(
                 app.state.agents, app.state.destinations, settings.data_dir
             )
-            scheduled = Schedules(
-                db,
+            app.state.schedules = ScheduleStore(db, app.state.destinations)
+            scheduler = Scheduler(
+                app.state.schedules,
                 app.state.backups,
                 app.state.destinations,
                 app.state.transfers,
                 timedelta(minutes=settings.schedule_grace_minutes),
                 app.state.agent_transfers.host,
             )
-            app.state.schedules = scheduled
-            scheduler = asyncio.create_task(scheduled.serve())
+            app.state.scheduler = scheduler
+            firing = asyncio.create_task(scheduler.serve())
         loop = asyncio.get_running_loop()
         app.state.warm_up = loop.run_in_executor(None, _warm_up, app, host)
         loop.run_in_executor(None, app.state.backups.clean_up)
@@ -208,10 +210,10 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         finally:
             if watcher is not None:
                 watcher.cancel()
+            if firing is not None:
+                firing.cancel()
             if scheduler is not None:
-                scheduler.cancel()
-            if scheduled is not None:
-                await scheduled.aclose()
+                await scheduler.aclose()
             if mode == "central":
                 await app.state.agents.aclose()
             children.kill_all()  # no compose run outlives the service

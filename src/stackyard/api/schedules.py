@@ -13,17 +13,23 @@ from stackyard.api.deps import AdminDep, AuditDep, require_admin
 from stackyard.api.models import DbId
 from stackyard.db.types import utcnow
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
-from stackyard.schedules.service import Schedules
+from stackyard.schedules.scheduler import Scheduler
+from stackyard.schedules.store import ScheduleStore
 from stackyard.schedules.timetable import next_runs
 
 router = APIRouter(tags=["schedules"], dependencies=[Depends(require_admin)])
 
 
-def get_schedules(request: Request) -> Schedules:
-    return cast(Schedules, request.app.state.schedules)
+def get_schedules(request: Request) -> ScheduleStore:
+    return cast(ScheduleStore, request.app.state.schedules)
 
 
-SchedulesDep = Annotated[Schedules, Depends(get_schedules)]
+def get_scheduler(request: Request) -> Scheduler:
+    return cast(Scheduler, request.app.state.scheduler)
+
+
+SchedulesDep = Annotated[ScheduleStore, Depends(get_schedules)]
+SchedulerDep = Annotated[Scheduler, Depends(get_scheduler)]
 
 
 class TimetableOut(BaseModel):
@@ -80,11 +86,15 @@ def delete_schedule(
     "/schedules/{schedule_id}/run", operation_id="runSchedule", status_code=status.HTTP_202_ACCEPTED
 )
 async def run_schedule(
-    schedule_id: DbId, admin: AdminDep, audit: AuditDep, schedules: SchedulesDep
+    schedule_id: DbId,
+    admin: AdminDep,
+    audit: AuditDep,
+    schedules: SchedulesDep,
+    scheduler: SchedulerDep,
 ) -> ScheduleView:
     """Run it now, out of its timetable; 409 while it runs."""
     with audit(admin, "schedule.run", str(schedule_id)):
-        schedules.run_now(schedule_id)
+        scheduler.run_now(schedule_id)
     return schedules.get(schedule_id)
 
 

@@ -69,15 +69,16 @@ def schedule_run(
 ) -> None:
     """Run a schedule now, out of its timetable, and report each stack's outcome."""
     reach = services.agents()
-    service = services.schedules(reach)
-    found = [v for v in service.all() if schedule in (str(v.id), v.name)]
+    scheduler = services.scheduler(reach)
+    found = [v for v in scheduler.store.all() if schedule in (str(v.id), v.name)]
     if not found:
         typer.secho(f"error: no schedule {schedule!r}", err=True, fg=typer.colors.RED)
         raise typer.Exit(1)
     view = found[0]
 
     failed = False
-    for made in services.run(reach, service.fire(view.id, service.claim_now(view.id), False)):
+    firing = scheduler.fire(view.id, scheduler.claim_now(view.id), False)
+    for made in services.run(reach, firing):
         failed |= made.outcome != "succeeded"
         detail = made.error or f"{made.archive} ({made.size} bytes, {made.pruned} pruned)"
         typer.echo(f"{made.stack_id}\t{made.outcome}\t{detail}")

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from stackyard.db import Database
     from stackyard.destinations.service import Destinations
     from stackyard.destinations.transfers import Transfers
-    from stackyard.schedules.service import Schedules
+    from stackyard.schedules.scheduler import Scheduler
+    from stackyard.schedules.store import ScheduleStore
     from stackyard.settings import Settings
     from stackyard.stacks.service import StackService
 
@@ -98,12 +99,20 @@ def run(reach: Agents, work: Awaitable[T]) -> T:
     return asyncio.run(go())
 
 
-def schedules(reach: Agents | None = None) -> Schedules:
-    """Schedules; those of agents run through `reach` (none: this host's only)."""
+def schedules(service: Destinations | None = None) -> ScheduleStore:
+    """The schedules and their history."""
+    from stackyard.schedules.store import ScheduleStore
+
+    service = service or destinations()
+    return ScheduleStore(service.db, service)
+
+
+def scheduler(reach: Agents | None = None) -> Scheduler:
+    """The scheduler; schedules of agents run through `reach` (none: this host's only)."""
     from datetime import timedelta
 
     from stackyard.agents.backups import AgentTransfers
-    from stackyard.schedules.service import Schedules
+    from stackyard.schedules.scheduler import Scheduler
 
     service = backups()
     moves = transfers(service)
@@ -111,4 +120,6 @@ def schedules(reach: Agents | None = None) -> Schedules:
     agent_host = (
         AgentTransfers(reach, moves.destinations, settings().data_dir).host if reach else None
     )
-    return Schedules(moves.destinations.db, service, moves.destinations, moves, grace, agent_host)
+    return Scheduler(
+        schedules(moves.destinations), service, moves.destinations, moves, grace, agent_host
+    )
