@@ -8,14 +8,14 @@ import { AgentsPage } from "./features/agents/AgentsPage";
 import { BackupsPage } from "./features/backups/BackupsPage";
 import { DashboardPage } from "./features/dashboard/DashboardPage";
 import { FilesPage } from "./features/files/FilesPage";
+import { Layout } from "./features/layout/Layout";
+import { NotFoundPage } from "./features/layout/NotFoundPage";
 import { SettingsPage } from "./features/settings/SettingsPage";
-import { NotFoundPage } from "./features/shell/NotFoundPage";
-import { Shell } from "./features/shell/Shell";
 import { StackDetailPage } from "./features/stacks/StackDetailPage";
 import { StacksPage } from "./features/stacks/StacksPage";
 
 /** The terminal (xterm.js) is loaded when a shell is opened, in a chunk of its own. */
-const ShellPage = lazy(() => import("./features/operate/ShellPage").then((m) => ({ default: m.ShellPage })));
+const ShellPage = lazy(() => import("./features/containers/ShellPage").then((m) => ({ default: m.ShellPage })));
 /** Destinations and schedules (admins only) come in chunks of their own too. */
 const DestinationsPage = lazy(() =>
   import("./features/destinations/DestinationsPage").then((m) => ({ default: m.DestinationsPage })),
@@ -35,7 +35,7 @@ export function AppRoutes() {
         <Route
           element={
             <RequireAuth>
-              <Shell />
+              <Layout />
             </RequireAuth>
           }
         >

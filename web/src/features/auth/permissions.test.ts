@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Role } from "../../api/types";
-import { navItemsFor } from "../shell/navigation";
+import { navItemsFor } from "../layout/navigation";
 import { can, ROLE_DESCRIPTIONS, ROLES, type Capability } from "./permissions";
 
 const CAPABILITIES: Record<Capability, Role[]> = {

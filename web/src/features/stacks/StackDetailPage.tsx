@@ -13,13 +13,16 @@ import { useHostInfo, type HostCapability } from "../hosts/capabilities";
 import { useHost, withHost } from "../hosts/host";
 import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { BackupDialog } from "../backups/BackupDialog";
-import { LogsCard } from "../operate/LogsCard";
-import { UsageCard } from "../operate/UsageCard";
+import { LogsCard } from "../containers/LogsCard";
+import { UsageCard } from "../containers/UsageCard";
+import { CheckUpdates } from "./CheckUpdates";
 import { DeployConsole } from "./DeployConsole";
 import { DeleteStackCard } from "./DeleteStack";
+import { PortList } from "./PortList";
 import { stackQueryOptions, stackUpdatesQueryOptions, useSetAutoUpdate } from "./queries";
-import { BusyIndicator, CheckUpdates, PortList, StackActions, StateBadge, UpdatePill } from "./StackBits";
+import { StackActions } from "./StackActions";
 import { ReadOnlyStackFile, SecretsEditor, StackFileEditor } from "./StackFiles";
+import { BusyIndicator, StateBadge, UpdatePill } from "./StackStatus";
 
 function ServiceRows({ stackId, service, mayShell }: { stackId: string; service: StackService; mayShell: boolean }) {
   const host = useHost();

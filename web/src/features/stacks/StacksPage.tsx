@@ -9,11 +9,14 @@ import { useCan } from "../auth/permissions";
 import { useHostInfo } from "../hosts/capabilities";
 import { useHost, withHost } from "../hosts/host";
 import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
+import { CheckUpdates } from "./CheckUpdates";
 import { DeployConsole } from "./DeployConsole";
 import { NewStackForm } from "./NewStackForm";
 import { stacksQueryOptions, stackUpdatesQueryOptions } from "./queries";
 import type { DeletedState } from "./DeleteStack";
-import { BusyIndicator, CheckUpdates, PortList, StackActions, StateBadge, UpdatePill } from "./StackBits";
+import { PortList } from "./PortList";
+import { StackActions } from "./StackActions";
+import { BusyIndicator, StateBadge, UpdatePill } from "./StackStatus";
 
 function runningCount(stack: Stack): number {
   return stack.services.filter((s) => s.running).length;

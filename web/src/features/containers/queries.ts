@@ -3,7 +3,7 @@ import { unwrap } from "../../api/errors";
 import { hostApi, type HostId } from "../../api/hosts";
 import { hostKey } from "../hosts/host";
 
-export const operateKeys = {
+export const containerKeys = {
   usage: (host: HostId) => ["host-usage", hostKey(host)] as const,
 };
 
@@ -13,7 +13,7 @@ export const USAGE_REFETCH_MS = 2_000;
 /** Every running container's use on `host`: one call, whatever page asks. */
 export function usageQueryOptions(host: HostId) {
   return queryOptions({
-    queryKey: operateKeys.usage(host),
+    queryKey: containerKeys.usage(host),
     queryFn: () => unwrap(hostApi(host).GET("/api/usage")),
     refetchInterval: USAGE_REFETCH_MS,
   });

@@ -58,7 +58,7 @@ function UserMenu() {
  * Under 900 px wide the sidebar folds into a "Menu" button in a top bar (styles.css);
  * the menu closes on navigation and on Escape.
  */
-export function Shell() {
+export function Layout() {
   const user = useCurrentUser();
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
@@ -83,7 +83,7 @@ export function Shell() {
   }, [menuOpen]);
 
   return (
-    <div className={menuOpen ? "shell menu-open" : "shell"}>
+    <div className={menuOpen ? "layout menu-open" : "layout"}>
       <header className="topbar">
         <span className="brand">Stackyard</span>
         <button

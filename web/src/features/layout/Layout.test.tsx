@@ -4,7 +4,7 @@ import { installFakeFetch, noContent } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 
-describe("shell", () => {
+describe("layout", () => {
   it("shows the running version from /api/health", async () => {
     installFakeFetch(signedInAs(adminUser));
     renderApp("/");
@@ -87,7 +87,7 @@ describe("narrow screens", () => {
 
     await user.click(menu);
     expect(menu).toHaveAttribute("aria-expanded", "true");
-    expect(menu.closest(".shell")).toHaveClass("menu-open");
+    expect(menu.closest(".layout")).toHaveClass("menu-open");
     await user.click(screen.getByRole("link", { name: "Stacks" }));
     expect(menu).toHaveAttribute("aria-expanded", "false");
 

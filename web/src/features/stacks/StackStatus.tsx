@@ -1,0 +1,40 @@
+import type { StackState } from "../../api/types";
+
+const STATE_LABEL: Record<StackState, string> = {
+  running: "Running",
+  partial: "Partially running",
+  stopped: "Stopped",
+  invalid: "Invalid",
+};
+
+/** "Running", "Partially running", "Stopped" or "Invalid" (with compose's error as a tooltip). */
+export function StateBadge({ state, error }: { state: StackState; error?: string | null }) {
+  return (
+    <span
+      className={`state state-${state}`}
+      title={state === "invalid" && error ? error : undefined}
+      data-testid="stack-state"
+    >
+      {STATE_LABEL[state]}
+    </span>
+  );
+}
+
+/** Shown when an image of the stack has a newer digest in its registry. */
+export function UpdatePill() {
+  return (
+    <span className="pill pill-update" title="A newer image is available in the registry">
+      Update
+    </span>
+  );
+}
+
+/** The action in progress on a stack (from the listing's `busy`). */
+export function BusyIndicator({ action }: { action: string }) {
+  return (
+    <span className="busy" role="status">
+      <span className="spinner" aria-hidden="true" />
+      {action} in progress…
+    </span>
+  );
+}
