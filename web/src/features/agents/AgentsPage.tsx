@@ -3,7 +3,7 @@ import { useState } from "react";
 import { Link } from "react-router";
 import { errorMessage } from "../../api/errors";
 import type { Agent } from "../../api/types";
-import { ConfirmDialog } from "../../components/Dialog";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatAgo, formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
@@ -232,10 +232,7 @@ export function AgentsPage() {
                 agent={agent}
                 mayManage={mayManage}
                 onEdit={() => setDialog({ agent })}
-                onDelete={() => {
-                  remove.reset();
-                  setDeleting(agent);
-                }}
+                onDelete={() => setDeleting(agent)}
               />
             ))}
           </Table>
@@ -252,27 +249,22 @@ export function AgentsPage() {
         />
       )}
       {deleting && (
-        <ConfirmDialog
+        <ConfirmDelete
           title={`Delete agent ${deleting.name}?`}
           confirmLabel="Delete the agent"
-          danger
-          busy={remove.isPending}
+          remove={remove}
+          variables={deleting.id}
           onCancel={() => setDeleting(null)}
-          onConfirm={() =>
-            remove.mutate(deleting.id, {
-              onSuccess: () => {
-                setMessage(`Agent ${deleting.name} deleted.`);
-                setDeleting(null);
-              },
-            })
-          }
+          onDeleted={() => {
+            setMessage(`Agent ${deleting.name} deleted.`);
+            setDeleting(null);
+          }}
         >
           <p>
             Stackyard forgets the agent, its token and its backup schedules. Nothing changes on the agent&apos;s host: its
             stacks keep running.
           </p>
-          {remove.isError && <p className="error">{errorMessage(remove.error)}</p>}
-        </ConfirmDialog>
+        </ConfirmDelete>
       )}
     </main>
   );

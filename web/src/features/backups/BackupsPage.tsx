@@ -3,7 +3,7 @@ import { useRef, useState } from "react";
 import { Link } from "react-router";
 import { errorMessage } from "../../api/errors";
 import type { ArchiveInfo, Run, VerifyReport } from "../../api/types";
-import { ConfirmDialog } from "../../components/Dialog";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatBytes, formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
@@ -273,20 +273,19 @@ function HostBackups() {
         />
       )}
       {deleting && (
-        <ConfirmDialog
+        <ConfirmDelete
           title={`Delete ${deleting.name}?`}
           confirmLabel="Delete the archive"
-          danger
-          busy={remove.isPending}
+          remove={remove}
+          variables={deleting.name}
           onCancel={() => setDeleting(null)}
-          onConfirm={() => remove.mutate(deleting.name, { onSuccess: () => setDeleting(null) })}
+          onDeleted={() => setDeleting(null)}
         >
           <p>
             The archive ({formatBytes(deleting.size)}) is removed from this host for good. The stack and its data are not
             touched.
           </p>
-          {remove.isError && <p className="error">{errorMessage(remove.error)}</p>}
-        </ConfirmDialog>
+        </ConfirmDelete>
       )}
     </main>
   );

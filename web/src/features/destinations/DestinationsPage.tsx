@@ -4,7 +4,7 @@ import { Link } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { LOCAL_HOST } from "../../api/hosts";
 import type { ArchiveInfo, Destination, Run } from "../../api/types";
-import { ConfirmDialog } from "../../components/Dialog";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
@@ -176,10 +176,7 @@ function Destinations() {
               destination={destination}
               onBrowse={() => setBrowsing(destination.id)}
               onEdit={() => setDialog({ destination })}
-              onDelete={() => {
-                remove.reset();
-                setDeleting(destination);
-              }}
+              onDelete={() => setDeleting(destination)}
             />
           ))}
         </Table>
@@ -216,26 +213,21 @@ function Destinations() {
         />
       )}
       {deleting && (
-        <ConfirmDialog
+        <ConfirmDelete
           title={`Delete destination ${deleting.name}?`}
           confirmLabel="Delete the destination"
-          danger
-          busy={remove.isPending}
+          remove={remove}
+          variables={deleting.id}
           onCancel={() => setDeleting(null)}
-          onConfirm={() =>
-            remove.mutate(deleting.id, {
-              onSuccess: () => {
-                if (browsing === deleting.id) setBrowsing(null);
-                setDeleting(null);
-              },
-            })
-          }
+          onDeleted={() => {
+            if (browsing === deleting.id) setBrowsing(null);
+            setDeleting(null);
+          }}
         >
           <p>
             Stackyard forgets the destination and its stored secrets. The archives on it stay there, untouched.
           </p>
-          {remove.isError && <p className="error">{errorMessage(remove.error)}</p>}
-        </ConfirmDialog>
+        </ConfirmDelete>
       )}
       {restoring && (
         <RestoreDialog

@@ -1,8 +1,8 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
-import { ApiError, errorMessage } from "../../api/errors";
+import { ApiError } from "../../api/errors";
 import type { Destination, RemoteArchive, Run } from "../../api/types";
-import { ConfirmDialog } from "../../components/Dialog";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { ErrorText } from "../../components/ErrorText";
 import { formatBytes, formatDateTime } from "../../components/format";
@@ -100,20 +100,19 @@ export function RemoteArchives({
       )}
       {pull.isError && <ErrorText error={pull.error} />}
       {deleting && (
-        <ConfirmDialog
+        <ConfirmDelete
           title={`Delete ${deleting.name} from ${destination.name}?`}
           confirmLabel="Delete it there"
-          danger
-          busy={remove.isPending}
+          remove={remove}
+          variables={deleting.name}
           onCancel={() => setDeleting(null)}
-          onConfirm={() => remove.mutate(deleting.name, { onSuccess: () => setDeleting(null) })}
+          onDeleted={() => setDeleting(null)}
         >
           <p>
             The archive ({formatBytes(deleting.size)}) is removed from the destination for good. A copy on this host,
             if there is one, stays.
           </p>
-          {remove.isError && <p className="error">{errorMessage(remove.error)}</p>}
-        </ConfirmDialog>
+        </ConfirmDelete>
       )}
     </section>
   );

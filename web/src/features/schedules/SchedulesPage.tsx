@@ -2,7 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { errorMessage } from "../../api/errors";
 import type { Agent, Destination, Schedule } from "../../api/types";
-import { ConfirmDialog } from "../../components/Dialog";
+import { ConfirmDelete } from "../../components/ConfirmDelete";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
@@ -162,10 +162,7 @@ function Schedules() {
               agents={agents.data}
               onHistory={() => setHistoryOf(schedule.id)}
               onEdit={() => setDialog({ schedule })}
-              onDelete={() => {
-                remove.reset();
-                setDeleting(schedule);
-              }}
+              onDelete={() => setDeleting(schedule)}
             />
           ))}
         </Table>
@@ -182,24 +179,19 @@ function Schedules() {
         />
       )}
       {deleting && (
-        <ConfirmDialog
+        <ConfirmDelete
           title={`Delete schedule ${deleting.name}?`}
           confirmLabel="Delete the schedule"
-          danger
-          busy={remove.isPending}
+          remove={remove}
+          variables={deleting.id}
           onCancel={() => setDeleting(null)}
-          onConfirm={() =>
-            remove.mutate(deleting.id, {
-              onSuccess: () => {
-                if (historyOf === deleting.id) setHistoryOf(null);
-                setDeleting(null);
-              },
-            })
-          }
+          onDeleted={() => {
+            if (historyOf === deleting.id) setHistoryOf(null);
+            setDeleting(null);
+          }}
         >
           <p>The schedule and its history are forgotten. The archives it made stay, here and at the destination.</p>
-          {remove.isError && <p className="error">{errorMessage(remove.error)}</p>}
-        </ConfirmDialog>
+        </ConfirmDelete>
       )}
     </main>
   );
