@@ -104,6 +104,11 @@ class Settings(BaseSettings):
     agent_tls: bool = Field(True, validation_alias=_env("STACKYARD_AGENT_TLS"))
     agent_tls_cert: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_CERT"))
     agent_tls_key: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_KEY"))
+    #: For the test suite only: Argon2id at its lowest cost (a sign-in costs a millisecond
+    #: instead of tens), so that a thousand tests that sign in do not spend minutes on it.
+    test_cheap_password_hashes: bool = Field(
+        False, validation_alias=_env("STACKYARD_TEST_CHEAP_PASSWORD_HASHES")
+    )
 
     @field_validator("trusted_proxies")
     @classmethod

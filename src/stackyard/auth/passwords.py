@@ -10,7 +10,18 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from stackyard.errors import Invalid
 from stackyard.settings import MIN_PASSWORD_LENGTH
 
-_hasher = PasswordHasher()
+#: argon2-cffi's defaults: RFC 9106's low-memory profile (64 MiB, 3 passes, 4 lanes).
+STANDARD = PasswordHasher()
+#: The least Argon2id allows, for the test suite only (STACKYARD_TEST_CHEAP_PASSWORD_HASHES).
+CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
+_hasher = STANDARD
+
+
+def configure(cheap: bool) -> None:
+    """Choose the cost of the hashes this process makes (it verifies any)."""
+    global _hasher
+    _hasher = CHEAP if cheap else STANDARD
+    _dummy_hash.cache_clear()
 
 
 @functools.cache
