@@ -6,11 +6,9 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-from stackyard.app import create_app
 from stackyard.db.models import LoginSession
 from stackyard.db.types import utcnow
-from stackyard.settings import Settings
-from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, sign_in
+from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, settings_in, sign_in, started
 
 
 def test_sign_in_sets_an_httponly_session_cookie(client: TestClient):
@@ -59,20 +57,11 @@ def _login_from(client: TestClient, address: str, password: str) -> int:
 
 
 @pytest.fixture
-def behind_proxy(tmp_path):
+def behind_proxy(central_app, tmp_path):
     """The service behind a reverse proxy at the test client's address."""
-    settings = Settings(
-        data_dir=tmp_path / "proxied",
-        stacks_dir=tmp_path / "stacks",
-        database_url=f"sqlite:///{tmp_path / 'proxied' / 'db.sqlite'}",
-        secret_key="k" * 48,
-        admin_password=ADMIN_PASSWORD,
-        update_check_interval=0,
-        trusted_proxies="127.0.0.1",
-    )
-    application = create_app(settings)
-    application.state.throttle.account_delay = 0.05
-    with TestClient(application, client=("127.0.0.1", 50000)) as client:
+    settings = settings_in(tmp_path, trusted_proxies="127.0.0.1")
+    with started(central_app, settings, client=("127.0.0.1", 50000)) as client:
+        central_app.state.throttle.account_delay = 0.05
         yield client
 
 

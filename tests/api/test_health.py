@@ -1,7 +1,7 @@
 from fastapi.testclient import TestClient
 
 from stackyard import __version__
-from stackyard.app import create_app
+from tests.support.service import started
 
 
 def test_health_reports_the_version_without_sign_in(client: TestClient):
@@ -10,6 +10,6 @@ def test_health_reports_the_version_without_sign_in(client: TestClient):
     assert response.json() == {"status": "ok", "version": __version__, "mode": "central"}
 
 
-def test_app_version_setting_is_what_health_reports(settings):
-    with TestClient(create_app(settings.model_copy(update={"app_version": "9.8.7"}))) as client:
+def test_app_version_setting_is_what_health_reports(central_app, settings):
+    with started(central_app, settings.model_copy(update={"app_version": "9.8.7"})) as client:
         assert client.get("/api/health").json()["version"] == "9.8.7"

@@ -6,10 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import text
 
-from stackyard.app import create_app
 from stackyard.db import Database
-from stackyard.settings import Settings
-from tests.support.service import USER_PASSWORD, sign_in
+from tests.support.service import USER_PASSWORD, settings_in, sign_in, started
 
 COMPOSE = "services:\n  web:\n    image: stackyard-test/busybox:1\n"
 
@@ -87,16 +85,10 @@ def test_env_is_shown_to_admins_only(admin_client, user_client, viewer_client, s
         assert "hunter2" not in detail.text
 
 
-def test_legacy_user_accounts_become_operators(tmp_path: Path):
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        stacks_dir=tmp_path / "stacks",
-        secret_key="k" * 48,
-        admin_password="admin-password-1",
-        update_check_interval=0,
-    )
-    with TestClient(create_app(settings)) as client:
-        sign_in(client, "admin", "admin-password-1")
+def test_legacy_user_accounts_become_operators(central_app, tmp_path: Path):
+    settings = settings_in(tmp_path)
+    with started(central_app, settings) as client:
+        sign_in(client, "admin", settings.admin_password)
         made = client.post(
             "/api/users", json={"username": "old", "password": USER_PASSWORD, "role": "operator"}
         )
@@ -106,6 +98,6 @@ def test_legacy_user_accounts_become_operators(tmp_path: Path):
         conn.execute(text("UPDATE users SET role = 'user' WHERE username = 'old'"))
     db.dispose()
     for _ in range(2):  # the reconcile is idempotent
-        with TestClient(create_app(settings)) as client:
+        with started(central_app, settings) as client:
             sign_in(client, "old", USER_PASSWORD)
             assert client.get("/api/auth/me").json()["role"] == "operator"

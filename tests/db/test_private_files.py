@@ -2,23 +2,15 @@
 
 import stat
 
-from fastapi.testclient import TestClient
-
-from stackyard.app import create_app
-from stackyard.settings import Settings
+from tests.support.service import settings_in, started
 
 
-def test_database_and_data_folder_are_private(tmp_path):
-    settings = Settings(
-        data_dir=tmp_path / "data",
-        stacks_dir=tmp_path / "stacks",
-        admin_password="admin-password-1",
-        update_check_interval=0,
-    )
-    with TestClient(create_app(settings)) as client:
+def test_database_and_data_folder_are_private(central_app, tmp_path):
+    settings = settings_in(tmp_path, secret_key=None)  # generated into the data folder
+    with started(central_app, settings) as client:
         assert (
             client.post(
-                "/api/auth/login", json={"username": "admin", "password": "admin-password-1"}
+                "/api/auth/login", json={"username": "admin", "password": settings.admin_password}
             ).status_code
             == 200
         )
@@ -30,14 +22,11 @@ def test_database_and_data_folder_are_private(tmp_path):
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
 
 
-def test_an_existing_world_readable_database_is_made_private(tmp_path):
+def test_an_existing_world_readable_database_is_made_private(central_app, tmp_path):
     data = tmp_path / "data"
     data.mkdir(mode=0o755)
     (data / "stackyard.db").touch(mode=0o644)
-    settings = Settings(
-        data_dir=data, stacks_dir=tmp_path / "stacks", secret_key="k" * 48, update_check_interval=0
-    )
-    with TestClient(create_app(settings)):
+    with started(central_app, settings_in(tmp_path)):
         pass
     assert stat.S_IMODE((data / "stackyard.db").stat().st_mode) == 0o600
     assert stat.S_IMODE(data.stat().st_mode) == 0o700

@@ -6,10 +6,9 @@ import threading
 import time
 
 import pytest
-from fastapi.testclient import TestClient
 
-from stackyard.app import create_app
 from stackyard.stacks.runs import StackLock
+from tests.support.service import started
 from tests.support.stacks import act, compose, compose_text, service, wait_run
 
 pytestmark = pytest.mark.docker
@@ -74,11 +73,12 @@ def test_create_start_stop_down_and_status(admin_client, stacks_dir, docker_clea
     assert all(not s["containers"] for s in listed(admin_client, stack_id)["services"])
 
 
-def test_stack_running_before_stackyard_started_is_picked_up(settings, make_stack, stacks_dir):
+def test_stack_running_before_stackyard_started_is_picked_up(
+    central_app, settings, make_stack, stacks_dir
+):
     stack_id = make_stack("byhand", compose_text(web=service(), db=service()))
     compose(stacks_dir, stack_id, "up", "-d")  # by hand, before the service exists
-    app = create_app(settings)
-    with TestClient(app) as client:
+    with started(central_app, settings) as client:
         client.post(
             "/api/auth/login", json={"username": "admin", "password": settings.admin_password}
         )

@@ -8,8 +8,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -49,32 +51,54 @@ def stacks_dir(tmp_path: Path) -> Path:
     return path
 
 
+def settings_in(folder: Path, **changes: Any) -> Settings:
+    """Settings of a service working in `folder` (its data and stacks folders there)."""
+    values: dict[str, Any] = {
+        "data_dir": folder / "data",
+        "stacks_dir": folder / "stacks",
+        "secret_key": secrets.token_urlsafe(48),
+        "admin_password": ADMIN_PASSWORD,
+        "backup_helper_image": "stackyard-test/busybox:1",
+        "update_check_interval": 0,  # tests ask for checks; nothing reaches out on its own
+        "test_cheap_password_hashes": True,
+    }
+    return Settings(**(values | changes))
+
+
 @pytest.fixture
 def settings(tmp_path: Path, stacks_dir: Path, database_url: str) -> Settings:
-    return Settings(
-        data_dir=tmp_path / "data",
-        stacks_dir=stacks_dir,
-        database_url=database_url,
-        secret_key=secrets.token_urlsafe(48),
-        admin_password=ADMIN_PASSWORD,
-        backup_helper_image="stackyard-test/busybox:1",
-        update_check_interval=0,  # tests ask for checks; nothing reaches out on its own
-    )
+    return settings_in(tmp_path, database_url=database_url)
+
+
+@pytest.fixture(scope="session")
+def central_app(tmp_path_factory) -> FastAPI:
+    """The central app, its routes and their validators built once per worker (about two
+    seconds); each test starts it anew on settings of its own (`started`)."""
+    return create_app(settings_in(tmp_path_factory.mktemp("central")))
+
+
+@contextmanager
+def started(app: FastAPI, settings: Settings, **client: Any) -> Iterator[TestClient]:
+    """`app` started on `settings` (a new data folder: schema, first admin, the warm-up
+    that follows in a thread, so that what a test makes after this is new to the
+    service), stopped at the end. `client`: TestClient's arguments."""
+    settings.check_safe(app.state.mode)
+    app.state.settings = settings
+
+    async def warmed_up() -> None:
+        await app.state.warm_up
+
+    with TestClient(app, **client) as running:
+        running.portal.call(warmed_up)
+        app.state.test_portal = running.portal
+        yield running
 
 
 @pytest.fixture
-def app(settings: Settings) -> Iterator[FastAPI]:
-    """The central app with its start-up done (schema, first admin, the warm-up that
-    follows in a thread: what a test makes after this is new to the service)."""
-    application = create_app(settings)
-
-    async def warmed_up() -> None:
-        await application.state.warm_up
-
-    with TestClient(application) as running:
-        running.portal.call(warmed_up)
-        application.state.test_portal = running.portal
-        yield application
+def app(central_app: FastAPI, settings: Settings) -> Iterator[FastAPI]:
+    """The central app started on this test's settings."""
+    with started(central_app, settings):
+        yield central_app
 
 
 def new_client(app: FastAPI) -> TestClient:
@@ -146,6 +170,7 @@ def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         STACKYARD_SECRET_KEY=secrets.token_urlsafe(48),
         BACKUP_HELPER_IMAGE="stackyard-test/busybox:1",
         STACKYARD_UPDATE_CHECK_INTERVAL="0",
+        STACKYARD_TEST_CHEAP_PASSWORD_HASHES="true",
     )
     env.pop("DATABASE_URL", None)
     env.update(extra)
