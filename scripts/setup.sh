@@ -257,6 +257,22 @@ step_python() {
     say "python env: synced (.venv)"
 }
 
+# ------------------------------------------------------------------- byte code
+# Compiled once here, as the image does: where PYTHONDONTWRITEBYTECODE is set (this
+# machine sets it) Python never writes byte code, so without this every start of the
+# service, of a command and of a test worker compiles everything again (4.5 s -> 1.8 s
+# to import the app). Unchanged files are skipped, so a second run takes a moment.
+step_bytecode() {
+    local stamp=".venv/.stackyard-bytecode-stamp" started=$SECONDS
+    cd "$ROOT"
+    if [ ! -f "$stamp" ] || [ ".venv/.stackyard-sync-stamp" -nt "$stamp" ]; then
+        run_logged compile-venv .venv/bin/python -m compileall -q -j 0 .venv/lib
+        touch "$stamp"
+    fi
+    run_logged compile-src .venv/bin/python -m compileall -q -j 0 src tests bench
+    say "byte code: ok ($((SECONDS - started))s)"
+}
+
 # ---------------------------------------------------------------------- web UI
 step_web() {
     local web="$ROOT/web"
@@ -312,6 +328,7 @@ if [ "$WITH_TEST" -eq 1 ]; then
     step_images
 fi
 step_python
+step_bytecode
 step_web
 if [ "$WITH_TEST" -eq 1 ]; then
     step_stackyard_image
