@@ -1,15 +1,21 @@
-"""Connects to the engine and converts the SDK's errors at this seam."""
+"""Connects to the engine, says what it is, and converts the SDK's errors at this seam.
+
+`Engine` is the handle other packages hold and pass to the functions of this package;
+they never call it themselves, so that only `stackyard.docker` speaks the SDK."""
 
 from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeAlias
+
+from docker.errors import APIError, DockerException
 
 import docker
-from docker.errors import DockerException
-
 from stackyard.errors import Unavailable
+
+Engine: TypeAlias = docker.DockerClient
 
 
 @dataclass(frozen=True)
@@ -18,32 +24,78 @@ class EngineInfo:
     api_version: str
 
 
-def connect(docker_host: str | None = None, timeout: int = 60) -> docker.DockerClient:
+@dataclass(frozen=True)
+class EngineState:
+    """What the engine says of its host (the defaults: nothing known)."""
+
+    name: str = ""  # the host's name
+    root_dir: str | None = None  # where the engine keeps its data
+    containers_running: int = 0
+    containers_total: int = 0
+
+
+def explain(exc: DockerException) -> str:
+    """The engine's own words for a refusal, else the SDK's."""
+    if isinstance(exc, APIError):
+        return str(exc.explanation or exc)
+    return str(exc)
+
+
+def unreachable(exc: DockerException) -> Unavailable:
+    return Unavailable(f"Cannot reach the Docker engine: {exc}")
+
+
+def connect(docker_host: str | None = None, timeout: int = 60) -> Engine:
     try:
         if docker_host:
             return docker.DockerClient(base_url=docker_host, timeout=timeout)
         return docker.from_env(timeout=timeout)
     except DockerException as exc:
-        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+        raise unreachable(exc) from exc
 
 
-def engine_info(client: docker.DockerClient) -> EngineInfo:
+def disconnect(client: Engine) -> None:
+    client.close()
+
+
+def ping(client: Engine) -> None:
+    try:
+        client.ping()
+    except DockerException as exc:
+        raise unreachable(exc) from exc
+
+
+def engine_info(client: Engine) -> EngineInfo:
     try:
         version = client.version()
     except DockerException as exc:
-        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+        raise unreachable(exc) from exc
     return EngineInfo(
         version=version.get("Version", "?"), api_version=version.get("ApiVersion", "?")
     )
 
 
-def insecure_registries(client: docker.DockerClient) -> Callable[[str], bool]:
+def engine_state(client: Engine) -> EngineState:
+    try:
+        info = client.info()
+    except DockerException as exc:
+        raise Unavailable(f"The Docker engine cannot be reached: {exc}") from exc
+    root = info.get("DockerRootDir")
+    return EngineState(
+        name=str(info.get("Name") or ""),
+        root_dir=root if isinstance(root, str) else None,
+        containers_running=int(str(info.get("ContainersRunning", 0))),
+        containers_total=int(str(info.get("Containers", 0))),
+    )
+
+
+def insecure_registries(client: Engine) -> Callable[[str], bool]:
     """The engine's own rule for plain-HTTP registries (its `insecure-registries`, which
     always include 127.0.0.0/8), so Stackyard falls back to HTTP exactly where docker does."""
     try:
         config = client.info().get("RegistryConfig") or {}
     except DockerException as exc:
-        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+        raise unreachable(exc) from exc
     networks = [
         ipaddress.ip_network(c, strict=False) for c in config.get("InsecureRegistryCIDRs") or []
     ]

@@ -8,24 +8,26 @@ archive API on a created (not started) helper: out as a tar stream (numeric owne
 modes, whole-second times, symlinks and hardlinks kept), in from a tar or gzip stream
 (directory times set last). Short commands (measure, wipe, move) run to their end with a
 time limit. Helpers carry the label `stackyard.helper`, so that a crash's leftovers are
-found and removed (`sweep`). The SDK's errors are classified here.
+found and removed (`sweep`). A helper that must outlive this process (the self-update's,
+which replaces it) is started detached and removed by the engine when it ends
+(`start_detached`). The SDK's errors are classified here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-import docker
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound
 from docker.errors import NotFound as DockerNotFound
-from docker.models.containers import Container
 from docker.types import LogConfig, Mount
 
+from stackyard.docker.engine import Engine, explain, unreachable
+from stackyard.docker.images import pull
 from stackyard.errors import Invalid, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
@@ -46,6 +48,13 @@ class HelperMount:
 
     def docker_mount(self) -> Mount:
         return Mount(self.target, self.source, type=self.kind, read_only=self.read_only)
+
+
+@dataclass(frozen=True)
+class Helper:
+    """A created helper (`Helpers.created`), to read from and write to."""
+
+    id: str
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class Helpers:
     """`owner` tells this service's helpers from those of another service on the same
     engine (an agent beside the central service, say): each sweeps only its own."""
 
-    def __init__(self, client: docker.DockerClient, image: str, owner: str = "stackyard") -> None:
+    def __init__(self, client: Engine, image: str, owner: str = "stackyard") -> None:
         self.client = client
         self.image = image
         self.owner = owner
@@ -85,19 +94,18 @@ class Helpers:
         except ImageNotFound:
             pass
         except DockerException as exc:
-            raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+            raise unreachable(exc) from exc
         try:
-            self.client.images.pull(self.image)
-        except DockerException as exc:
+            pull(self.client, self.image)
+        except Unavailable as exc:
             raise Unavailable(
-                f"The helper image {self.image} (BACKUP_HELPER_IMAGE) is not on this host and "
-                f"cannot be pulled: {_explain(exc)}"
+                f"The helper image (BACKUP_HELPER_IMAGE) is not on this host: {exc.detail}"
             ) from exc
 
     @contextlib.contextmanager
     def created(
         self, mounts: Iterable[HelperMount], command: list[str] | None = None
-    ) -> Iterator[Container]:
+    ) -> Iterator[Helper]:
         """A helper created with `mounts` (not started); removed on leaving, always."""
         self.ensure_image()
         try:
@@ -111,34 +119,35 @@ class Helpers:
                 user="0:0",
             )
         except DockerNotFound as exc:
-            raise NotFound(f"A volume or folder to mount is missing: {_explain(exc)}") from exc
+            raise NotFound(f"A volume or folder to mount is missing: {explain(exc)}") from exc
         except DockerException as exc:
-            raise HelperError(f"No helper container could be made: {_explain(exc)}") from exc
+            raise HelperError(f"No helper container could be made: {explain(exc)}") from exc
         try:
-            yield container
+            yield Helper(str(container.id))
         finally:
             with contextlib.suppress(DockerException, requests.RequestException):
                 container.remove(force=True, v=False)
 
     def run(
-        self, mounts: Iterable[HelperMount], command: list[str], timeout: float = 600
+        self, mounts: Iterable[HelperMount], command: list[str], timeout: int = 600
     ) -> HelperResult:
         """Run `command` in a helper to its end (at most `timeout` seconds); its output
         (read while it runs: a helper logs nothing) and exit code."""
-        with self.created(mounts, command) as container:
+        api = self.client.api
+        with self.created(mounts, command) as helper:
             try:
-                stream = container.attach(stdout=True, stderr=True, stream=True, logs=False)
-                container.start()
+                stream = api.attach(helper.id, stdout=True, stderr=True, stream=True, logs=False)
+                api.start(helper.id)
                 output = b"".join(stream)
-                status = container.wait(timeout=timeout)
+                status = api.wait(helper.id, timeout=timeout)
             except DockerException as exc:
-                raise HelperError(f"The helper did not finish: {_explain(exc)}") from exc
+                raise HelperError(f"The helper did not finish: {explain(exc)}") from exc
             except Exception as exc:  # requests' ReadTimeout: the time limit
                 raise HelperError(f"The helper did not finish within {timeout:g} s") from exc
             return HelperResult(int(status.get("StatusCode", -1)), output.decode(errors="replace"))
 
     def check_output(
-        self, mounts: Iterable[HelperMount], command: list[str], timeout: float = 600
+        self, mounts: Iterable[HelperMount], command: list[str], timeout: int = 600
     ) -> str:
         """`run`, raising HelperError (with the end of the output) unless it succeeded."""
         result = self.run(mounts, command, timeout)
@@ -148,12 +157,12 @@ class Helpers:
             )
         return result.output
 
-    def read_tar(self, container: Container, path: str) -> Generator[bytes, None, None]:
+    def read_tar(self, helper: Helper, path: str) -> Generator[bytes, None, None]:
         """`path` of the helper as a tar stream, in chunks of about `CHUNK` bytes. The
         engine's response is closed when the reader stops, also early (a failure of the
         reader's own): the helper can then be removed at once."""
         api = self.client.api
-        url = f"{api.base_url}/v{api.api_version}/containers/{container.id}/archive"
+        url = f"{api.base_url}/v{api.api_version}/containers/{helper.id}/archive"
         try:
             response = api.get(url, params={"path": path}, stream=True)
         except requests.RequestException as exc:
@@ -179,12 +188,13 @@ class Helpers:
         comes (its standard error kept for the error); HelperFailed when it ends with a
         status other than 0, HelperError when it breaks off.
         Stopping early removes the helper with what runs in it."""
-        with self.created(mounts, command) as container:
+        api = self.client.api
+        with self.created(mounts, command) as helper:
             try:
-                parts = container.attach(stdout=True, stderr=True, stream=True, demux=True)
-                container.start()
+                parts = api.attach(helper.id, stdout=True, stderr=True, stream=True, demux=True)
+                api.start(helper.id)
             except DockerException as exc:
-                raise HelperError(f"{what}: the helper did not start: {_explain(exc)}") from exc
+                raise HelperError(f"{what}: the helper did not start: {explain(exc)}") from exc
             errors = bytearray()
             try:
                 for out, err in parts:
@@ -192,7 +202,7 @@ class Helpers:
                         errors += err
                     if out:
                         yield out
-                status = container.wait(timeout=60)
+                status = api.wait(helper.id, timeout=60)
             except (DockerException, requests.RequestException) as exc:
                 raise HelperError(f"{what}: the helper's output broke off: {exc}") from exc
             finally:
@@ -202,16 +212,16 @@ class Helpers:
             if code != 0:
                 raise HelperFailed(what, code, errors.decode(errors="replace").strip())
 
-    def write_tar(self, container: Container, path: str, chunks: Iterable[bytes]) -> None:
+    def write_tar(self, helper: Helper, path: str, chunks: Iterable[bytes]) -> None:
         """Extract a tar (plain or gzip) stream at `path` of the helper."""
         try:
-            ok = container.put_archive(path, chunks)
+            ok = self.client.api.put_archive(helper.id, path, chunks)
         except APIError as exc:
             if exc.status_code == 400:
-                raise Invalid(f"The archive could not be extracted: {_explain(exc)}") from exc
-            raise HelperError(f"Writing through the helper failed: {_explain(exc)}") from exc
+                raise Invalid(f"The archive could not be extracted: {explain(exc)}") from exc
+            raise HelperError(f"Writing through the helper failed: {explain(exc)}") from exc
         except DockerException as exc:
-            raise HelperError(f"Writing through the helper failed: {_explain(exc)}") from exc
+            raise HelperError(f"Writing through the helper failed: {explain(exc)}") from exc
         if not ok:
             raise HelperError("The engine did not accept the archive")
 
@@ -231,7 +241,29 @@ class Helpers:
         return removed
 
 
-def _explain(exc: DockerException) -> str:
-    if isinstance(exc, APIError):
-        return str(exc.explanation or exc)
-    return str(exc)
+def start_detached(
+    client: Engine,
+    image: str,
+    command: list[str],
+    *,
+    name: str,
+    mounts: Iterable[HelperMount],
+    environment: Mapping[str, str],
+    labels: Mapping[str, str],
+) -> None:
+    """Start a helper of `image` that outlives this process: detached, removed by the
+    engine when it ends, without the image's health check (a helper serves nothing)."""
+    try:
+        client.containers.run(
+            image,
+            command,
+            name=name,
+            detach=True,
+            auto_remove=True,
+            mounts=[m.docker_mount() for m in mounts],
+            environment=dict(environment),
+            labels=dict(labels),
+            healthcheck={"test": ["NONE"]},
+        )
+    except DockerException as exc:
+        raise HelperError(f"The helper {name} could not be started: {explain(exc)}") from exc

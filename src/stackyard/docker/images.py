@@ -1,13 +1,14 @@
-"""Local image digests, from the engine: what was pulled, whoever pulled it."""
+"""Images on the engine: their local digests (what was pulled, whoever pulled it), and
+pulling one."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import cast
 
-import docker
 from docker.errors import DockerException
 
+from stackyard.docker.engine import Engine, explain
 from stackyard.errors import Unavailable
 from stackyard.registry.reference import ImageRef
 
@@ -18,7 +19,7 @@ class LocalImage:
     digests: tuple[str, ...]  # repo digests of this repository (empty: built or loaded locally)
 
 
-def local_images(client: docker.DockerClient, refs: list[ImageRef]) -> dict[str, LocalImage]:
+def local_images(client: Engine, refs: list[ImageRef]) -> dict[str, LocalImage]:
     """For each reference (by `ref.name`), whether it is present and its repo digests."""
     try:
         images = client.api.images()
@@ -47,3 +48,11 @@ def local_images(client: docker.DockerClient, refs: list[ImageRef]) -> dict[str,
         }
         result[ref.name] = LocalImage(present, tuple(sorted(found)))
     return result
+
+
+def pull(client: Engine, reference: str) -> None:
+    """Pull `reference` (`repository:tag`) onto the engine."""
+    try:
+        client.images.pull(reference)
+    except DockerException as exc:
+        raise Unavailable(f"{reference} cannot be pulled: {explain(exc)}") from exc

@@ -1,6 +1,6 @@
 """The service's own container, when it runs in one: its id (from /proc/self/mountinfo,
-which works under cgroup v1 and v2) and its mounts, to map host paths to the paths the
-service sees (the longest matching mount source wins)."""
+which works under cgroup v1 and v2), its details, and its mounts, to map host paths to
+the paths the service sees (the longest matching mount source wins)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-import docker
-from docker.errors import DockerException
+from stackyard.docker.details import ContainerDetails, inspect_container
+from stackyard.docker.engine import Engine
+from stackyard.errors import StackyardError
 
 _CONTAINER_ID = re.compile(r"/containers/([0-9a-f]{64})/(?:hostname|hosts|resolv\.conf)")
 
@@ -24,6 +25,12 @@ def own_container_id(mountinfo: Path = Path("/proc/self/mountinfo")) -> str | No
     return found.group(1) if found else None
 
 
+def own_container(client: Engine) -> ContainerDetails | None:
+    """This process's container, inspected; None outside a container."""
+    container_id = own_container_id()
+    return None if container_id is None else inspect_container(client, container_id)
+
+
 @dataclass(frozen=True)
 class PathMapping:
     """A host folder and where this process sees it."""
@@ -32,20 +39,19 @@ class PathMapping:
     local: str
 
 
-def own_mappings(client: docker.DockerClient) -> list[PathMapping]:
+def own_mappings(client: Engine) -> list[PathMapping]:
     """The service container's bind mounts, longest host path first (empty outside a
     container, or when the engine does not say)."""
-    container_id = own_container_id()
-    if container_id is None:
-        return []
     try:
-        mounts = client.api.inspect_container(container_id).get("Mounts") or []
-    except DockerException:
+        own = own_container(client)
+    except StackyardError:
+        return []
+    if own is None:
         return []
     found = [
-        PathMapping(str(m["Source"]), str(m["Destination"]))
-        for m in mounts
-        if m.get("Type") == "bind" and m.get("Source") and m.get("Destination")
+        PathMapping(m.source, m.destination)
+        for m in own.mounts
+        if m.type == "bind" and m.source and m.destination
     ]
     return sorted(found, key=lambda m: len(m.host), reverse=True)
 

@@ -1,0 +1,15 @@
+"""Networks on the engine: their names."""
+
+from __future__ import annotations
+
+from docker.errors import DockerException
+
+from stackyard.docker.engine import Engine, unreachable
+
+
+def network_names(client: Engine) -> set[str]:
+    try:
+        listed = client.api.networks() or []
+    except DockerException as exc:
+        raise unreachable(exc) from exc
+    return {str(n.get("Name", "")) for n in listed}
