@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import asdict
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Depends, Query, Request, Response, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -21,47 +20,15 @@ from stackyard.api.deps import (
     signed_in_stream,
 )
 from stackyard.api.models import Body
-from stackyard.auth.principal import Principal
+from stackyard.stacks.removal import DeletePlan, DeleteResult
 from stackyard.stacks.runs import RunState
-from stackyard.stacks.service import ACTIONS, StackService, StackView
+from stackyard.stacks.service import ACTIONS, StackDetail, StackView
 from stackyard.stacks.updates import UpdateSummary
 
 router = APIRouter(prefix="/stacks", tags=["stacks"], dependencies=[Depends(current_principal)])
 
 Action = Literal["start", "stop", "restart", "down", "pull", "update"]
 assert set(Action.__args__) == set(ACTIONS)  # type: ignore[attr-defined]
-
-
-class ContainerOut(BaseModel):
-    name: str
-    state: str
-    status: str
-    health: str | None
-    image: str
-    ports: list[str]
-
-
-class ServiceOut(BaseModel):
-    name: str
-    image: str | None
-    running: bool
-    containers: list[ContainerOut]
-
-
-class StackOut(BaseModel):
-    id: str
-    state: Literal["running", "partial", "stopped", "invalid"]
-    error: str | None = Field(description="Why the compose file could not be read")
-    busy: str | None = Field(description="The action in progress, if any")
-    auto_update: bool
-    services: list[ServiceOut]
-
-
-class StackDetail(StackOut):
-    compose_file: str
-    compose: str
-    env: str | None = Field(description="The `.env` file; null for roles below admin")
-    has_secrets: bool
 
 
 class StackCreate(Body):
@@ -82,41 +49,11 @@ class AutoUpdateIn(Body):
     enabled: bool
 
 
-#: Typed once in the capability (stacks/runs.py, compose/progress.py, stacks/updates.py)
-#: and served as it is: the schema's RunState, ProgressState, UpdateSummary, ... are those
-#: dataclasses.
+#: Typed once in the capability (stacks/service.py, stacks/removal.py, stacks/runs.py,
+#: compose/progress.py, stacks/updates.py) and served as it is: the schema's StackView,
+#: DeletePlan, RunState, ProgressState, UpdateSummary, ... are those dataclasses.
 RunOut = RunState
 UpdateSummaryOut = UpdateSummary
-
-
-def _stack(view: StackView) -> dict[str, Any]:
-    s = view.status
-    return {
-        "id": s.id,
-        "state": s.state,
-        "error": s.error,
-        "busy": view.busy,
-        "auto_update": view.auto_update,
-        "services": [
-            {
-                "name": svc.name,
-                "image": svc.image,
-                "running": svc.running,
-                "containers": [
-                    {
-                        "name": c.name,
-                        "state": c.state,
-                        "status": c.status,
-                        "health": c.health,
-                        "image": c.image,
-                        "ports": list(c.ports),
-                    }
-                    for c in svc.containers
-                ],
-            }
-            for svc in s.services
-        ],
-    }
 
 
 @router.get(
@@ -138,8 +75,8 @@ async def check_updates(_operator: OperatorDep, stacks: StacksDep) -> UpdateSumm
 
 
 @router.get("", operation_id="listStacks")
-def list_stacks(stacks: StacksDep) -> list[StackOut]:
-    return [StackOut.model_validate(_stack(view)) for view in stacks.list()]
+def list_stacks(stacks: StacksDep) -> list[StackView]:
+    return stacks.list()
 
 
 @router.post("", operation_id="createStack", status_code=status.HTTP_201_CREATED)
@@ -149,25 +86,12 @@ def create_stack(
     with audit(admin, "stack.create", body.name) as note:
         stack_id = stacks.create(body.name, body.compose, body.env)
         note.target = stack_id  # the id, not the name as typed
-    return _detail(stacks, stack_id, admin)
-
-
-def _detail(stacks: StackService, stack_id: str, principal: Principal) -> StackDetail:
-    view, files = stacks.get(stack_id)
-    return StackDetail.model_validate(
-        {
-            **_stack(view),
-            "compose_file": files.compose_name,
-            "compose": files.compose,
-            "env": files.env if principal.is_admin else None,
-            "has_secrets": files.has_secrets,
-        }
-    )
+    return stacks.detail(stack_id, admin)
 
 
 @router.get("/{stack_id}", operation_id="getStack")
 def get_stack(stack_id: str, principal: PrincipalDep, stacks: StacksDep) -> StackDetail:
-    return _detail(stacks, stack_id, principal)
+    return stacks.detail(stack_id, principal)
 
 
 @router.put("/{stack_id}/compose", operation_id="saveCompose")
@@ -177,7 +101,7 @@ def save_compose(
     """Validated with `docker compose config` first; refused (old file kept) when invalid."""
     with audit(admin, "stack.compose", stack_id):
         stacks.save(stack_id, "compose", body.content)
-    return _detail(stacks, stack_id, admin)
+    return stacks.detail(stack_id, admin)
 
 
 @router.put("/{stack_id}/env", operation_id="saveEnv")
@@ -186,7 +110,7 @@ def save_env(
 ) -> StackDetail:
     with audit(admin, "stack.env", stack_id):
         stacks.save(stack_id, "env", body.content)
-    return _detail(stacks, stack_id, admin)
+    return stacks.detail(stack_id, admin)
 
 
 @router.get("/{stack_id}/secrets", operation_id="getSecrets")
@@ -204,68 +128,13 @@ def save_secrets(
         stacks.save(stack_id, "secrets", body.content)
 
 
-class PlannedContainerOut(BaseModel):
-    name: str
-    service: str
-    state: str
-
-
-class PlannedVolumeOut(BaseModel):
-    key: str = Field(description="The volume's name in the compose file")
-    name: str = Field(description="The engine's name of the volume")
-    exists: bool
-
-
-class BindFolderOut(BaseModel):
-    path: str = Field(description="Relative to the stack folder")
-    services: list[str]
-
-
-class ExternalBindOut(BaseModel):
-    path: str = Field(description="Absolute host path outside the stack folder: left alone")
-    services: list[str]
-
-
-class FolderPlanOut(BaseModel):
-    path: str = Field(description="The stack folder")
-    trash: str = Field(
-        description="Where the folder goes, relative to the stacks folder (the time is "
-        "that of the deletion)"
-    )
-    files: int = Field(description="Files (and links) in the folder, bind-mounted data included")
-    bytes: int
-    complete: bool = Field(description="False: some entries could not be read or counted")
-    binds: list[BindFolderOut] = Field(description="Bind-mounted folders inside the folder")
-
-
-class DeletePlanOut(BaseModel):
-    stack: str
-    error: str | None = Field(description="The compose file does not resolve")
-    containers: list[PlannedContainerOut] = Field(description="Removed by `compose down`")
-    networks: list[str] = Field(description="Removed by `compose down`")
-    volumes: list[PlannedVolumeOut] = Field(
-        description="The stack's named volumes: kept unless `remove_volumes=true`"
-    )
-    external_binds: list[ExternalBindOut]
-    folder: FolderPlanOut
-
-
-class DeleteResultOut(BaseModel):
-    stack: str
-    trash: str = Field(description="Where the folder went, relative to the stacks folder")
-    containers: list[str]
-    networks: list[str]
-    volumes_removed: list[str]
-    volumes_kept: list[str]
-
-
 @router.get("/{stack_id}/delete-plan", operation_id="stackDeletePlan")
-def stack_delete_plan(stack_id: str, _admin: AdminDep, stacks: StacksDep) -> DeletePlanOut:
+def stack_delete_plan(stack_id: str, _admin: AdminDep, stacks: StacksDep) -> DeletePlan:
     """What deleting the stack does, before it is done: the containers and networks
     `compose down` removes, the named volumes (kept unless `remove_volumes=true`), and the
     folder, which is moved aside to `.trash/<id>-<UTC time>` in the stacks folder with
     everything in it (bind-mounted data included), never erased."""
-    return DeletePlanOut.model_validate(asdict(stacks.delete_plan(stack_id)))
+    return stacks.delete_plan(stack_id)
 
 
 @router.delete("/{stack_id}", operation_id="deleteStack")
@@ -279,14 +148,14 @@ async def delete_stack(
         Query(description="The stack's id, typed by the user: anything else is refused (400)"),
     ] = None,
     remove_volumes: Annotated[bool, Query(description="Also remove named volumes")] = False,
-) -> DeleteResultOut:
+) -> DeleteResult:
     """`compose down` (named volumes only when asked), then the folder is moved aside to
     `.trash/<id>-<UTC time>` in the stacks folder (see `delete-plan`). Refused with 400
     unless `confirm` is exactly the stack's id."""
     with audit(admin, "stack.delete", stack_id) as note:
         result = await stacks.delete(stack_id, remove_volumes, confirm)
         note.detail = result.summary()
-    return DeleteResultOut.model_validate(asdict(result))
+    return result
 
 
 @router.post(

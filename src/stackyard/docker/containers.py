@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 import docker
 from docker.errors import DockerException
+from pydantic import Field
 
 from stackyard.errors import Unavailable
 
@@ -18,13 +19,18 @@ ONEOFF = "com.docker.compose.oneoff"
 _HEALTH = re.compile(r"\((healthy|unhealthy|health: starting)\)")
 
 
+#: Fields the API leaves out: how the service finds a stack's containers, not what a
+#: stack's page shows of them.
+_Internal = Field(exclude=True)
+
+
 @dataclass(frozen=True)
 class ContainerInfo:
-    id: str
+    id: Annotated[str, _Internal]
     name: str
-    project: str
-    service: str
-    working_dir: str | None
+    project: Annotated[str, _Internal]
+    service: Annotated[str, _Internal]
+    working_dir: Annotated[str | None, _Internal]
     state: str  # running, exited, created, paused, restarting, dead
     status: str  # the engine's text: "Up 3 minutes (healthy)"
     health: str | None  # healthy, unhealthy, starting; None without a healthcheck

@@ -106,18 +106,17 @@ def host_report(stacks: StackService, version: str) -> HostReport:
     troubles: list[ContainerTrouble] = []
     failed: list[FailedBackup] = []
     for view in views:
-        status = view.status
-        counts[status.state] += 1
-        for service in status.services:
+        counts[view.state] += 1
+        for service in view.services:
             for container in service.containers:
                 state = _trouble(container.state, container.health)
                 if state:
-                    troubles.append(ContainerTrouble(status.id, container.name, state))
-        last = host.runs.last(status.id)
+                    troubles.append(ContainerTrouble(view.id, container.name, state))
+        last = host.runs.last(view.id)
         if last is not None and last.action == "backup" and last.status == "failed":
             errors = last.progress.errors
             at = last.finished_at or last.started_at
-            failed.append(FailedBackup(status.id, at, errors[-1] if errors else None))
+            failed.append(FailedBackup(view.id, at, errors[-1] if errors else None))
     summary = stacks.updates.summary()
     memory_total, memory_available = _meminfo()
     root = info.get("DockerRootDir")
@@ -127,7 +126,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
         name=host.host_name(),
         version=version,
         stacks=counts,
-        partial=[v.status.id for v in views if v.status.state == "partial"],
+        partial=[v.id for v in views if v.state == "partial"],
         troubles=troubles,
         updates=[s.stack for s in summary.stacks if s.has_update],
         failed_backups=failed,

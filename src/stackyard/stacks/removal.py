@@ -1,7 +1,10 @@
 """What deleting a stack does, said before it is done: the containers and networks that
 `compose down` removes, the named volumes (kept unless asked), and the stack folder, which
 is never erased but moved aside to `STACKS_DIR/.trash/<id>-<UTC time>` (a rename on the
-same file system; dot-folders are never stacks), bind-mounted data inside it included."""
+same file system; dot-folders are never stacks), bind-mounted data inside it included.
+
+The plan and the result are served by the API as they are: the schema's descriptions are
+on their fields."""
 
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from docker.errors import DockerException
+from pydantic import Field
 
 from stackyard.compose.project import Project
 from stackyard.docker.containers import ContainerInfo, compose_containers
@@ -35,40 +39,59 @@ class PlannedContainer:
 
 @dataclass(frozen=True)
 class PlannedVolume:
-    key: str  # the name in the compose file
-    name: str  # the engine's name
+    key: Annotated[str, Field(description="The volume's name in the compose file")]
+    name: Annotated[str, Field(description="The engine's name of the volume")]
     exists: bool
 
 
 @dataclass(frozen=True)
 class BindFolder:
-    path: str  # relative to the stack folder ("data", "conf/nginx")
+    path: Annotated[str, Field(description="Relative to the stack folder")]
     services: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class ExternalBind:
-    path: str  # absolute, outside the stack folder: never touched
+    path: Annotated[
+        str, Field(description="Absolute host path outside the stack folder: left alone")
+    ]
     services: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class FolderPlan:
-    path: str  # the stack folder, as the service sees it
-    trash: str  # where it would go now, relative to STACKS_DIR (".trash/web-20250101T120000Z")
-    files: int
+    #: As the service sees it.
+    path: Annotated[str, Field(description="The stack folder")]
+    trash: Annotated[
+        str,
+        Field(
+            description="Where the folder goes, relative to the stacks folder (the time is "
+            "that of the deletion)"
+        ),
+    ]
+    files: Annotated[
+        int, Field(description="Files (and links) in the folder, bind-mounted data included")
+    ]
     bytes: int
-    complete: bool  # False: some entries could not be read, or there were too many to count
-    binds: tuple[BindFolder, ...]
+    complete: Annotated[bool, Field(description="False: some entries could not be read or counted")]
+    binds: Annotated[
+        tuple[BindFolder, ...], Field(description="Bind-mounted folders inside the folder")
+    ]
 
 
 @dataclass(frozen=True)
 class DeletePlan:
     stack: str
-    error: str | None  # the compose file does not resolve: networks and volumes unknown
-    containers: tuple[PlannedContainer, ...]
-    networks: tuple[str, ...]
-    volumes: tuple[PlannedVolume, ...]
+    #: Then the networks and volumes are unknown.
+    error: Annotated[str | None, Field(description="The compose file does not resolve")]
+    containers: Annotated[
+        tuple[PlannedContainer, ...], Field(description="Removed by `compose down`")
+    ]
+    networks: Annotated[tuple[str, ...], Field(description="Removed by `compose down`")]
+    volumes: Annotated[
+        tuple[PlannedVolume, ...],
+        Field(description="The stack's named volumes: kept unless `remove_volumes=true`"),
+    ]
     external_binds: tuple[ExternalBind, ...]
     folder: FolderPlan
 
@@ -76,7 +99,7 @@ class DeletePlan:
 @dataclass(frozen=True)
 class DeleteResult:
     stack: str
-    trash: str  # where the folder went, relative to STACKS_DIR
+    trash: Annotated[str, Field(description="Where the folder went, relative to the stacks folder")]
     containers: tuple[str, ...]
     networks: tuple[str, ...]
     volumes_removed: tuple[str, ...]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
+
+from pydantic import Field, computed_field
 
 from stackyard.compose.project import Project
 from stackyard.docker.containers import ContainerInfo
@@ -18,6 +20,7 @@ class ServiceStatus:
     image: str | None
     containers: tuple[ContainerInfo, ...]
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def running(self) -> bool:
         return any(c.state == "running" for c in self.containers)
@@ -28,7 +31,7 @@ class StackStatus:
     id: str
     state: State
     services: tuple[ServiceStatus, ...]
-    error: str | None = None
+    error: Annotated[str | None, Field(description="Why the compose file could not be read")] = None
 
 
 class ContainerIndex:
