@@ -21,7 +21,6 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Annotated
 
-from docker.models.containers import Container
 from pydantic import BaseModel, Field
 
 from stackyard.backups.archive import (
@@ -37,7 +36,7 @@ from stackyard.backups.archive import (
 )
 from stackyard.backups.model import FORMAT_VERSION, Asset, AssetResult, Inventory, Manifest
 from stackyard.backups.tarscan import TarScanner
-from stackyard.docker.helper import HelperFailed, HelperMount, Helpers
+from stackyard.docker.helper import Helper, HelperFailed, HelperMount, Helpers
 from stackyard.errors import Invalid
 from stackyard.fs.errors import converted
 
@@ -233,7 +232,7 @@ class Capture:
         return sink.sha256(), summary
 
     def _stack_parts(
-        self, helper: Container, gzip: GzipWriter, folder: Path, cover: list[PurePosixPath]
+        self, helper: Helper, gzip: GzipWriter, folder: Path, cover: list[PurePosixPath]
     ) -> TarSummary:
         """The covered parts, renamed under `data/` into one tar (with entries for the
         folders on the way, from the service's own view of the stack folder)."""

@@ -17,15 +17,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from docker.errors import DockerException
-from docker.errors import NotFound as DockerNotFound
-
 from stackyard.backups.model import Asset, AssetUse, Inventory, PathReport, Remote
 from stackyard.backups.system_paths import system_reason
 from stackyard.docker.containers import SERVICE, compose_containers
+from stackyard.docker.details import MountInfo, inspect_container
 from stackyard.docker.helper import HelperError, HelperMount, Helpers
 from stackyard.docker.own import PathMapping, own_container_id, own_mappings, to_local
-from stackyard.errors import StackyardError, Unavailable
+from stackyard.docker.volumes import VolumeInfo, volume
+from stackyard.errors import NotFound, StackyardError
 from stackyard.stacks.host import Host
 from stackyard.stacks.status import ContainerIndex
 
@@ -69,22 +68,20 @@ def _bind_uses(config: dict[str, Any], found: dict[str, _Found]) -> None:
             entry.uses[(str(service), str(target))] = read_only
 
 
-def _mount_uses(mounts: list[dict[str, Any]], service: str, found: dict[str, _Found]) -> None:
+def _mount_uses(mounts: tuple[MountInfo, ...], service: str, found: dict[str, _Found]) -> None:
     """Binds and volumes of a running container (compose may have changed since)."""
     for mount in mounts:
-        kind, target = mount.get("Type"), str(mount.get("Destination") or "")
-        read_only = not mount.get("RW", True)
-        if kind == "bind" and mount.get("Source"):
-            source = str(mount["Source"])
-            found.setdefault(f"bind:{source}", _Found("bind", source)).uses.setdefault(
-                (service, target), read_only
+        use = (service, mount.destination)
+        if mount.type == "bind" and mount.source:
+            found.setdefault(f"bind:{mount.source}", _Found("bind", mount.source)).uses.setdefault(
+                use, mount.read_only
             )
-        elif kind == "volume" and mount.get("Name"):
-            name = str(mount["Name"])
+        elif mount.type == "volume" and mount.name:
+            name = mount.name
             if len(name) == 64 and all(c in "0123456789abcdef" for c in name):
                 continue  # anonymous volume
             found.setdefault(f"volume:{name}", _Found("volume", name)).uses.setdefault(
-                (service, target), read_only
+                use, mount.read_only
             )
 
 
@@ -157,8 +154,8 @@ def _kind(found: _Found) -> Any:
     return "bind" if found.kind == "bind" else "volume"
 
 
-def _remote(options: dict[str, Any] | None) -> Remote | None:
-    kind = str((options or {}).get("type") or "").lower()
+def _remote(volume: VolumeInfo | None) -> Remote | None:
+    kind = (volume.options.get("type") or "").lower() if volume else ""
     if kind.startswith("nfs"):
         return "nfs"
     if kind in ("cifs", "smb", "smb3"):
@@ -179,23 +176,12 @@ def inventory(host: Host, stack_id: str) -> Inventory:
         if container.state != "running":
             continue
         try:
-            details = client.api.inspect_container(container.id)
-        except DockerNotFound:
+            details = inspect_container(client, container.id)
+        except NotFound:
             continue
-        except DockerException as exc:
-            raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
-        service = (details.get("Config") or {}).get("Labels", {}).get(SERVICE, container.service)
-        _mount_uses(details.get("Mounts") or [], service, found)
+        _mount_uses(details.mounts, details.labels.get(SERVICE, container.service), found)
 
-    volumes: dict[str, dict[str, Any] | None] = {}
-    for entry in found.values():
-        if entry.kind == "volume":
-            try:
-                volumes[entry.name] = client.api.inspect_volume(entry.name)
-            except DockerNotFound:
-                volumes[entry.name] = None
-            except DockerException as exc:
-                raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
+    volumes = {e.name: volume(client, e.name) for e in found.values() if e.kind == "volume"}
 
     ordered = sorted(found.values(), key=lambda f: (f.kind != "volume", f.name))
     # NFS/CIFS volumes are not mounted to be measured: an unreachable server would hang.
@@ -203,10 +189,7 @@ def inventory(host: Host, stack_id: str) -> Inventory:
         f
         for f in ordered
         if f.kind == "bind"
-        or (
-            volumes.get(f.name) is not None
-            and _remote((volumes[f.name] or {}).get("Options")) is None
-        )
+        or (volumes.get(f.name) is not None and _remote(volumes[f.name]) is None)
     ]
     helpers = host.helpers()
     measured = _measure(helpers, measurable)
@@ -218,16 +201,16 @@ def inventory(host: Host, stack_id: str) -> Inventory:
     assets = []
     for entry in ordered:
         measure = sizes.get(id(entry))
-        volume = volumes.get(entry.name) if entry.kind == "volume" else None
+        found_volume = volumes.get(entry.name) if entry.kind == "volume" else None
         inside = None
         if entry.kind == "bind":
             path = PurePosixPath(entry.name)
             for root in roots:
                 if path == PurePosixPath(root) or PurePosixPath(root) in path.parents:
                     inside = str(path.relative_to(root)) if path != PurePosixPath(root) else "."
-        remote = _remote((volume or {}).get("Options")) if entry.kind == "volume" else None
+        remote = _remote(found_volume) if entry.kind == "volume" else None
         reason = None
-        if entry.kind == "volume" and volume is None:
+        if entry.kind == "volume" and found_volume is None:
             reason = "does not exist yet (the stack has not run with it)"
         elif remote is not None:
             reason = f"on {remote.upper()}: its server keeps it (it is never wiped on restore)"
@@ -251,9 +234,9 @@ def inventory(host: Host, stack_id: str) -> Inventory:
                 if entry.kind == "bind"
                 else None,
                 external=entry.external,
-                driver=(volume or {}).get("Driver") if entry.kind == "volume" else None,
+                driver=found_volume.driver if found_volume else None,
                 remote=remote,
-                exists=entry.kind == "bind" or volume is not None,
+                exists=entry.kind == "bind" or found_volume is not None,
                 wide_ids=measure.wide_ids if measure else True,
                 selected=reason is None,
                 reason=reason,

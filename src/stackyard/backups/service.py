@@ -20,8 +20,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from docker.errors import DockerException
-
 from stackyard import __version__
 from stackyard.backups import capture, restore
 from stackyard.backups.archive import ArchiveReader
@@ -34,6 +32,7 @@ from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import normalize_project_name
 from stackyard.containers.shell import run_command
 from stackyard.docker.containers import ContainerInfo
+from stackyard.docker.details import inspect_container
 from stackyard.docker.helper import Helpers
 from stackyard.docker.own import holds, own_container_id, own_mappings
 from stackyard.errors import Conflict, Invalid, StackyardError
@@ -359,10 +358,9 @@ class BackupService:
 
     def _labels_of(self, container_id: str) -> dict[str, str]:
         try:
-            config = self.host.docker.api.inspect_container(container_id).get("Config") or {}
-        except DockerException:
+            return inspect_container(self.host.docker, container_id).labels
+        except StackyardError:
             return {}
-        return {str(k): str(v) for k, v in (config.get("Labels") or {}).items()}
 
 
 def _folder_size(folder: Path) -> int:

@@ -26,14 +26,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import docker
-from docker.errors import DockerException
-from docker.errors import NotFound as DockerNotFound
-
 from stackyard.backups.archive import ROOT
 from stackyard.docker.containers import PROJECT
+from stackyard.docker.engine import Engine
 from stackyard.docker.helper import HelperMount, Helpers
-from stackyard.errors import Unavailable
+from stackyard.docker.volumes import create_volume, remove_volume, volume
+from stackyard.errors import StackyardError
 from stackyard.fs.at import DIRECTORY, Fd, remove_tree_at, rename_at
 from stackyard.fs.merge import move_in
 
@@ -245,8 +243,8 @@ class Staging:
                 self._script([place.mount], _DISCARD, self.token, place.mtime)
         _remove_local(self.stack)
         for name in self.volumes_made:
-            with contextlib.suppress(DockerException):
-                self.helpers.client.api.remove_volume(name)
+            with contextlib.suppress(StackyardError):
+                remove_volume(self.helpers.client, name)
         for path in self.folders_made:
             parent, name = posixpath.split(path.rstrip("/"))
             with contextlib.suppress(Exception):
@@ -261,20 +259,12 @@ def _remove_local(path: Path) -> None:
             remove_tree_at(fd, path.name)
 
 
-def _ensure_volume(client: docker.DockerClient, name: str, project: str, key: str | None) -> bool:
+def _ensure_volume(client: Engine, name: str, project: str, key: str | None) -> bool:
     """The volume, created (with compose's labels) when missing; whether it was."""
-    try:
-        client.api.inspect_volume(name)
+    if volume(client, name) is not None:
         return False
-    except DockerNotFound:
-        pass
-    except DockerException as exc:
-        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
     labels = {PROJECT: project}
     if key:
         labels[VOLUME_LABEL] = key
-    try:
-        client.api.create_volume(name, labels=labels)
-    except DockerException as exc:
-        raise Unavailable(f"Volume {name} could not be created: {exc}") from exc
+    create_volume(client, name, labels)
     return True
