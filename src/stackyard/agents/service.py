@@ -1,5 +1,6 @@
 """The agents a central keeps: records (the token sealed, the certificate pinned), tests,
-and one client per agent, made once and reused (its connections with it)."""
+and one client per agent, made once and reused (its connections with it). The API serves
+`AgentView` and `Probe` as they are (the schema's descriptions are on their fields)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ import json
 import ssl
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from cryptography import x509
-from pydantic import BaseModel, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter, computed_field, with_config
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -19,6 +21,7 @@ from sqlalchemy.orm import Session
 from stackyard.agents import tls
 from stackyard.agents.client import AgentClient, AgentTarget
 from stackyard.agents.compat import incompatibility
+from stackyard.agents.health import AgentHealth
 from stackyard.db.engine import Database
 from stackyard.db.models import Agent as Row
 from stackyard.db.types import utcnow
@@ -35,33 +38,31 @@ from stackyard.sealing import Sealer
 #: How stale `last_seen_at` may get before a contact that changed nothing writes it.
 SEEN_EVERY = timedelta(seconds=60)
 _UNREADABLE = "The agent's token cannot be decrypted (the secret key changed): set it again"
-
-
-class AgentHealth(BaseModel):
-    """What an agent says of itself at /agent/health."""
-
-    version: str
-    capabilities: list[str] = []
-
-
 _HEALTH = TypeAdapter(AgentHealth)
 
 
 @dataclass(frozen=True)
 class AgentView:
+    """An agent this central keeps, with what it last reported."""
+
     id: int
     name: str
     url: str
     enabled: bool
-    fingerprint: str | None  # of the pinned certificate
+    fingerprint: Annotated[str | None, Field(description="Of the pinned TLS certificate")]
     trusts_ca: bool
-    version: str | None
+    version: Annotated[str | None, Field(description="As the agent last reported it")]
     capabilities: list[str]
     incompatibility: str | None
     last_seen_at: datetime | None
     last_error: str | None
     created_at: datetime
     updated_at: datetime | None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def compatible(self) -> bool:
+        return self.incompatibility is None
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class AgentSpec:
     enabled: bool = True
 
 
+#: Every field is in each answer, so the schema says each is there (most have defaults).
+@with_config(ConfigDict(json_schema_serialization_defaults_required=True))
 @dataclass(frozen=True)
 class Probe:
     """What reaching an agent found."""
@@ -87,7 +90,16 @@ class Probe:
     version: str | None = None
     capabilities: list[str] = field(default_factory=list)
     incompatibility: str | None = None
-    fingerprint: str | None = None  # of the certificate presented (HTTPS)
+    #: HTTPS only.
+    fingerprint: Annotated[
+        str | None, Field(description="Of the certificate the agent presents")
+    ] = None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def compatible(self) -> bool:
+        """The agent answered, with a version this central talks to."""
+        return self.version is not None and self.incompatibility is None
 
 
 def check_url(url: str) -> str:
@@ -378,4 +390,4 @@ class Agents:
             await self._forget(agent_id)
 
 
-__all__ = ["AgentError", "AgentHealth", "AgentSpec", "AgentView", "Agents", "Probe"]
+__all__ = ["AgentError", "AgentSpec", "AgentView", "Agents", "Probe"]

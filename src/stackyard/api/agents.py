@@ -8,14 +8,13 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Annotated, cast
 
 import websockets
 from fastapi import APIRouter, Depends, Request, WebSocket, status
 from fastapi.responses import StreamingResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
-from pydantic import BaseModel, Field
+from pydantic import Field
 from starlette.convertors import Convertor, register_url_convertor
 
 from stackyard.agents.backups import AgentTransfers
@@ -69,46 +68,9 @@ class AgentIn(Body):
         )
 
 
-class AgentOut(BaseModel):
-    id: int
-    name: str
-    url: str
-    enabled: bool
-    fingerprint: str | None = Field(description="Of the pinned TLS certificate")
-    trusts_ca: bool
-    version: str | None = Field(description="As the agent last reported it")
-    capabilities: list[str]
-    compatible: bool
-    incompatibility: str | None
-    last_seen_at: datetime | None
-    last_error: str | None
-    created_at: datetime
-    updated_at: datetime | None
-
-    @classmethod
-    def of(cls, view: AgentView) -> AgentOut:
-        return cls(compatible=view.incompatibility is None, **vars(view))
-
-
-class ProbeOut(BaseModel):
-    ok: bool
-    detail: str
-    version: str | None
-    capabilities: list[str]
-    compatible: bool
-    incompatibility: str | None
-    fingerprint: str | None = Field(description="Of the certificate the agent presents")
-
-    @classmethod
-    def of(cls, probe: Probe) -> ProbeOut:
-        return cls(
-            compatible=probe.version is not None and probe.incompatibility is None, **vars(probe)
-        )
-
-
 @router.get("/agents", operation_id="listAgents")
-def list_agents(agents: AgentsDep) -> list[AgentOut]:
-    return [AgentOut.of(view) for view in agents.all()]
+def list_agents(agents: AgentsDep) -> list[AgentView]:
+    return agents.all()
 
 
 @router.post(
@@ -118,39 +80,38 @@ def list_agents(agents: AgentsDep) -> list[AgentOut]:
 )
 async def create_agent(
     body: AgentIn, admin: AdminDep, audit: AuditDep, agents: AgentsDep
-) -> AgentOut:
+) -> AgentView:
     """Add an agent. For HTTPS, its certificate is pinned: give the fingerprint a test
     showed (it is checked against what the agent presents), or a CA certificate."""
     with audit(admin, "agent.create", body.name):
         view = await agents.create(body.spec())
     await agents.test(view.id)
-    return AgentOut.of(agents.get(view.id))
+    return agents.get(view.id)
 
 
 @router.post("/agents/test", operation_id="testUnsavedAgent")
 async def test_unsaved_agent(
     body: AgentIn, admin: AdminDep, audit: AuditDep, agents: AgentsDep
-) -> ProbeOut:
+) -> Probe:
     """Reach an agent before saving it: its version, what it supports and, for HTTPS, the
     fingerprint of the certificate it presents (compare it with the agent's log)."""
     with audit(admin, "agent.test", body.url):
-        return ProbeOut.of(await agents.probe(body.spec()))
+        return await agents.probe(body.spec())
 
 
 @router.get("/agents/{agent_id}", operation_id="getAgent")
-def get_agent(agent_id: DbId, agents: AgentsDep) -> AgentOut:
-    return AgentOut.of(agents.get(agent_id))
+def get_agent(agent_id: DbId, agents: AgentsDep) -> AgentView:
+    return agents.get(agent_id)
 
 
 @router.put("/agents/{agent_id}", operation_id="updateAgent")
 async def update_agent(
     agent_id: DbId, body: AgentIn, admin: AdminDep, audit: AuditDep, agents: AgentsDep
-) -> AgentOut:
+) -> AgentView:
     """Change the agent; a token left out is kept. A new URL, fingerprint or CA pins the
     certificate anew."""
     with audit(admin, "agent.update", body.name):
-        view = await agents.update(agent_id, body.spec())
-    return AgentOut.of(view)
+        return await agents.update(agent_id, body.spec())
 
 
 @router.delete(
@@ -165,11 +126,9 @@ async def delete_agent(agent_id: DbId, admin: AdminDep, audit: AuditDep, agents:
 
 
 @router.post("/agents/{agent_id}/test", operation_id="testAgent")
-async def test_agent(
-    agent_id: DbId, admin: AdminDep, audit: AuditDep, agents: AgentsDep
-) -> ProbeOut:
+async def test_agent(agent_id: DbId, admin: AdminDep, audit: AuditDep, agents: AgentsDep) -> Probe:
     with audit(admin, "agent.test", str(agent_id)):
-        return ProbeOut.of(await agents.test(agent_id))
+        return await agents.test(agent_id)
 
 
 # -- archives between an agent and a destination, through the central ----------------------
