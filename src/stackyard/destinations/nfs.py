@@ -22,10 +22,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
-import docker
-from docker.errors import APIError, DockerException
-from docker.errors import NotFound as DockerNotFound
-
 from stackyard.backups.archive import ChunkReader
 from stackyard.backups.names import is_archive_name
 from stackyard.destinations.base import (
@@ -36,6 +32,8 @@ from stackyard.destinations.base import (
     probe_name,
 )
 from stackyard.destinations.model import NfsSettings, Progress, RemoteArchive
+from stackyard.docker import volumes
+from stackyard.docker.engine import Engine
 from stackyard.docker.helper import CHUNK, HelperError, HelperFailed, HelperMount, Helpers
 from stackyard.errors import Conflict, DestinationError, NotFound, StackyardError
 
@@ -59,41 +57,34 @@ def volume_options(settings: NfsSettings) -> dict[str, str]:
     }
 
 
-def ensure_volume(client: docker.DockerClient, destination_id: int, settings: NfsSettings) -> str:
+def _classified(exc: StackyardError, settings: NfsSettings) -> DestinationError:
+    return DestinationError(f"NFS {settings.server}:{settings.export}: {exc.detail}")
+
+
+def ensure_volume(client: Engine, destination_id: int, settings: NfsSettings) -> str:
     """The destination's volume, made (again) when it is missing or its options changed."""
     name = volume_name(destination_id)
     wanted = volume_options(settings)
     try:
-        try:
-            current = client.api.inspect_volume(name)
-        except DockerNotFound:
-            current = None
-        if current is not None and (current.get("Options") or {}) == wanted:
+        current = volumes.volume(client, name)
+        if current is not None and current.options == wanted:
             return name
         if current is not None:
-            client.api.remove_volume(name)
-        client.api.create_volume(
-            name,
-            driver="local",
-            driver_opts=wanted,
-            labels={DESTINATION_LABEL: str(destination_id)},
-        )
-    except APIError as exc:
-        raise DestinationError(
-            f"The volume {name} for the NFS export cannot be made: {exc.explanation or exc}"
-        ) from exc
-    except DockerException as exc:
-        raise DestinationError(f"The Docker engine cannot be reached: {exc}") from exc
+            volumes.remove_volume(client, name)
+        volumes.create_volume(client, name, {DESTINATION_LABEL: str(destination_id)}, wanted)
+    except StackyardError as exc:
+        raise _classified(exc, settings) from exc
     return name
 
 
-def remove_volume(client: docker.DockerClient, destination_id: int) -> None:
+def remove_volume(client: Engine, destination_id: int) -> None:
     """Forget the destination's volume (the export's files are not touched)."""
-    with contextlib.suppress(DockerNotFound):
-        try:
-            client.api.remove_volume(volume_name(destination_id))
-        except APIError as exc:
-            raise DestinationError(f"The NFS volume is in use: {exc.explanation or exc}") from exc
+    try:
+        volumes.remove_volume(client, volume_name(destination_id))
+    except NotFound:
+        pass
+    except StackyardError as exc:
+        raise DestinationError(exc.detail) from exc
 
 
 def _single_file_tar(name: str, path: Path, sent: Callable[[int], None]) -> Iterator[bytes]:
@@ -135,13 +126,9 @@ class NfsDestination:
         try:
             return await asyncio.to_thread(work)
         except HelperError as exc:
-            raise self._classified(exc) from exc
+            raise _classified(exc, self.settings) from exc
 
-    def _classified(self, exc: StackyardError) -> StackyardError:
-        where = f"NFS {self.settings.server}:{self.settings.export}"
-        return DestinationError(f"{where}: {exc.detail}")
-
-    def _script(self, script: str, *args: str, timeout: float = 120) -> str:
+    def _script(self, script: str, *args: str, timeout: int = 120) -> str:
         return self.helpers.check_output(
             [self._mount], ["sh", "-c", script, "sh", *args], timeout=timeout
         )

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-import docker
 from pydantic import TypeAdapter
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -40,6 +39,7 @@ from stackyard.destinations.model import (
     Settings,
     SftpSettings,
 )
+from stackyard.docker.engine import Engine
 from stackyard.docker.helper import Helpers
 from stackyard.errors import Conflict, Invalid, NotFound
 from stackyard.sealing import Sealer
@@ -84,7 +84,7 @@ class Destinations:
         self,
         db: Database,
         secret_key: str,
-        docker_client: Callable[[], docker.DockerClient],
+        docker_client: Callable[[], Engine],
         helpers: Callable[[], Helpers],
     ) -> None:
         self.db = db
