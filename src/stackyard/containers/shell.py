@@ -15,15 +15,11 @@ import contextlib
 import logging
 import secrets
 import shlex
-import socket
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-import docker
-from docker.errors import APIError, DockerException
-from docker.errors import NotFound as DockerNotFound
-
-from stackyard.errors import Invalid, NotFound, Unavailable
+from stackyard.docker.engine import Engine
+from stackyard.docker.exec import Terminal, open_terminal, run, start_detached
+from stackyard.errors import Invalid, StackyardError
 
 log = logging.getLogger(__name__)
 
@@ -64,39 +60,32 @@ def command_for(choice: str) -> list[str]:
 
 @dataclass
 class Session:
-    client: docker.DockerClient
-    container_id: str
-    exec_id: str
+    terminal: Terminal
     marker: str
-    sock: socket.socket
     command: list[str]
-    _response: Any = field(repr=False)
     _closed: bool = False
 
     async def read(self) -> bytes:
         """What the terminal printed; b"" once the program has ended."""
         loop = asyncio.get_running_loop()
         try:
-            return await loop.sock_recv(self.sock, READ_SIZE)
+            return await loop.sock_recv(self.terminal.sock, READ_SIZE)
         except OSError:
             return b""
 
     async def write(self, data: bytes) -> None:
         loop = asyncio.get_running_loop()
         with contextlib.suppress(OSError):
-            await loop.sock_sendall(self.sock, data)
+            await loop.sock_sendall(self.terminal.sock, data)
 
     async def resize(self, cols: int, rows: int) -> None:
         cols, rows = _size(cols, rows)
-        with contextlib.suppress(DockerException):
-            await asyncio.to_thread(self.client.api.exec_resize, self.exec_id, rows, cols)
+        with contextlib.suppress(StackyardError):
+            await asyncio.to_thread(self.terminal.resize, cols, rows)
 
     async def exit_code(self) -> int | None:
-        with contextlib.suppress(DockerException):
-            info = await asyncio.to_thread(self.client.api.exec_inspect, self.exec_id)
-            if not info.get("Running"):
-                code = info.get("ExitCode")
-                return int(code) if code is not None else None
+        with contextlib.suppress(StackyardError):
+            return (await asyncio.to_thread(self.terminal.state)).exit_code
         return None
 
     async def close(self) -> None:
@@ -104,64 +93,49 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(OSError):
-            self.sock.close()
-        with contextlib.suppress(Exception):
-            self._response.close()
+        self.terminal.close()
         running = True
-        with contextlib.suppress(DockerException):
-            info = await asyncio.to_thread(self.client.api.exec_inspect, self.exec_id)
-            running = bool(info.get("Running"))
+        with contextlib.suppress(StackyardError):
+            running = (await asyncio.to_thread(self.terminal.state)).running
         if running:
             await self._signal("HUP")
             await asyncio.sleep(1.0)
             await self._signal("KILL")
 
     async def _signal(self, signal_name: str) -> None:
+        terminal = self.terminal
         try:
             await asyncio.to_thread(
-                signal_marked, self.client, self.container_id, self.marker, signal_name
+                signal_marked, terminal.client, terminal.container_id, self.marker, signal_name
             )
-        except DockerException as exc:
-            log.warning("Could not end the shell session in %s: %s", self.container_id[:12], exc)
+        except StackyardError as exc:
+            log.warning(
+                "Could not end the shell session in %s: %s", terminal.container_id[:12], exc
+            )
 
 
-def signal_marked(client: docker.DockerClient, container_id: str, marker: str, signal: str) -> None:
+def signal_marked(client: Engine, container_id: str, marker: str, signal: str) -> None:
     """Send `signal` to every process of the container whose environment has the marker
     (a short exec of its own; the engine cannot stop an exec)."""
-    created = client.api.exec_create(
-        container_id,
-        ["/bin/sh", "-c", _STOP_SCRIPT, "stop", f"{MARKER}={marker}", signal],
-        stdout=False,
-        stderr=False,
+    start_detached(
+        client, container_id, ["/bin/sh", "-c", _STOP_SCRIPT, "stop", f"{MARKER}={marker}", signal]
     )
-    client.api.exec_start(created["Id"], detach=True)
 
 
 def run_command(
-    client: docker.DockerClient, container_id: str, command: str, timeout: float
+    client: Engine, container_id: str, command: str, timeout: float
 ) -> tuple[int | None, str]:
     """Run `sh -c command` in the running container to its end, at most `timeout`
     seconds: (exit code, output); the code is None when it was stopped at the limit (it
     and what it started are ended, as a shell session's are)."""
     marker = secrets.token_hex(12)
-
-    def execute() -> tuple[int | None, str]:
-        created = client.api.exec_create(
-            container_id, ["sh", "-c", command], environment={MARKER: marker}
-        )
-        output = client.api.exec_start(created["Id"])
-        info = client.api.exec_inspect(created["Id"])
-        text = output.decode(errors="replace") if isinstance(output, bytes) else ""
-        return info.get("ExitCode"), text
-
     pool = concurrent.futures.ThreadPoolExecutor(1)
-    future = pool.submit(execute)
+    future = pool.submit(run, client, container_id, ["sh", "-c", command], {MARKER: marker})
     try:
         return future.result(timeout=timeout)
     except concurrent.futures.TimeoutError:
         for signal in ("TERM", "KILL"):
-            with contextlib.suppress(DockerException):
+            with contextlib.suppress(StackyardError):
                 signal_marked(client, container_id, marker, signal)
         return None, ""
     finally:
@@ -173,39 +147,14 @@ def _size(cols: int, rows: int) -> tuple[int, int]:
 
 
 async def open_session(
-    client: docker.DockerClient, container_id: str, choice: str, cols: int, rows: int
+    client: Engine, container_id: str, choice: str, cols: int, rows: int
 ) -> Session:
     """Start the program with a terminal of `cols` x `rows` in the running container."""
     command = command_for(choice)
     marker = secrets.token_hex(12)
     cols, rows = _size(cols, rows)
-
-    def start() -> tuple[str, Any]:
-        created = client.api.exec_create(
-            container_id,
-            command,
-            stdin=True,
-            tty=True,
-            environment={MARKER: marker, "TERM": "xterm-256color"},
-        )
-        response = client.api.exec_start(created["Id"], tty=True, socket=True)
-        with contextlib.suppress(DockerException):
-            client.api.exec_resize(created["Id"], height=rows, width=cols)
-        return created["Id"], response
-
-    try:
-        exec_id, response = await asyncio.to_thread(start)
-    except DockerNotFound as exc:
-        raise NotFound(f"Container {container_id[:12]} does not exist") from exc
-    except APIError as exc:
-        if exc.status_code == 409:
-            raise Invalid(f"The container is not running: {exc.explanation}") from exc
-        raise Unavailable(f"The engine refused the shell: {exc.explanation or exc}") from exc
-    except DockerException as exc:
-        raise Unavailable(f"Cannot reach the Docker engine: {exc}") from exc
-    raw = getattr(response, "_sock", response)
-    if not isinstance(raw, socket.socket):
-        response.close()
-        raise Unavailable("This Docker address gives no plain socket for a terminal")
-    raw.setblocking(False)
-    return Session(client, container_id, exec_id, marker, raw, command, response)
+    environment = {MARKER: marker, "TERM": "xterm-256color"}
+    terminal = await asyncio.to_thread(
+        open_terminal, client, container_id, command, environment, cols, rows
+    )
+    return Session(terminal, marker, command)
