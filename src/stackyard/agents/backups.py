@@ -139,10 +139,21 @@ class AgentTransfers:
         self.data_dir = data_dir
         self._boards: dict[int, RunBoard] = {}
 
-    def board(self, agent_id: int) -> RunBoard:
+    def _board(self, agent_id: int) -> RunBoard:
         if agent_id not in self._boards:
             self._boards[agent_id] = RunBoard(self.data_dir / "agents" / str(agent_id))
         return self._boards[agent_id]
+
+    def last_run(self, agent_id: int, stack_id: str) -> RunState:
+        """The current or last push or pull of the stack's archives for this agent."""
+        state = self._board(agent_id).last(stack_id)
+        if state is None:
+            raise NotFound(f"No transfer of {stack_id!r} archives for agent {agent_id}")
+        return state
+
+    def follow(self, agent_id: int, stack_id: str) -> AsyncIterator[RunState]:
+        """That run's state now and after each change, until it ends."""
+        return self._board(agent_id).follow(stack_id)
 
     async def host(self, agent_id: int) -> AgentHost:
         client = await self.agents.client(agent_id)
@@ -177,7 +188,7 @@ class AgentTransfers:
             run.feed_line(f"Pushed {name} to {where}")
             return 0
 
-        return self.board(agent_id).start(
+        return self._board(agent_id).start(
             stack_of(name), "push", ProgressFold(mode="transfer"), steps
         )
 
@@ -202,7 +213,7 @@ class AgentTransfers:
             run.feed_line(f"Pulled {name}: it is in the agent's archives as {kept.name}")
             return 0
 
-        return self.board(agent_id).start(
+        return self._board(agent_id).start(
             stack_of(name), "pull", ProgressFold(mode="transfer"), steps
         )
 

@@ -3,18 +3,22 @@
 as the central's own do) and the answer streamed back in the chunks it arrives in. The
 first chunk is read before the answer starts, so an offline agent, a refused token or a
 changed certificate is an error status with a `detail`, never a partial 200. What the
-agent audited comes back in a header and is recorded here with the user's name."""
+agent audited comes back in a header and is recorded here with the user's name and the
+agent's."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from stackyard.agents.client import AgentClient, AgentResponse
+from stackyard.agents.service import Agents
 from stackyard.auth.audit import RELAY_HEADER, Recorder, relayed_entries
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal
 
+#: Agent routes reached whatever the agent's version: its update (or why it cannot be
+#: updated) and its health.
+ALWAYS_REACHABLE = ("system/update", "health")
 #: Request headers passed to the agent (never the user's cookie or token).
 FORWARDED = ("accept", "content-type", "content-length", "last-event-id", "range")
 #: Answer headers passed back.
@@ -42,31 +46,42 @@ def as_user(principal: Principal) -> dict[str, str]:
     return {AGENT_USER_HEADER: principal.username, AGENT_ROLE_HEADER: principal.role.value}
 
 
+def _has_body(method: str, headers: dict[str, str]) -> bool:
+    return method in ("POST", "PUT", "PATCH", "DELETE") and (
+        headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+    )
+
+
 async def forward(
-    client: AgentClient,
+    agents: Agents,
+    agent_id: int,
     principal: Principal,
     method: str,
     path: str,
     query: list[tuple[str, str]],
     headers: dict[str, str],
-    body: AsyncIterator[bytes] | None,
+    body: AsyncIterator[bytes],
     record: Recorder,
-    target_of: Callable[[str | None], str],
 ) -> Proxied:
-    sent = {name: headers[name] for name in FORWARDED if name in headers}
-    answer: AgentResponse = await client.request(
+    """The agent's `/agent/{path}` asked for `principal`: `headers` are the request's
+    (lower-case names), `body` its stream (sent when the headers say there is one)."""
+    # An agent of another release line is still reached to update it (or to ask it why).
+    client = await agents.client(agent_id, usable=not path.startswith(ALWAYS_REACHABLE))
+    name = client.target.name
+    sent = {header: headers[header] for header in FORWARDED if header in headers}
+    answer = await client.request(
         method,
-        path,
+        "/" + path,
         params=query,
         headers={**sent, **as_user(principal)},
-        content=body,
+        content=body if _has_body(method, headers) else None,
     )
     for entry in relayed_entries(answer.headers.get(RELAY_HEADER)):
         await asyncio.to_thread(
             record,
             principal.username,
             entry.action,
-            target_of(entry.target),
+            f"{name}: {entry.target}" if entry.target else name,
             entry.outcome,
             entry.detail,
         )

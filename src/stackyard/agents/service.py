@@ -221,6 +221,12 @@ class Agents:
                 raise Conflict(f"An agent named {spec.name!r} exists") from exc
             return self._view(row)
 
+    async def add(self, spec: AgentSpec) -> AgentView:
+        """`create`, then reach the agent once: its record shows what it is from the start."""
+        view = await self.create(spec)
+        await self.test(view.id)
+        return await asyncio.to_thread(self.get, view.id)
+
     async def update(self, agent_id: int, spec: AgentSpec) -> AgentView:
         """Change the agent: a token left out is kept; the certificate is pinned anew
         from what is given (the URL, a fingerprint or a CA)."""

@@ -5,12 +5,9 @@ shell (a WebSocket), resource use, image updates, files, backups."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import time
 from collections.abc import AsyncIterator
 from typing import Annotated, cast
 
-import websockets
 from fastapi import APIRouter, Depends, Request, WebSocket, status
 from fastapi.responses import StreamingResponse
 from fastapi.sse import EventSourceResponse, ServerSentEvent
@@ -18,9 +15,9 @@ from pydantic import Field
 from starlette.convertors import Convertor, register_url_convertor
 
 from stackyard.agents.backups import AgentTransfers
-from stackyard.agents.proxy import as_user, forward
+from stackyard.agents.proxy import forward
 from stackyard.agents.service import Agents, AgentSpec, AgentView, Probe
-from stackyard.agents.tls import client_context
+from stackyard.agents.sockets import relay_shell
 from stackyard.api.deps import (
     AdminDep,
     AuditDep,
@@ -28,12 +25,13 @@ from stackyard.api.deps import (
     audit_recorder,
     authenticate_websocket,
     current_principal,
-    signed_in_stream,
 )
 from stackyard.api.destinations import PushIn
 from stackyard.api.models import Body, DbId
-from stackyard.auth.principal import Role
-from stackyard.errors import Forbidden, NotFound, StackyardError, Unauthorized
+from stackyard.api.operate import CLOSE_FORBIDDEN, CLOSE_UNAUTHORIZED
+from stackyard.api.stacks import run_events
+from stackyard.auth.principal import Principal, Role
+from stackyard.errors import Forbidden, StackyardError, Unauthorized
 from stackyard.stacks.runs import RunState
 from stackyard.stacks.updates import UpdateSummary
 
@@ -84,9 +82,7 @@ async def create_agent(
     """Add an agent. For HTTPS, its certificate is pinned: give the fingerprint a test
     showed (it is checked against what the agent presents), or a CA certificate."""
     with audit(admin, "agent.create", body.name):
-        view = await agents.create(body.spec())
-    await agents.test(view.id)
-    return agents.get(view.id)
+        return await agents.add(body.spec())
 
 
 @router.post("/agents/test", operation_id="testUnsavedAgent")
@@ -184,10 +180,7 @@ async def pull_to_agent(
 @router.get("/agents/{agent_id}/transfers/{stack_id}/run", operation_id="agentTransferRun")
 def agent_transfer_run(agent_id: DbId, stack_id: str, transfers: AgentTransfersDep) -> RunState:
     """The current or last push or pull of the stack's archives for this agent."""
-    state = transfers.board(agent_id).last(stack_id)
-    if state is None:
-        raise NotFound(f"No transfer of {stack_id!r} archives for agent {agent_id}")
-    return state
+    return transfers.last_run(agent_id, stack_id)
 
 
 @router.get(
@@ -203,40 +196,24 @@ async def agent_transfer_events(
     transfers: AgentTransfersDep,
 ) -> AsyncIterator[ServerSentEvent]:
     """Server-Sent Events as for a stack's run: `state`, then `end`."""
-
-    async def events() -> AsyncIterator[ServerSentEvent]:
-        async for state in transfers.board(agent_id).follow(stack_id):
-            yield ServerSentEvent(event="state", data=state)
-        yield ServerSentEvent(event="end", data={})
-
-    async for event in signed_in_stream(request, principal, events()):
+    async for event in run_events(request, principal, transfers.follow(agent_id, stack_id)):
         yield event
 
 
 # -- the proxy ------------------------------------------------------------------------------
-#: Agent routes reached whatever the agent's version (its update and health).
-_ALWAYS_REACHABLE = ("system/update", "health")
-
-
 async def _proxy(
-    request: Request, agent_id: int, path: str, principal: PrincipalDep, agents: Agents
+    request: Request, agent_id: int, path: str, principal: Principal, agents: Agents
 ) -> StreamingResponse:
-    # An agent of another release line is still reached to update it (or to ask it why).
-    client = await agents.client(agent_id, usable=not path.startswith(_ALWAYS_REACHABLE))
-    name = client.target.name
-    has_body = request.method in ("POST", "PUT", "PATCH", "DELETE") and (
-        request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers
-    )
     proxied = await forward(
-        client,
+        agents,
+        agent_id,
         principal,
         request.method,
-        "/" + path,
+        path,
         request.query_params.multi_items(),
         dict(request.headers),
-        request.stream() if has_body else None,
+        request.stream(),
         audit_recorder(request),
-        lambda target: f"{name}: {target}" if target else name,
     )
     return StreamingResponse(proxied.body, proxied.status_code, headers=proxied.headers)
 
@@ -296,65 +273,8 @@ async def agent_shell(websocket: WebSocket, agent_id: int, stack_id: str, contai
             raise Forbidden("A shell needs the admin role")
         client = await get_agents(websocket).client(agent_id)  # type: ignore[arg-type]
     except StackyardError as exc:
-        code = 4401 if isinstance(exc, Unauthorized) else 4403
+        code = CLOSE_UNAUTHORIZED if isinstance(exc, Unauthorized) else CLOSE_FORBIDDEN
         await websocket.close(code=code, reason=exc.detail[:120])
         return
     record = audit_recorder(websocket)
-    target = client.target
-    query = websocket.url.query
-    url = (
-        target.url.replace("http", "ws", 1)
-        + f"/agent/stacks/{stack_id}/containers/{container}/shell"
-    )
-    headers = {"Authorization": f"Bearer {target.token}", **as_user(principal)}
-    context = client_context(target.certificate, target.ca_certificate) if target.https else None
-    where = f"{target.name}: {stack_id}/{container}"
-    try:
-        upstream = await websockets.connect(
-            f"{url}?{query}" if query else url,
-            additional_headers=headers,
-            ssl=context,
-            open_timeout=10,
-        )
-    except (OSError, websockets.WebSocketException, TimeoutError) as exc:
-        await websocket.close(code=4502, reason=f"Agent {target.name!r}: {exc}"[:120])
-        await asyncio.to_thread(
-            record, principal.username, "container.shell", where, "failure", str(exc)
-        )
-        return
-    await websocket.accept()
-    began = time.monotonic()
-    await asyncio.to_thread(
-        record, principal.username, "container.shell", where, "success", "opened"
-    )
-
-    async def down() -> None:
-        async for message in upstream:
-            if isinstance(message, bytes):
-                await websocket.send_bytes(message)
-            else:
-                await websocket.send_text(message)
-
-    async def up() -> None:
-        while True:
-            message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                return
-            if message.get("bytes") is not None:
-                await upstream.send(message["bytes"])
-            elif message.get("text") is not None:
-                await upstream.send(message["text"])
-
-    tasks = [asyncio.create_task(job()) for job in (down, up)]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await upstream.close()
-        with contextlib.suppress(Exception):
-            await websocket.close()
-        detail = f"closed after {round(time.monotonic() - began)} s"
-        await asyncio.to_thread(
-            record, principal.username, "container.shell.end", where, "success", detail
-        )
+    await relay_shell(websocket, client, principal, record, stack_id, container)

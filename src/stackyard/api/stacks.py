@@ -20,6 +20,7 @@ from stackyard.api.deps import (
     signed_in_stream,
 )
 from stackyard.api.models import Body
+from stackyard.auth.principal import Principal
 from stackyard.stacks.removal import DeletePlan, DeleteResult
 from stackyard.stacks.runs import RunState
 from stackyard.stacks.service import ACTIONS, StackDetail, StackView
@@ -186,9 +187,18 @@ async def stack_run_events(
     """Server-Sent Events: `state` with the run's state now and after each change, then
     `end` when it is over. A page opened mid-run catches up with the first event. The
     stream ends early when the credential that opened it is revoked."""
+    async for event in run_events(request, principal, stacks.follow(stack_id)):
+        yield event
+
+
+async def run_events(
+    request: Request, principal: Principal, states: AsyncIterator[RunState]
+) -> AsyncIterator[ServerSentEvent]:
+    """A run followed as Server-Sent Events (stacks' runs, agents' transfers): `state`
+    with each state, then `end`."""
 
     async def events() -> AsyncIterator[ServerSentEvent]:
-        async for state in stacks.follow(stack_id):
+        async for state in states:
             yield ServerSentEvent(event="state", data=state)
         yield ServerSentEvent(event="end", data={})  # browsers drop events without data
 
