@@ -5,7 +5,8 @@ Each agent is asked with a time limit of its own (`STACKYARD_AGENT_TIMEOUT`) and
 the time limit once, never the sum; one that fails is reported offline with why and when
 it was last seen, and the others are shown. What each contact found is written to that
 agent's record in a database session of its own. Concurrent requests share one
-computation (many open dashboards cost one fan-out)."""
+computation (many open dashboards cost one fan-out), and it is served encoded from its
+types; a failure nobody foresaw is reported as such (`fleet.failures`)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pydantic import TypeAdapter
 from stackyard.agents.compat import incompatibility
 from stackyard.agents.service import Agents, AgentView
 from stackyard.errors import StackyardError
+from stackyard.fleet.failures import reported
 from stackyard.fleet.host import STATES, HostReport
 
 #: Agents asked at once; beyond that they wait for a free slot (within the deadline).
@@ -160,6 +162,11 @@ def merge(cards: list[HostCard]) -> Fleet:
     return Fleet(datetime.now(UTC), attention, kpis, breakdown, cards)
 
 
+#: The payload is encoded straight from its types: it was built from typed parts, and
+#: validating two hundred host cards again before sending them cost more than the rest.
+_FLEET = TypeAdapter(Fleet)
+
+
 class FleetDashboard:
     def __init__(
         self, local: Callable[[], Awaitable[HostReport]], agents: Agents, timeout: float
@@ -175,6 +182,11 @@ class FleetDashboard:
         if self._pending is None or self._pending.done():
             self._pending = asyncio.ensure_future(self._compute())
         return await asyncio.shield(self._pending)
+
+    async def fleet_json(self) -> bytes:
+        """The payload as JSON; any failure is a `ComputeFailed` that says where."""
+        with reported("The fleet payload"):
+            return _FLEET.dump_json(await self.fleet())
 
     async def _compute(self) -> Fleet:
         views = await asyncio.to_thread(self.agents.all)
