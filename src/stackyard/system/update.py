@@ -25,11 +25,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-import docker
-from docker.errors import DockerException
-from docker.models.containers import Container
-
-from stackyard.docker.own import own_container_id
+from stackyard.docker.containers import PROJECT, SERVICE, WORKING_DIR
+from stackyard.docker.engine import Engine
+from stackyard.docker.helper import HelperError, HelperMount, start_detached
+from stackyard.docker.images import pull
+from stackyard.docker.own import own_container
 from stackyard.errors import Conflict, Invalid, RegistryError, StackyardError, Unavailable
 from stackyard.registry.client import RegistryClient
 from stackyard.registry.reference import parse_reference
@@ -37,13 +37,9 @@ from stackyard.system.release import latest_release, newer
 
 #: How long the latest release found stays believed.
 CACHE_SECONDS = 600
-#: Labels compose puts on the containers it makes.
-PROJECT, WORKING_DIR, CONFIG_FILES = (
-    "com.docker.compose.project",
-    "com.docker.compose.project.working_dir",
-    "com.docker.compose.project.config_files",
-)
-SERVICE, ENV_FILE = "com.docker.compose.service", "com.docker.compose.project.environment_file"
+#: Labels compose puts on the containers it makes (beside PROJECT, SERVICE, WORKING_DIR).
+CONFIG_FILES = "com.docker.compose.project.config_files"
+ENV_FILE = "com.docker.compose.project.environment_file"
 #: The label of self-update helpers.
 HELPER_LABEL = "stackyard.self-update"
 RESULT_NAME = "self-update.json"
@@ -95,16 +91,15 @@ class UpdateStarted:
     helper: str  # the helper container's name
 
 
-def _installation(client: docker.DockerClient, data_dir: Path) -> Installation | str:
+def _installation(client: Engine, data_dir: Path) -> Installation | str:
     """The installation, or why it cannot update itself."""
-    container_id = own_container_id()
-    if container_id is None:
-        return "The service is not running in a container: update it as you installed it"
     try:
-        container: Container = client.containers.get(container_id)
-    except DockerException as exc:
-        return f"The service's own container cannot be inspected: {exc}"
-    labels = container.labels or {}
+        container = own_container(client)
+    except StackyardError as exc:
+        return f"The service's own container cannot be inspected: {exc.detail}"
+    if container is None:
+        return "The service is not running in a container: update it as you installed it"
+    labels = container.labels
     missing = [
         label for label in (PROJECT, WORKING_DIR, CONFIG_FILES, SERVICE) if not labels.get(label)
     ]
@@ -114,35 +109,31 @@ def _installation(client: docker.DockerClient, data_dir: Path) -> Installation |
             f"{', '.join(missing)} label): update it as you started it, or deploy it "
             "with deploy/compose.yaml"
         )
-    mounts = container.attrs.get("Mounts") or []
-    socket = next((m["Source"] for m in mounts if m.get("Destination") == SOCKET), None)
+    socket = next((m.source for m in container.mounts if m.destination == SOCKET), None)
     if socket is None:
         return f"The Docker socket is not mounted at {SOCKET} in the service's container"
-    data = next((m for m in mounts if m.get("Destination") == str(data_dir.resolve())), None)
+    data_path = str(data_dir.resolve())
+    data = next((m for m in container.mounts if m.destination == data_path), None)
     if data is None:
         return (
             f"The data folder {data_dir} is not a volume or a mounted folder: an update "
             "would lose it"
         )
-    image = str(container.attrs.get("Config", {}).get("Image") or "")
     try:
-        reference = parse_reference(image)
+        reference = parse_reference(container.image)
     except StackyardError:
-        return f"The service's image reference {image!r} cannot be read"
+        return f"The service's image reference {container.image!r} cannot be read"
     return Installation(
-        container_id=container.id or container_id,
-        image_id=str(container.attrs.get("Image")),
+        container_id=container.id,
+        image_id=container.image_id,
         repository=f"{reference.registry}/{reference.repository}",
         project=labels[PROJECT],
         working_dir=labels[WORKING_DIR],
         config_files=[f for f in labels[CONFIG_FILES].split(",") if f],
         env_files=[f for f in labels.get(ENV_FILE, "").split(",") if f],
         service=labels[SERVICE],
-        socket_source=str(socket),
-        data_mount={
-            "Type": str(data.get("Type")),
-            "Source": str(data.get("Name") or data.get("Source")),
-        },
+        socket_source=socket,
+        data_mount={"Type": data.type, "Source": data.name or data.source},
     )
 
 
@@ -151,7 +142,7 @@ class SelfUpdate:
         self,
         version: str,
         data_dir: Path,
-        docker_client: Callable[[], docker.DockerClient],
+        docker_client: Callable[[], Engine],
         registry: Callable[[], RegistryClient],
     ) -> None:
         self.version = version
@@ -228,12 +219,11 @@ class SelfUpdate:
         return UpdateStarted(self.version, target, name)
 
     def _pull(self, image: str) -> None:
-        repository, _, tag = image.rpartition(":")
         try:
-            self._docker().images.pull(repository, tag=tag)
-        except DockerException as exc:
+            pull(self._docker(), image)
+        except Unavailable as exc:
             raise Unavailable(
-                f"The new image {image} could not be pulled; nothing was changed: {exc}"
+                f"The new image could not be pulled; nothing was changed: {exc.detail}"
             ) from exc
 
     def _spawn(self, found: Installation, tag: str, version: str) -> str:
@@ -242,16 +232,13 @@ class SelfUpdate:
             *(str(Path(f).parent) for f in [*found.config_files, *found.env_files]),
         }
         mounts = [
-            docker.types.Mount(SOCKET, found.socket_source, type="bind"),
-            docker.types.Mount(
-                "/data",
+            HelperMount("bind", found.socket_source, SOCKET),
+            HelperMount(
+                "volume" if found.data_mount["Type"] == "volume" else "bind",
                 found.data_mount["Source"],
-                type="volume" if found.data_mount["Type"] == "volume" else "bind",
+                "/data",
             ),
-            *(
-                docker.types.Mount(folder, folder, type="bind", read_only=True)
-                for folder in sorted(folders)
-            ),
+            *(HelperMount("bind", folder, folder, read_only=True) for folder in sorted(folders)),
         ]
         command = [
             "python",
@@ -276,19 +263,17 @@ class SelfUpdate:
             command += ["--env-file", env_file]
         name = f"{found.project}-self-update-{int(time.time())}"
         try:
-            self._docker().containers.run(
+            start_detached(
+                self._docker(),
                 found.image_id,
                 command,
                 name=name,
-                detach=True,
-                auto_remove=True,
                 mounts=mounts,
                 environment={"STACKYARD_VERSION": tag},
                 labels={HELPER_LABEL: found.project},
-                healthcheck={"test": ["NONE"]},  # the image's checks the service's port
             )
-        except DockerException as exc:
+        except HelperError as exc:
             raise Unavailable(
-                f"The update helper could not be started; nothing was changed: {exc}"
+                f"The update helper could not be started; nothing was changed: {exc.detail}"
             ) from exc
         return name
