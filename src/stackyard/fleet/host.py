@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from docker.errors import DockerException
-
 from stackyard.agents.compat import CAPABILITIES
+from stackyard.docker.engine import EngineState, engine_state
+from stackyard.errors import Unavailable
 from stackyard.stacks.service import StackService
 from stackyard.stacks.status import State
 
@@ -96,11 +96,12 @@ def host_report(stacks: StackService, version: str) -> HostReport:
     """This host's report (blocking: run it in a thread)."""
     host = stacks.host
     engine_error = None
-    info: dict[str, object] = {}
+    engine = EngineState()
+    client = host.docker
     try:
-        info = host.docker.info()
-    except DockerException as exc:
-        engine_error = f"The Docker engine cannot be reached: {exc}"
+        engine = engine_state(client)
+    except Unavailable as exc:
+        engine_error = exc.detail
     views = stacks.list() if engine_error is None else []
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
     troubles: list[ContainerTrouble] = []
@@ -119,9 +120,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
             failed.append(FailedBackup(view.id, at, errors[-1] if errors else None))
     summary = stacks.updates.summary()
     memory_total, memory_available = _meminfo()
-    root = info.get("DockerRootDir")
-    disk_path = root if isinstance(root, str) else None
-    disk_total, disk_free = _disk(disk_path)
+    disk_total, disk_free = _disk(engine.root_dir)
     return HostReport(
         name=host.host_name(),
         version=version,
@@ -135,11 +134,11 @@ def host_report(stacks: StackService, version: str) -> HostReport:
             load=os.getloadavg(),
             memory_total=memory_total,
             memory_available=memory_available,
-            disk_path=disk_path if disk_total is not None else None,
+            disk_path=engine.root_dir if disk_total is not None else None,
             disk_total=disk_total,
             disk_free=disk_free,
-            containers_running=int(str(info.get("ContainersRunning", 0))),
-            containers_total=int(str(info.get("Containers", 0))),
+            containers_running=engine.containers_running,
+            containers_total=engine.containers_total,
             stacks=len(views),
         ),
         engine_error=engine_error,

@@ -16,12 +16,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
-from docker.errors import DockerException
 from pydantic import Field
 
 from stackyard.compose.project import Project
 from stackyard.docker.containers import ContainerInfo, compose_containers
-from stackyard.errors import Invalid, StackyardError
+from stackyard.docker.networks import network_names
+from stackyard.docker.volumes import volume_names
+from stackyard.errors import Invalid, StackyardError, Unavailable
 from stackyard.stacks.host import Host
 from stackyard.stacks.status import ContainerIndex
 from stackyard.stacks.store import TRASH
@@ -197,17 +198,16 @@ def _named_volumes(project: Project | None) -> dict[str, str]:
 def _network_names(host: Host) -> set[str] | None:
     """The engine's networks (None: it could not say)."""
     try:
-        return {n.get("Name", "") for n in host.docker.api.networks() or []}
-    except DockerException:
+        return network_names(host.docker)
+    except Unavailable:
         return None
 
 
 def _volume_names(host: Host) -> set[str]:
     try:
-        listed = host.docker.api.volumes() or {}
-    except DockerException:
+        return volume_names(host.docker)
+    except Unavailable:
         return set()
-    return {v.get("Name", "") for v in listed.get("Volumes") or []}
 
 
 def _binds(
