@@ -1,4 +1,4 @@
-import { useId, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useRef, useState, type FormEvent } from "react";
 import type {
   Destination,
   DestinationSecrets,
@@ -7,70 +7,22 @@ import type {
   DestinationType,
   NfsSettings,
   S3Settings,
-  SftpSettings,
 } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
-import { useCreateDestination, useTestUnsavedDestination, useUpdateDestination } from "./queries";
 import { FormActions } from "../../components/FormActions";
+import { SECRETS_OF, TYPE_LABELS, type SecretName } from "./destinationTypes";
+import { NEW_NFS, NfsForm } from "./NfsForm";
+import { useCreateDestination, useTestUnsavedDestination, useUpdateDestination } from "./queries";
+import { NEW_S3, S3Form, s3Settings } from "./S3Form";
+import { SecretFields } from "./SecretFields";
+import { NEW_SFTP, sftpDraft, SftpForm, sftpSettings, type SftpDraft } from "./SftpForm";
 
-export type SecretName = keyof DestinationSecrets;
-
-export const TYPE_LABELS: Record<DestinationType, string> = {
-  sftp: "SFTP",
-  s3: "S3-compatible object storage",
-  nfs: "NFS export",
-};
-
-/** The secrets each type signs in with (the server ignores the others). */
-export const SECRETS_OF: Record<DestinationType, readonly SecretName[]> = {
-  sftp: ["password", "private_key", "passphrase"],
-  s3: ["secret_key"],
-  nfs: [],
-};
-
-const SECRET_LABELS: Record<SecretName, string> = {
-  password: "Password",
-  private_key: "Private key",
-  passphrase: "Key passphrase",
-  secret_key: "Secret key",
-};
-
-const SECRET_HINTS: Partial<Record<SecretName, string>> = {
-  private_key: "OpenSSH or PEM format. A password or a private key is needed.",
-  passphrase: "Only when the private key is encrypted.",
-};
-
-/** Where a destination keeps the archives, in one line. */
-export function whereOf(settings: DestinationSettings): string {
-  switch (settings.type) {
-    case "sftp":
-      return `${settings.username}@${settings.host}${settings.port === 22 ? "" : `:${settings.port}`}:${settings.folder || "~"}`;
-    case "s3":
-      return `${settings.bucket}${settings.prefix ? `/${settings.prefix}` : ""} at ${settings.endpoint_url}`;
-    case "nfs":
-      return `${settings.server}:${settings.export}${settings.subdirectory ? `/${settings.subdirectory}` : ""}`;
-  }
-}
-
-const EMPTY_SFTP: SftpSettings = { type: "sftp", host: "", port: 22, username: "", folder: "" };
-const EMPTY_S3: S3Settings = {
-  type: "s3",
-  endpoint_url: "",
-  region: "us-east-1",
-  bucket: "",
-  prefix: "",
-  access_key: "",
-  path_style: true,
-};
-const EMPTY_NFS: NfsSettings = { type: "nfs", server: "", export: "", options: "rw", subdirectory: "" };
-
+/** The settings of each type as typed: switching the type keeps what was typed for the others. */
 interface Draft {
   type: DestinationType;
-  sftp: SftpSettings;
-  /** The port as typed (a number once sent). */
-  port: string;
+  sftp: SftpDraft;
   s3: S3Settings;
   nfs: NfsSettings;
 }
@@ -79,78 +31,21 @@ function draftOf(destination: Destination | null): Draft {
   const settings = destination?.settings;
   return {
     type: settings?.type ?? "sftp",
-    sftp: settings?.type === "sftp" ? settings : EMPTY_SFTP,
-    port: String(settings?.type === "sftp" ? settings.port : 22),
-    s3: settings?.type === "s3" ? settings : EMPTY_S3,
-    nfs: settings?.type === "nfs" ? settings : EMPTY_NFS,
+    sftp: settings?.type === "sftp" ? sftpDraft(settings) : NEW_SFTP,
+    s3: settings?.type === "s3" ? settings : NEW_S3,
+    nfs: settings?.type === "nfs" ? settings : NEW_NFS,
   };
 }
 
 function settingsOf(draft: Draft): DestinationSettings {
   switch (draft.type) {
     case "sftp":
-      return { ...draft.sftp, host: draft.sftp.host.trim(), port: Number(draft.port) };
+      return sftpSettings(draft.sftp);
     case "s3":
-      return { ...draft.s3, endpoint_url: draft.s3.endpoint_url.trim(), bucket: draft.s3.bucket.trim() };
+      return s3Settings(draft.s3);
     case "nfs":
       return draft.nfs;
   }
-}
-
-/** A write-only secret: a stored one is never shown, only said to be there. */
-function SecretField({
-  name,
-  value,
-  stored,
-  removed,
-  onChange,
-  onRemove,
-}: {
-  name: SecretName;
-  value: string;
-  stored: boolean;
-  removed: boolean;
-  onChange: (value: string) => void;
-  onRemove: (removed: boolean) => void;
-}) {
-  const hintId = useId();
-  const hint = SECRET_HINTS[name];
-  const common = {
-    value: removed ? "" : value,
-    disabled: removed,
-    placeholder: stored ? "stored — leave empty to keep" : undefined,
-    autoComplete: "off",
-    spellCheck: false,
-    "aria-describedby": hint ? hintId : undefined,
-  };
-  return (
-    <div className="secret-field">
-      <Field label={SECRET_LABELS[name]}>
-        {name === "private_key" ? (
-          <textarea
-            {...common}
-            rows={4}
-            maxLength={32768}
-            className="mono"
-            onChange={(event) => onChange(event.target.value)}
-          />
-        ) : (
-          <input {...common} type="password" maxLength={1024} onChange={(event) => onChange(event.target.value)} />
-        )}
-      </Field>
-      {hint && (
-        <p className="muted small" id={hintId}>
-          {hint}
-        </p>
-      )}
-      {stored && (
-        <label className="check">
-          <input type="checkbox" checked={removed} onChange={(event) => onRemove(event.target.checked)} />
-          <span>Remove the stored {SECRET_LABELS[name].toLowerCase()}</span>
-        </label>
-      )}
-    </div>
-  );
 }
 
 function TestResult({ result, saving }: { result: DestinationTestResult; saving: boolean }) {
@@ -170,9 +65,10 @@ function TestResult({ result, saving }: { result: DestinationTestResult; saving:
 }
 
 /**
- * Add a destination (`destination` null) or edit one. Secrets are write-only: stored ones
- * show as "stored — leave empty to keep". A new destination's settings can be tried first
- * ("Test"): for SFTP the server's host key is shown, and saving pins that very key.
+ * Add a destination (`destination` null) or edit one: its name, its type (when adding) and
+ * that type's form (`SftpForm`, `S3Form`, `NfsForm`), its secrets. Secrets are write-only:
+ * stored ones show as "stored — leave empty to keep". A new destination's settings can be
+ * tried first ("Test"): for SFTP the server's host key is shown, and saving pins that very key.
  */
 export function DestinationDialog({
   destination,
@@ -192,9 +88,8 @@ export function DestinationDialog({
   const [name, setName] = useState(destination?.name ?? "");
   const [draft, setDraft] = useState<Draft>(() => draftOf(destination));
   const [secrets, setSecrets] = useState<Partial<Record<SecretName, string>>>({});
-  const [removed, setRemoved] = useState<Set<SecretName>>(new Set());
+  const [removed, setRemoved] = useState<ReadonlySet<SecretName>>(new Set());
   const [forgetKey, setForgetKey] = useState(false);
-  const stored = new Set(destination?.secrets_set ?? []);
   const secretNames = SECRETS_OF[draft.type];
 
   /** A change to what the test tried makes its result (and the key it showed) stale. */
@@ -202,9 +97,6 @@ export function DestinationDialog({
     setDraft(next);
     test.reset();
   }
-  const setSftp = (patch: Partial<SftpSettings>) => change((d) => ({ ...d, sftp: { ...d.sftp, ...patch } }));
-  const setS3 = (patch: Partial<S3Settings>) => change((d) => ({ ...d, s3: { ...d.s3, ...patch } }));
-  const setNfs = (patch: Partial<NfsSettings>) => change((d) => ({ ...d, nfs: { ...d.nfs, ...patch } }));
 
   /** The secrets to send: those typed; on an edit, "" for each to remove (left out: kept). */
   function secretsToSend(): DestinationSecrets {
@@ -245,100 +137,6 @@ export function DestinationDialog({
     }
   }
 
-  let fields: ReactNode;
-  if (draft.type === "sftp") {
-    fields = (
-      <>
-        <Field label="Host">
-          <input required maxLength={253} autoComplete="off" value={draft.sftp.host} onChange={(e) => setSftp({ host: e.target.value })} />
-        </Field>
-        <Field label="Port">
-          <input
-            required
-            type="number"
-            min={1}
-            max={65535}
-            value={draft.port}
-            onChange={(e) => change((d) => ({ ...d, port: e.target.value }))}
-          />
-        </Field>
-        <Field label="Username">
-          <input required maxLength={128} autoComplete="off" value={draft.sftp.username} onChange={(e) => setSftp({ username: e.target.value })} />
-        </Field>
-        <Field label="Folder">
-          <input
-            maxLength={1000}
-            placeholder="backups (relative to the login folder unless it starts with /)"
-            value={draft.sftp.folder}
-            onChange={(e) => setSftp({ folder: e.target.value })}
-          />
-        </Field>
-      </>
-    );
-  } else if (draft.type === "s3") {
-    fields = (
-      <>
-        <Field label="Endpoint URL">
-          <input
-            required
-            type="url"
-            maxLength={500}
-            placeholder="https://s3.eu-central-1.amazonaws.com"
-            value={draft.s3.endpoint_url}
-            onChange={(e) => setS3({ endpoint_url: e.target.value })}
-          />
-        </Field>
-        <Field label="Region">
-          <input maxLength={64} value={draft.s3.region} onChange={(e) => setS3({ region: e.target.value })} />
-        </Field>
-        <Field label="Bucket">
-          <input required minLength={3} maxLength={63} value={draft.s3.bucket} onChange={(e) => setS3({ bucket: e.target.value })} />
-        </Field>
-        <Field label="Prefix (folder in the bucket)">
-          <input maxLength={500} value={draft.s3.prefix} onChange={(e) => setS3({ prefix: e.target.value })} />
-        </Field>
-        <Field label="Access key">
-          <input
-            required
-            maxLength={256}
-            autoComplete="off"
-            spellCheck={false}
-            value={draft.s3.access_key}
-            onChange={(e) => setS3({ access_key: e.target.value })}
-          />
-        </Field>
-        <label className="check">
-          <input type="checkbox" checked={draft.s3.path_style} onChange={(e) => setS3({ path_style: e.target.checked })} />
-          <span>Path-style addressing (endpoint/bucket/key; most self-hosted services need it)</span>
-        </label>
-      </>
-    );
-  } else {
-    fields = (
-      <>
-        <Field label="Server">
-          <input required maxLength={253} value={draft.nfs.server} onChange={(e) => setNfs({ server: e.target.value })} />
-        </Field>
-        <Field label="Export">
-          <input
-            required
-            maxLength={1000}
-            placeholder="/srv/backups"
-            value={draft.nfs.export}
-            onChange={(e) => setNfs({ export: e.target.value })}
-          />
-        </Field>
-        <Field label="Mount options">
-          <input maxLength={500} value={draft.nfs.options} onChange={(e) => setNfs({ options: e.target.value })} />
-        </Field>
-        <Field label="Subdirectory">
-          <input maxLength={500} value={draft.nfs.subdirectory} onChange={(e) => setNfs({ subdirectory: e.target.value })} />
-        </Field>
-        <p className="muted small">No sign-in secrets: the server trusts this host. An NFS export is tested once saved.</p>
-      </>
-    );
-  }
-
   const title = editing ? `Edit ${destination.name}` : "Add a destination";
   return (
     <Dialog title={title} onClose={onClose} className="form-dialog">
@@ -361,31 +159,31 @@ export function DestinationDialog({
             </select>
           </Field>
         )}
-        {fields}
-        {secretNames.length > 0 && (
-          <fieldset>
-            <legend>Sign-in secrets (write-only: never shown again)</legend>
-            {secretNames.map((key) => (
-              <SecretField
-                key={key}
-                name={key}
-                value={secrets[key] ?? ""}
-                stored={stored.has(key)}
-                removed={removed.has(key)}
-                onChange={(value) => {
-                  setSecrets((s) => ({ ...s, [key]: value }));
-                  test.reset();
-                }}
-                onRemove={(on) => {
-                  const next = new Set(removed);
-                  if (on) next.add(key);
-                  else next.delete(key);
-                  setRemoved(next);
-                }}
-              />
-            ))}
-          </fieldset>
+        {draft.type === "sftp" && (
+          <SftpForm draft={draft.sftp} onChange={(patch) => change((d) => ({ ...d, sftp: { ...d.sftp, ...patch } }))} />
         )}
+        {draft.type === "s3" && (
+          <S3Form draft={draft.s3} onChange={(patch) => change((d) => ({ ...d, s3: { ...d.s3, ...patch } }))} />
+        )}
+        {draft.type === "nfs" && (
+          <NfsForm draft={draft.nfs} onChange={(patch) => change((d) => ({ ...d, nfs: { ...d.nfs, ...patch } }))} />
+        )}
+        <SecretFields
+          names={secretNames}
+          values={secrets}
+          stored={new Set(destination?.secrets_set ?? [])}
+          removed={removed}
+          onChange={(key, value) => {
+            setSecrets((s) => ({ ...s, [key]: value }));
+            test.reset();
+          }}
+          onRemove={(key, on) => {
+            const next = new Set(removed);
+            if (on) next.add(key);
+            else next.delete(key);
+            setRemoved(next);
+          }}
+        />
         {editing && draft.type === "sftp" && destination.host_key_fingerprint && (
           <label className="check">
             <input type="checkbox" checked={forgetKey} onChange={(e) => setForgetKey(e.target.checked)} />

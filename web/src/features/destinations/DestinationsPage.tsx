@@ -12,7 +12,8 @@ import { useCan } from "../auth/permissions";
 import { FollowedRun } from "../backups/FollowedRun";
 import { backupsQueryOptions } from "../backups/queries";
 import { RestoreDialog } from "../backups/RestoreDialog";
-import { DestinationDialog, TYPE_LABELS, whereOf } from "./DestinationDialog";
+import { DestinationDialog } from "./DestinationDialog";
+import { TYPE_LABELS, whereOf } from "./destinationTypes";
 import { destinationsQueryOptions, invalidateAfterTransfer, useDeleteDestination, useTestDestination } from "./queries";
 import { RemoteArchives } from "./RemoteArchives";
 
