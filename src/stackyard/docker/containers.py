@@ -6,10 +6,10 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-import docker
 from docker.errors import DockerException
 from pydantic import Field
 
+from stackyard.docker.engine import Engine
 from stackyard.errors import Unavailable
 
 PROJECT = "com.docker.compose.project"
@@ -50,20 +50,18 @@ def _ports(entries: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(ports))
 
 
-def compose_containers(client: docker.DockerClient) -> list[ContainerInfo]:
+def compose_containers(client: Engine) -> list[ContainerInfo]:
     """Every container of a compose project (one-off `run` containers left out)."""
     found = _listed(client, all=True, filters={"label": PROJECT})
     return [c for c, labels in found if labels.get(ONEOFF) != "True"]
 
 
-def running_containers(client: docker.DockerClient) -> list[ContainerInfo]:
+def running_containers(client: Engine) -> list[ContainerInfo]:
     """Every running container of the engine, of compose projects or not."""
     return [c for c, _ in _listed(client, filters={"status": "running"})]
 
 
-def _listed(
-    client: docker.DockerClient, **query: Any
-) -> list[tuple[ContainerInfo, dict[str, str]]]:
+def _listed(client: Engine, **query: Any) -> list[tuple[ContainerInfo, dict[str, str]]]:
     try:
         raw = client.api.containers(**query)
     except DockerException as exc:

@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
+import docker
 from docker.errors import APIError, DockerException
 
-import docker
 from stackyard.errors import Unavailable
 
 Engine: TypeAlias = docker.DockerClient
