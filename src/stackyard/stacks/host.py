@@ -81,7 +81,7 @@ class Host:
 
     @functools.cached_property
     def _engine_name(self) -> str:
-        client = self.docker  # not reached: raised, and asked again next time
+        client = self.docker  # no connection: raised, not remembered as no name
         try:
             return engine_state(client).name
         except Unavailable:
