@@ -5,46 +5,54 @@ from the central and pulled into another agent, with nothing left in the spool."
 from __future__ import annotations
 
 import subprocess
-import time
+import uuid
 
 import pytest
 
 from tests.agents.helpers import add_agent
 from tests.schedules.test_schedules import wait_history
+from tests.support.agents import AgentProcess
 from tests.support.service import STACKYARD_BIN, service_env
-from tests.support.stacks import BUSYBOX, act, compose_text, service
+from tests.support.stacks import BUSYBOX, act, compose_text, service, wait_run
+from tests.support.waiting import next_second, wait_until
 
 DATA = compose_text(app=service(BUSYBOX, command='["sleep", "3600"]', volumes="[data:/data]")) + (
     "volumes:\n  data: {}\n"
 )
 
 
-def wait_transfer(client, base: str, stack: str, timeout: float = 60) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_transfer(client, base: str, stack: str) -> dict:
+    def ended() -> dict | None:
         answer = client.get(f"{base}/transfers/{stack}/run")
         if answer.status_code == 200 and answer.json()["status"] != "running":
             return answer.json()
-        time.sleep(0.2)
-    raise AssertionError("the transfer did not end")
+        return None
+
+    return wait_until(ended, what=f"the transfer of {stack}")
+
+
+@pytest.fixture(scope="module")
+def alpha(shared_engines, shared_agents) -> AgentProcess:
+    (engine,) = shared_engines(1)
+    return shared_agents(engine, name="alpha")
 
 
 @pytest.fixture
-def agent_with_stack(docker_engines, agent_processes, admin_client):
-    (engine,) = docker_engines(1)
-    agent = agent_processes(engine, name="alpha")
-    record = add_agent(admin_client, agent, "alpha")
+def agent_with_stack(alpha, admin_client):
+    """The agent, known to this test's central, with a running stack of this test's own."""
+    record = add_agent(admin_client, alpha, "alpha")
     base = f"/api/agents/{record['id']}"
-    made = admin_client.post(f"{base}/stacks", json={"name": "shop", "compose": DATA})
+    stack = f"shop-{uuid.uuid4().hex[:6]}"
+    made = admin_client.post(f"{base}/stacks", json={"name": stack, "compose": DATA})
     assert made.status_code == 201, made.text
-    assert act(admin_client, "shop", "start", base=base)["status"] == "succeeded"
-    return agent, record, base
+    assert act(admin_client, stack, "start", base=base)["status"] == "succeeded"
+    return alpha, record, base, stack
 
 
 def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
     agent_with_stack, admin_client, s3_server, tmp_path, settings
 ):
-    agent, record, base = agent_with_stack
+    agent, record, base, stack = agent_with_stack
     bucket = s3_server.bucket()
     destination = admin_client.post("/api/destinations", json=s3_server.destination(bucket)).json()
     schedule = admin_client.post(
@@ -52,7 +60,7 @@ def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
         json={
             "name": "nightly",
             "cron": "daily",
-            "stacks": ["shop"],
+            "stacks": [stack],
             "destination_id": destination["id"],
             "keep_last": 1,
             "agent_id": record["id"],
@@ -65,17 +73,17 @@ def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
     made = []
     for count in (1, 2):
         if count == 2:
-            time.sleep(1.1)  # archive names carry the second
+            next_second()  # archive names carry the second
         assert admin_client.post(f"/api/schedules/{schedule_id}/run").status_code == 202
         runs = wait_history(admin_client, schedule_id, count)
         newest = runs[0]
         assert newest["outcome"] == "succeeded", newest
-        assert newest["size"] and newest["archive"].startswith("shop--alpha--")
+        assert newest["size"] and newest["archive"].startswith(f"{stack}--alpha--")
         made.append(newest["archive"])
     assert runs[0]["pruned"] == 2  # the first archive, on the agent and at the destination
 
     # `stackyard schedule run` on this central's database runs it on the agent too.
-    time.sleep(1.1)
+    next_second()
     env = service_env(
         tmp_path,
         STACKS_DIR=str(settings.stacks_dir),
@@ -90,11 +98,13 @@ def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
         timeout=180,
     )
     assert ran.returncode == 0, ran.stderr
-    stack, outcome, detail = ran.stdout.strip().split("\t")
-    assert (stack, outcome) == ("shop", "succeeded") and detail.startswith("shop--alpha--")
+    ran_stack, outcome, detail = ran.stdout.strip().split("\t")
+    assert (ran_stack, outcome) == (stack, "succeeded") and detail.startswith(f"{stack}--alpha--")
     made.append(detail.split(" ")[0])
 
-    on_agent = [a["name"] for a in admin_client.get(f"{base}/backups").json()]
+    on_agent = [
+        a["name"] for a in admin_client.get(f"{base}/backups").json() if a["stack_id"] == stack
+    ]
     assert on_agent == [made[2]]
     remote = admin_client.get(f"/api/destinations/{destination['id']}/archives").json()
     assert [a["name"] for a in remote] == [made[2]]
@@ -110,17 +120,17 @@ def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
 def test_an_agents_archive_is_pushed_from_the_central_and_pulled_into_another_agent(
     agent_with_stack, agent_processes, admin_client, s3_server, tmp_path
 ):
-    _, _, base = agent_with_stack
+    _, _, base, stack = agent_with_stack
     bucket = s3_server.bucket()
     destination = admin_client.post("/api/destinations", json=s3_server.destination(bucket)).json()
-    assert admin_client.post(f"{base}/stacks/shop/backups", json={}).status_code == 202
-    [archive] = [a["name"] for a in _wait_archives(admin_client, base)]
+    assert admin_client.post(f"{base}/stacks/{stack}/backups", json={}).status_code == 202
+    [archive] = [a["name"] for a in _wait_archives(admin_client, base, stack)]
 
     pushed = admin_client.post(
         f"{base}/backups/{archive}/push", json={"destination_id": destination["id"]}
     )
     assert pushed.status_code == 202, pushed.text
-    assert wait_transfer(admin_client, base, "shop")["status"] == "succeeded"
+    assert wait_transfer(admin_client, base, stack)["status"] == "succeeded"
     remote = admin_client.get(f"/api/destinations/{destination['id']}/archives").json()
     size = next(
         a["size"] for a in admin_client.get(f"{base}/backups").json() if a["name"] == archive
@@ -133,7 +143,7 @@ def test_an_agents_archive_is_pushed_from_the_central_and_pulled_into_another_ag
         f"{other_base}/destinations/{destination['id']}/archives/{archive}/pull"
     )
     assert pulled.status_code == 202, pulled.text
-    state = wait_transfer(admin_client, other_base, "shop")
+    state = wait_transfer(admin_client, other_base, stack)
     assert state["status"] == "succeeded", state
     assert [a["name"] for a in admin_client.get(f"{other_base}/backups").json()] == [
         state["artifact"]
@@ -152,12 +162,13 @@ def test_an_agents_archive_is_pushed_from_the_central_and_pulled_into_another_ag
     assert not spool.exists() or list(spool.iterdir()) == []
 
 
-def _wait_archives(client, base: str, timeout: float = 60) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = client.get(f"{base}/stacks/shop/run").json()
-        if run["status"] != "running":
-            assert run["status"] == "succeeded", run
-            return client.get(f"{base}/backups").json()
-        time.sleep(0.2)
-    raise AssertionError("the backup did not end")
+def _wait_archives(client, base: str, stack: str) -> list[dict]:
+    """The stack's archives on the agent, once its backup has ended well."""
+    run = wait_run(client, stack, base=base)
+    assert run["status"] == "succeeded", run
+    return _archives(client, base, stack)
+
+
+def _archives(client, base: str, stack: str) -> list[dict]:
+    """The archives of `stack` on the host at `base` (the host keeps other tests' too)."""
+    return [a for a in client.get(f"{base}/backups").json() if a["stack_id"] == stack]

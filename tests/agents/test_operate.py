@@ -23,55 +23,64 @@ SLEEPER = compose_text(box=service(BUSYBOX, command='["sleep", "3600"]'))
 
 
 @pytest.fixture
-def remote(docker_engines, agent_processes, admin_client):
-    (engine,) = docker_engines(1)
-    agent = agent_processes(engine, name="remote")
+def remote(shared_engines, shared_agents, admin_client):
+    """An agent on an engine of its own (shared by the module's tests), known to this
+    test's central."""
+    (engine,) = shared_engines(1)
+    agent = shared_agents(engine, name="remote")
     record = add_agent(admin_client, agent, "remote")
     return engine, agent, f"/api/agents/{record['id']}"
+
+
+def _summary(client, url: str, stack: str) -> dict:
+    """The stack's line of an update summary (the host has other tests' stacks too)."""
+    return next(s for s in client.get(url).json()["stacks"] if s["stack"] == stack)
 
 
 def test_update_detection_on_an_agent_against_the_loopback_registry(
     remote, admin_client, registry, docker_client
 ):
     engine, _, base = remote
-    name = f"upd/{uuid.uuid4().hex[:8]}"
+    token = uuid.uuid4().hex[:8]
+    name, fresh = f"upd/{token}", f"fresh-{token}"
     registry.push(BUSYBOX, name, "1")
     repo = f"{registry.host}/{name}"
     compose = compose_text(app=service(f"{repo}:1", command='["sleep", "3600"]'))
     assert (
-        admin_client.post(f"{base}/stacks", json={"name": "fresh", "compose": compose}).status_code
+        admin_client.post(f"{base}/stacks", json={"name": fresh, "compose": compose}).status_code
         == 201
     )
-    assert act(admin_client, "fresh", "start", base=base)["status"] == "succeeded"  # pulled there
+    assert act(admin_client, fresh, "start", base=base)["status"] == "succeeded"  # pulled there
 
     checked = admin_client.post(f"{base}/stacks/updates/check")
     assert checked.status_code == 200, checked.text
-    [stack] = checked.json()["stacks"]
-    assert stack["stack"] == "fresh" and stack["has_update"] is False
+    stack = next(s for s in checked.json()["stacks"] if s["stack"] == fresh)
+    assert stack["has_update"] is False
 
     publish_newer(registry, docker_client, repo)
-    [stack] = admin_client.post(f"{base}/stacks/updates/check").json()["stacks"]
-    assert stack["has_update"] is True
-    assert admin_client.get(f"{base}/stacks/updates").json()["stacks"][0]["has_update"] is True
+    checked = admin_client.post(f"{base}/stacks/updates/check").json()
+    assert next(s for s in checked["stacks"] if s["stack"] == fresh)["has_update"] is True
+    assert _summary(admin_client, f"{base}/stacks/updates", fresh)["has_update"] is True
     assert admin_client.get("/api/stacks/updates").json()["stacks"] == []  # not the central's
 
-    assert act(admin_client, "fresh", "update", base=base)["status"] == "succeeded"
-    assert admin_client.get(f"{base}/stacks/updates").json()["stacks"][0]["has_update"] is False
+    assert act(admin_client, fresh, "update", base=base)["status"] == "succeeded"
+    assert _summary(admin_client, f"{base}/stacks/updates", fresh)["has_update"] is False
     [container] = engine.client.containers.list(
-        filters={"label": "com.docker.compose.project=fresh"}
+        filters={"label": f"com.docker.compose.project={fresh}"}
     )
     assert container.image.id == engine.client.images.get(f"{repo}:1").id
 
 
 def test_shell_logs_and_usage_of_an_agents_container(remote, admin_client):
     _, _, base = remote
+    box = f"box-{uuid.uuid4().hex[:6]}"
     assert (
-        admin_client.post(f"{base}/stacks", json={"name": "box", "compose": SLEEPER}).status_code
+        admin_client.post(f"{base}/stacks", json={"name": box, "compose": SLEEPER}).status_code
         == 201
     )
-    assert act(admin_client, "box", "start", base=base)["status"] == "succeeded"
+    assert act(admin_client, box, "start", base=base)["status"] == "succeeded"
     csrf = admin_client.headers["X-CSRF-Token"]
-    url = f"{base}/stacks/box/containers/box-box-1/shell?csrf={csrf}&cols=100&rows=30"
+    url = f"{base}/stacks/{box}/containers/{box}-box-1/shell?csrf={csrf}&cols=100&rows=30"
     with admin_client.websocket_connect(url, headers=ORIGIN) as ws:
         ws.send_bytes(b"echo remote-$((6*7)) && hostname\n")
         assert b"remote-42" in read_until(ws, b"remote-42")
@@ -79,13 +88,13 @@ def test_shell_logs_and_usage_of_an_agents_container(remote, admin_client):
         ws.send_bytes(b"stty size\n")
         assert b"40 120" in read_until(ws, b"40 120")
     opened = audit_entry(admin_client, "container.shell")
-    assert opened["target"] == "remote: box/box-box-1" and opened["outcome"] == "success"
+    assert opened["target"] == f"remote: {box}/{box}-box-1" and opened["outcome"] == "success"
 
-    logs = admin_client.get(f"{base}/stacks/box/logs", params={"follow": "false"})
+    logs = admin_client.get(f"{base}/stacks/{box}/logs", params={"follow": "false"})
     assert (logs.status_code == 200 and "event" in logs.text) or "data" in logs.text
     usage = admin_client.get(f"{base}/usage")
     assert usage.status_code == 200
-    assert "box" in json.dumps(usage.json())
+    assert box in json.dumps(usage.json())
 
 
 def _ca_and_leaf(folder):

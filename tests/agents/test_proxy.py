@@ -5,6 +5,7 @@ one host to the other, roles and the audit log."""
 from __future__ import annotations
 
 import io
+import uuid
 import zipfile
 
 import pytest
@@ -15,10 +16,16 @@ from tests.support.stacks import BUSYBOX, act, compose_text, service, wait_run
 SLEEPER = compose_text(app=service(BUSYBOX, command='["sleep", "3600"]'))
 
 
+def unique(name: str) -> str:
+    return f"{name}-{uuid.uuid4().hex[:6]}"
+
+
 @pytest.fixture
-def two_hosts(docker_engines, agent_processes, admin_client):
-    one, two = docker_engines(2)
-    first, second = agent_processes(one, name="alpha"), agent_processes(two, name="beta")
+def two_hosts(shared_engines, shared_agents, admin_client):
+    """Two agents, each on an engine of its own (shared by the module's tests: each test
+    names its stacks and files uniquely), known to this test's central."""
+    one, two = shared_engines(2)
+    first, second = shared_agents(one, name="alpha"), shared_agents(two, name="beta")
     a = add_agent(admin_client, first, "alpha")
     b = add_agent(admin_client, second, "beta")
     return (one, first, f"/api/agents/{a['id']}"), (two, second, f"/api/agents/{b['id']}")
@@ -39,25 +46,27 @@ def test_an_agent_is_added_with_its_version_capabilities_and_pinned_certificate(
 
 def test_lifecycle_on_each_host_runs_on_that_hosts_engine(two_hosts, admin_client):
     (one, _, base_one), (two, _, base_two) = two_hosts
-    created = admin_client.post(f"{base_one}/stacks", json={"name": "web", "compose": SLEEPER})
+    web = unique("web")
+    created = admin_client.post(f"{base_one}/stacks", json={"name": web, "compose": SLEEPER})
     assert created.status_code == 201, created.text
-    run = act(admin_client, "web", "start", base=base_one)
+    run = act(admin_client, web, "start", base=base_one)
     assert run["status"] == "succeeded", run
     assert run["progress"]["percent"] == 100
 
-    running = one.client.containers.list(filters={"label": "com.docker.compose.project=web"})
+    project = {"label": f"com.docker.compose.project={web}"}
+    running = one.client.containers.list(filters=project)
     assert [c.status for c in running] == ["running"]
-    assert two.client.containers.list(all=True) == []  # nothing on the other host
-    assert admin_client.get(f"{base_two}/stacks").json() == []
+    assert two.client.containers.list(all=True, filters=project) == []  # not on the other host
+    assert web not in [s["id"] for s in admin_client.get(f"{base_two}/stacks").json()]
 
-    stack = admin_client.get(f"{base_one}/stacks/web").json()
+    stack = admin_client.get(f"{base_one}/stacks/{web}").json()
     assert stack["state"] == "running"
-    events = admin_client.get(f"{base_one}/stacks/web/run/events")
+    events = admin_client.get(f"{base_one}/stacks/{web}/run/events")
     assert events.status_code == 200 and "event: end" in events.text
 
-    assert act(admin_client, "web", "stop", base=base_one)["status"] == "succeeded"
-    assert one.client.containers.list(filters={"label": "com.docker.compose.project=web"}) == []
-    assert admin_client.get(f"{base_one}/stacks/web").json()["state"] == "stopped"
+    assert act(admin_client, web, "stop", base=base_one)["status"] == "succeeded"
+    assert one.client.containers.list(filters=project) == []
+    assert admin_client.get(f"{base_one}/stacks/{web}").json()["state"] == "stopped"
 
 
 def test_files_and_folder_zips_through_the_proxy(two_hosts, admin_client):
@@ -89,24 +98,26 @@ def test_files_and_folder_zips_through_the_proxy(two_hosts, admin_client):
 
 def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_hosts, admin_client):
     (one, _, base_one), (two, second, base_two) = two_hosts
+    shop = unique("shop")
+    copy = f"{shop}-copy"
     compose = (
         compose_text(app=service(BUSYBOX, command='["sleep", "3600"]', volumes="[data:/data]"))
         + "volumes:\n  data: {}\n"
     )
     assert (
-        admin_client.post(
-            f"{base_one}/stacks", json={"name": "shop", "compose": compose}
-        ).status_code
+        admin_client.post(f"{base_one}/stacks", json={"name": shop, "compose": compose}).status_code
         == 201
     )
-    assert act(admin_client, "shop", "start", base=base_one)["status"] == "succeeded"
-    container = one.client.containers.list(filters={"label": "com.docker.compose.project=shop"})[0]
+    assert act(admin_client, shop, "start", base=base_one)["status"] == "succeeded"
+    container = one.client.containers.list(filters={"label": f"com.docker.compose.project={shop}"})[
+        0
+    ]
     container.exec_run(["sh", "-c", "echo precious > /data/file.txt"])
 
-    started = admin_client.post(f"{base_one}/stacks/shop/backups", json={})
+    started = admin_client.post(f"{base_one}/stacks/{shop}/backups", json={})
     assert started.status_code == 202, started.text
-    assert wait_run(admin_client, "shop", base=base_one)["status"] == "succeeded"
-    [archive] = admin_client.get(f"{base_one}/backups").json()
+    assert wait_run(admin_client, shop, base=base_one)["status"] == "succeeded"
+    [archive] = [a for a in admin_client.get(f"{base_one}/backups").json() if a["stack_id"] == shop]
 
     downloaded = admin_client.get(f"{base_one}/backups/{archive['name']}/download")
     assert downloaded.status_code == 200 and len(downloaded.content) == archive["size"]
@@ -114,17 +125,17 @@ def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_ho
     assert uploaded.status_code == 201, uploaded.text
 
     restore = admin_client.post(
-        f"{base_two}/backups/{uploaded.json()['name']}/restore", json={"stack": "shop-copy"}
+        f"{base_two}/backups/{uploaded.json()['name']}/restore", json={"stack": copy}
     )
     assert restore.status_code == 202, restore.text
-    assert wait_run(admin_client, "shop-copy", base=base_two)["status"] == "succeeded"
-    assert (second.stacks_dir / "shop-copy" / "compose.yaml").exists()
+    assert wait_run(admin_client, copy, base=base_two)["status"] == "succeeded"
+    assert (second.stacks_dir / copy / "compose.yaml").exists()
     volumes = [v.name for v in two.client.volumes.list()]
-    assert "shop-copy_data" in volumes
+    assert f"{copy}_data" in volumes
     check = two.client.containers.run(
         BUSYBOX,
         ["cat", "/data/file.txt"],
-        volumes={"shop-copy_data": {"bind": "/data"}},
+        volumes={f"{copy}_data": {"bind": "/data"}},
         remove=True,
     )
     assert check == b"precious\n"
@@ -134,7 +145,7 @@ def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_ho
     seen = {(e["actor"], e["action"], e["target"], e["outcome"]) for e in entries}
     assert ("admin", "backup.download", f"alpha: {archive['name']}", "success") in seen
     assert ("admin", "backup.restore", f"beta: {uploaded.json()['name']}", "success") in seen
-    assert ("admin", "stack.create", "alpha: shop", "success") in seen
+    assert ("admin", "stack.create", f"alpha: {shop}", "success") in seen
 
 
 def test_the_users_role_applies_on_the_agent(two_hosts, app, admin_client):
@@ -153,15 +164,15 @@ def test_the_users_role_applies_on_the_agent(two_hosts, app, admin_client):
 
 def test_the_update_summary_of_an_agent_lists_that_hosts_stacks(two_hosts, admin_client):
     (_, _, base_one), (_, _, base_two) = two_hosts
+    web = unique("web")
     assert (
-        admin_client.post(
-            f"{base_one}/stacks", json={"name": "web", "compose": SLEEPER}
-        ).status_code
+        admin_client.post(f"{base_one}/stacks", json={"name": web, "compose": SLEEPER}).status_code
         == 201
     )
     one = admin_client.get(f"{base_one}/stacks/updates")
     assert one.status_code == 200
-    assert [s["stack"] for s in one.json()["stacks"]] == ["web"]
-    assert one.json()["stacks"][0]["has_update"] is False
-    assert admin_client.get(f"{base_two}/stacks/updates").json()["stacks"] == []
+    [line] = [s for s in one.json()["stacks"] if s["stack"] == web]
+    assert line["has_update"] is False
+    two = admin_client.get(f"{base_two}/stacks/updates").json()["stacks"]
+    assert web not in [s["stack"] for s in two]
     assert admin_client.get("/api/stacks/updates").json()["stacks"] == []  # the central's own

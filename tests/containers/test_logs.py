@@ -15,6 +15,7 @@ import pytest
 from tests.containers.sse import events
 from tests.support.service import ADMIN_PASSWORD, sign_in
 from tests.support.stacks import compose
+from tests.support.waiting import PATIENCE, wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -43,14 +44,26 @@ COMPOSE = """services:
 
 
 @pytest.fixture
-def talking(server, docker_cleanup) -> tuple[str, Path]:
+def server(shared_server):
+    return shared_server
+
+
+@pytest.fixture
+def talking(server, docker_cleanup, docker_client) -> tuple[str, Path]:
     stack_id = f"talk-{uuid.uuid4().hex[:6]}"
     folder = Path(server.env["STACKS_DIR"]) / stack_id
     folder.mkdir()
     (folder / "compose.yaml").write_text(COMPOSE)
     docker_cleanup.compose_project(stack_id)
     compose(folder.parent, stack_id, "up", "-d")
-    time.sleep(1.5)  # about 15 lines of each stream
+
+    def lines(**stream: bool) -> int:
+        return docker_client.api.logs(f"{stack_id}-talk-1", **stream).count(b"\n")
+
+    wait_until(
+        lambda: lines(stdout=True, stderr=False) >= 15 and lines(stdout=False, stderr=True) >= 15,
+        what="15 lines of each stream",
+    )
     return stack_id, folder
 
 
@@ -115,7 +128,7 @@ def test_a_recreated_container_is_followed_into_its_new_life(server, talking):
         next(stream)
         (folder / ".env").write_text("LIFE=second\n")
         compose(folder.parent, stack_id, "up", "-d", "--force-recreate", "talk")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + PATIENCE
         texts: list[str] = []
         while time.monotonic() < deadline and not any("-second-5" in t for t in texts):
             _, batch = next(stream)
@@ -182,14 +195,11 @@ def test_the_stream_ends_on_the_server_when_the_client_goes(server, talking):
             return _docker_sockets(pid)
 
     def settled(at_most: int) -> int:
-        deadline = time.monotonic() + 10
-        while _docker_sockets(pid) > at_most and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: _docker_sockets(pid) <= at_most, what=f"at most {at_most} sockets")
         return _docker_sockets(pid)
 
     during = follow_a_little()
-    after_one = settled(during - 2)
-    assert after_one <= during - 2  # the log stream and the events stream are gone
+    after_one = settled(during - 2)  # the log stream and the events stream are gone
     for _ in range(9):
         assert follow_a_little() >= after_one + 2
-    assert settled(after_one) <= after_one + 4
+    settled(after_one + 4)

@@ -5,7 +5,6 @@ services sharing one PostgreSQL database fire a run once."""
 from __future__ import annotations
 
 import contextlib
-import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -16,7 +15,8 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
-from tests.support.stacks import compose_text, service
+from tests.support.stacks import compose_text, service, wait_run
+from tests.support.waiting import wait_until
 
 from stackyard.backups.names import archive_name
 
@@ -28,14 +28,25 @@ def database_url(tmp_path) -> str:
     return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
 
 
-def wait_history(client, schedule_id: int, count: int, timeout: float = 100) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_history(client, schedule_id: int, count: int, timeout: float = 120) -> list[dict]:
+    """The schedule's runs, newest first, once `count` of them have ended."""
+
+    def ended() -> list[dict] | None:
         runs = client.get(f"/api/schedules/{schedule_id}/runs").json()
         if len(runs) >= count and all(r["outcome"] != "running" for r in runs):
             return runs
-        time.sleep(0.5)
-    raise AssertionError(f"schedule {schedule_id} did not run {count} times: {runs}")
+        return None
+
+    return wait_until(ended, timeout, f"{count} ended runs of schedule {schedule_id}")
+
+
+def settled(client, schedule_id: int, after: datetime) -> dict:
+    """The schedule once its run is over and its claim has moved on past `after`: the
+    claim is one conditional UPDATE of `next_run_at`, so nothing fires that time again."""
+    view = client.get(f"/api/schedules/{schedule_id}").json()
+    assert not view["running"], view
+    assert datetime.fromisoformat(view["next_run_at"]) > after, view
+    return view
 
 
 def test_bad_schedules_are_refused_and_timetables_previewed(admin_client, user_client):
@@ -165,12 +176,8 @@ def _host_label(admin_client, make_stack, settings) -> str:
     """The host part of this service's archive names (from a backup it makes)."""
     probe = make_stack("probe", compose_text(app=service()))
     assert admin_client.post(f"/api/stacks/{probe}/backups", json={}).status_code == 202
-    deadline = time.monotonic() + 60
-    while not admin_client.get("/api/backups").json() and time.monotonic() < deadline:
-        time.sleep(0.2)
+    assert wait_run(admin_client, probe)["status"] == "succeeded"
     (made,) = admin_client.get("/api/backups").json()
-    while admin_client.get(f"/api/stacks/{probe}/run").json()["status"] == "running":
-        time.sleep(0.1)
     admin_client.delete(f"/api/backups/{made['name']}")
     return made["name"].split("--")[1]
 
@@ -225,13 +232,11 @@ def test_a_run_missed_while_down_runs_once_after_a_restart(tmp_path, docker_clea
             assert ran["outcome"] == "succeeded" and ran["stack_id"] == stack
             (missed,) = wait_history(client, too_old["id"], 1)
             assert missed["outcome"] == "missed" and "missed" in missed["error"]
-            time.sleep(3)  # and nothing more: each ran once
+            # And nothing more: each ran once, and each claim moved on to the next 1 January.
+            settled(client, recent["id"], now + timedelta(days=1))
+            settled(client, too_old["id"], now + timedelta(days=1))
             assert len(client.get(f"/api/schedules/{recent['id']}/runs").json()) == 1
             assert len(client.get("/api/backups").json()) == 1
-            following = datetime.fromisoformat(
-                client.get(f"/api/schedules/{recent['id']}").json()["next_run_at"]
-            )
-            assert following > now + timedelta(days=1)  # the next 1 January
     finally:
         server.stop()
 
@@ -259,12 +264,14 @@ def test_two_services_on_one_postgresql_fire_a_run_once(
         STACKS_DIR=str(tmp_path / "stacks"),
         STACKYARD_SECRET_KEY=first_env["STACKYARD_SECRET_KEY"],
     )
+    # Each service claims what is due before it first answers, so once both have answered
+    # and the run is over, the one claim that moved the schedule on is all there was.
     servers = [start_server(tmp_path, env=first_env), start_server(second_dir, env=second_env)]
     try:
         with _admin(servers[0]) as client:
             (run,) = wait_history(client, made["id"], 1)
             assert run["outcome"] == "succeeded"
-            time.sleep(5)
+            settled(client, made["id"], datetime.now(UTC) + timedelta(days=1))
             assert len(client.get(f"/api/schedules/{made['id']}/runs").json()) == 1
         archives = [
             p

@@ -8,6 +8,7 @@ def test_x(agent_processes, docker_engines):
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 from collections.abc import Callable, Iterator
@@ -101,19 +102,49 @@ def _serve(
     )
 
 
-@pytest.fixture
-def agent_processes(tmp_path: Path) -> Iterator[Callable[..., AgentProcess]]:
-    """agent_processes(engine=None, tls=True, name=..., **env) -> a started agent,
-    stopped at the end of the test."""
+@contextlib.contextmanager
+def _agents(folder: Path) -> Iterator[Callable[..., AgentProcess]]:
+    """A starter of agents in `folder`, each stopped when the context ends."""
     started: list[AgentProcess] = []
 
     def start(
         engine: Engine | None = None, tls: bool = True, name: str | None = None, **extra: str
     ) -> AgentProcess:
-        agent = start_agent(tmp_path / (name or f"agent{len(started) + 1}"), engine, tls, **extra)
+        agent = start_agent(folder / (name or f"agent{len(started) + 1}"), engine, tls, **extra)
         started.append(agent)
         return agent
 
-    yield start
-    for agent in started:
-        agent.stop()
+    try:
+        yield start
+    finally:
+        for agent in started:
+            agent.stop()
+
+
+@pytest.fixture
+def agent_processes(tmp_path: Path) -> Iterator[Callable[..., AgentProcess]]:
+    """agent_processes(engine=None, tls=True, name=..., **env) -> a new agent, stopped at
+    the end of the test: for a test that stops, restarts or misconfigures its agents."""
+    with _agents(tmp_path) as start:
+        yield start
+
+
+@pytest.fixture(scope="module")
+def shared_agents(tmp_path_factory) -> Iterator[Callable[..., AgentProcess]]:
+    """shared_agents(engine=None, tls=True, name=..., **env) -> the module's agent of that
+    name, started by the first test that asks (the same arguments each time) and stopped
+    after the module: each test names what it makes on it uniquely."""
+    agents: dict[str, tuple[tuple[object, ...], AgentProcess]] = {}
+    with _agents(tmp_path_factory.mktemp("agents")) as start:
+
+        def shared(
+            engine: Engine | None = None, tls: bool = True, name: str = "agent", **extra: str
+        ) -> AgentProcess:
+            asked = (engine, tls, sorted(extra.items()))
+            if name not in agents:
+                agents[name] = (asked, start(engine, tls, name, **extra))
+            made_with, agent = agents[name]
+            assert made_with == asked, f"the shared agent {name} was started otherwise"
+            return agent
+
+        yield shared

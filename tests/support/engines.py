@@ -342,24 +342,24 @@ def _engine_image_tars(tmp_path_factory) -> dict[str, Path]:
     return {}
 
 
-@pytest.fixture
-def docker_engines(
-    docker_client: docker.DockerClient, _engine_image_tars: dict[str, Path], tmp_path_factory
+@contextlib.contextmanager
+def _engines(
+    image_tars: dict[str, Path], tmp_path_factory
 ) -> Iterator[Callable[..., list[Engine]]]:
-    """docker_engines(n, images=DEFAULT_IMAGES) -> n started engines, stopped at the end
-    of the test (also on failure)."""
+    """A starter of engines (`start(n, images)`), each stopped when the context ends (also
+    on failure)."""
     sweep_stale()
     started: list[Engine] = []
 
     def start(n: int = 1, images: Sequence[str] = DEFAULT_IMAGES) -> list[Engine]:
         for image in images:
-            if image not in _engine_image_tars:
+            if image not in image_tars:
                 path = tmp_path_factory.mktemp("engine-images") / "image.tar"
                 _run("docker", "save", "-o", str(path), image)
-                _engine_image_tars[image] = path
+                image_tars[image] = path
         engines = []
         for _ in range(n):
-            engine = start_engine(images, _engine_image_tars)
+            engine = start_engine(images, image_tars)
             started.append(engine)
             engines.append(engine)
         return engines
@@ -373,3 +373,31 @@ def docker_engines(
             errors.append(str(exc))
     if errors:
         pytest.fail("; ".join(errors), pytrace=False)
+
+
+@pytest.fixture
+def docker_engines(
+    docker_client: docker.DockerClient, _engine_image_tars: dict[str, Path], tmp_path_factory
+) -> Iterator[Callable[..., list[Engine]]]:
+    """docker_engines(n, images=DEFAULT_IMAGES) -> n new engines, stopped at the end of the
+    test: for a test that stops or breaks its engines."""
+    with _engines(_engine_image_tars, tmp_path_factory) as start:
+        yield start
+
+
+@pytest.fixture(scope="module")
+def shared_engines(
+    docker_client: docker.DockerClient, _engine_image_tars: dict[str, Path], tmp_path_factory
+) -> Iterator[Callable[..., list[Engine]]]:
+    """shared_engines(n) -> the module's first n engines (the test images loaded), started
+    by the first test that asks and stopped after the module: each test names what it makes
+    on them uniquely and looks only at what it made (an engine takes seconds to start)."""
+    pool: list[Engine] = []
+    with _engines(_engine_image_tars, tmp_path_factory) as start:
+
+        def shared(n: int = 1) -> list[Engine]:
+            if len(pool) < n:
+                pool.extend(start(n - len(pool)))
+            return pool[:n]
+
+        yield shared

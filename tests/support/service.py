@@ -21,6 +21,7 @@ from fastapi.testclient import TestClient
 from stackyard.app import create_app
 from stackyard.settings import Settings
 from tests.support.processes import free_port, stop_process
+from tests.support.waiting import PATIENCE
 
 ADMIN_PASSWORD = "admin-password-for-tests"
 USER_PASSWORD = "user-password-for-tests"
@@ -183,7 +184,7 @@ def start_server(
     env: dict[str, str] | None = None,
     wait_path: str = "/api/health",
     headers: dict[str, str] | None = None,
-    timeout: float = 30,
+    timeout: float = PATIENCE,
     honour_permissions: bool = False,
     scheme: str = "http",
     port: int | None = None,
@@ -232,6 +233,17 @@ def start_server(
 def server(tmp_path: Path) -> Iterator[ServerProcess]:
     """A real `stackyard serve` subprocess, SQLite in a temporary data folder."""
     (tmp_path / "stacks").mkdir(exist_ok=True)
+    process = start_server(tmp_path)
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="module")
+def shared_server(tmp_path_factory) -> Iterator[ServerProcess]:
+    """A real `stackyard serve` shared by the tests of a module (each names what it makes
+    uniquely): a start costs seconds of CPU, which a loaded machine does not have."""
+    tmp_path = tmp_path_factory.mktemp("server")
+    (tmp_path / "stacks").mkdir()
     process = start_server(tmp_path)
     yield process
     process.stop()

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+
+from tests.support.waiting import wait_until
 
 BUSYBOX = "stackyard-test/busybox:1"
 BIG = "stackyard-test/big:1"
@@ -54,16 +55,16 @@ def compose(stacks_dir: Path, stack_id: str, *args: str) -> subprocess.Completed
     return done
 
 
-def wait_run(client, stack_id: str, timeout: float = 120, base: str = "/api") -> dict:
-    """Poll the stack's run until it ends; returns its final state. `base`: another
-    host's routes (`/api/agents/1`)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+def wait_run(client, stack_id: str, timeout: float = 180, base: str = "/api") -> dict:
+    """The stack's run once it has ended. `base`: another host's routes (`/api/agents/1`)."""
+
+    def ended() -> dict | None:
         response = client.get(f"{base}/stacks/{stack_id}/run")
         if response.status_code == 200 and response.json()["status"] != "running":
             return response.json()
-        time.sleep(0.1)
-    raise AssertionError(f"run of {stack_id} did not end within {timeout}s")
+        return None
+
+    return wait_until(ended, timeout, f"the end of the run of {stack_id}")
 
 
 def act(client, stack_id: str, action: str, base: str = "/api") -> dict:
