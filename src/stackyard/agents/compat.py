@@ -7,10 +7,28 @@ An agent also lists its capabilities, so that a central shows a missing one as m
 
 from __future__ import annotations
 
+from typing import Annotated, Final, Literal, get_args
+
+from pydantic import BeforeValidator
+
 from stackyard.version import SemVer, parse_semver
 
-#: What an agent of this version serves under /agent.
-CAPABILITIES = ("stacks", "updates", "logs", "shell", "usage", "files", "backups", "fleet")
+#: What an agent may serve under /agent (the UI names them from the schema).
+Capability = Literal["stacks", "updates", "logs", "shell", "usage", "files", "backups", "fleet"]
+#: What an agent of this version serves.
+CAPABILITIES: Final[tuple[Capability, ...]] = get_args(Capability)
+
+
+def _known(names: object) -> object:
+    """A capability a newer agent lists and this version does not know, it cannot use:
+    it is left out (the rest of the answer is still checked)."""
+    if isinstance(names, list):
+        return [name for name in names if name in CAPABILITIES]
+    return names
+
+
+#: The capabilities a host serves, as served and as read from an agent.
+Capabilities = Annotated[list[Capability], BeforeValidator(_known)]
 
 
 def _line(version: SemVer) -> str:

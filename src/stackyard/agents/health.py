@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from stackyard.agents.compat import CAPABILITIES
+from stackyard.agents.compat import CAPABILITIES, Capabilities
 
 
 class AgentHealth(BaseModel):
@@ -15,7 +15,7 @@ class AgentHealth(BaseModel):
     version: str
     mode: Literal["agent"] = "agent"
     #: An agent older than the capabilities lists none.
-    capabilities: list[str] = Field(
+    capabilities: Capabilities = Field(
         default_factory=list, description="What this agent serves under /agent"
     )
 

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from stackyard.agents import tls
 from stackyard.agents.client import AgentClient, AgentTarget
-from stackyard.agents.compat import incompatibility
+from stackyard.agents.compat import Capabilities, incompatibility
 from stackyard.agents.health import AgentHealth
 from stackyard.db.engine import Database
 from stackyard.db.models import Agent as Row
@@ -52,7 +52,7 @@ class AgentView:
     fingerprint: Annotated[str | None, Field(description="Of the pinned TLS certificate")]
     trusts_ca: bool
     version: Annotated[str | None, Field(description="As the agent last reported it")]
-    capabilities: list[str]
+    capabilities: Capabilities
     incompatibility: str | None
     last_seen_at: datetime | None
     last_error: str | None
@@ -88,7 +88,7 @@ class Probe:
     ok: bool
     detail: str
     version: str | None = None
-    capabilities: list[str] = field(default_factory=list)
+    capabilities: Capabilities = field(default_factory=list)
     incompatibility: str | None = None
     #: HTTPS only.
     fingerprint: Annotated[
@@ -277,7 +277,7 @@ class Agents:
         view: AgentView,
         version: str | None,
         error: str | None,
-        capabilities: list[str] | None = None,
+        capabilities: Capabilities | None = None,
     ) -> None:
         """What a fleet contact found (its version and capabilities, or its error),
         written in a thread only when it changed or `last_seen_at` is over a minute old: a
@@ -292,7 +292,11 @@ class Agents:
         await asyncio.to_thread(self._write_report, view.id, version, error, capabilities)
 
     def _write_report(
-        self, agent_id: int, version: str | None, error: str | None, capabilities: list[str] | None
+        self,
+        agent_id: int,
+        version: str | None,
+        error: str | None,
+        capabilities: Capabilities | None,
     ) -> None:
         with self.db.session() as session:
             row = session.get(Row, agent_id)

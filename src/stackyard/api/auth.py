@@ -20,6 +20,7 @@ from stackyard.api.deps import (
 )
 from stackyard.api.models import Body, DbId
 from stackyard.auth import api_tokens, signin, users
+from stackyard.auth.permissions import Permission, permissions_of
 from stackyard.auth.principal import Role
 from stackyard.auth.tokens import csrf_token
 from stackyard.settings import CookieSecure
@@ -37,6 +38,12 @@ class UserOut(BaseModel):
     id: int
     username: str
     role: Role
+
+
+class CurrentUser(UserOut):
+    permissions: list[Permission] = Field(
+        description="What the role lets this user do (the server refuses the rest)"
+    )
 
 
 class LoginOut(BaseModel):
@@ -123,8 +130,13 @@ def logout(request: Request, response: Response, db: DbDep) -> None:
 
 
 @router.get("/me", operation_id="me")
-def me(principal: PrincipalDep) -> UserOut:
-    return UserOut(id=principal.user_id, username=principal.username, role=principal.role)
+def me(principal: PrincipalDep) -> CurrentUser:
+    return CurrentUser(
+        id=principal.user_id,
+        username=principal.username,
+        role=principal.role,
+        permissions=permissions_of(principal.role),
+    )
 
 
 @router.put("/password", operation_id="changePassword", status_code=status.HTTP_204_NO_CONTENT)

@@ -14,8 +14,12 @@ class Role(StrEnum):
     operator = "operator"
     viewer = "viewer"
 
+    def at_least(self, least: Role) -> bool:
+        """Whether this role has what `least` has: each role has what the roles after it
+        have (what each may do: `stackyard.auth.permissions`)."""
+        return _RANK[self] >= _RANK[least]
 
-#: What each role may do includes what the roles after it may do.
+
 _RANK = {Role.viewer: 0, Role.operator: 1, Role.admin: 2}
 #: Headers in which a central names, to its agent, the user it acts for and their role.
 AGENT_USER_HEADER = "X-Stackyard-User"
@@ -39,4 +43,4 @@ class Principal:
 
     def has(self, role: Role) -> bool:
         """At least `role`."""
-        return _RANK[self.role] >= _RANK[role]
+        return self.role.at_least(role)

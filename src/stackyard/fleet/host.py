@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from stackyard.agents.compat import CAPABILITIES
+from stackyard.agents.compat import CAPABILITIES, Capabilities
 from stackyard.docker.engine import EngineState, engine_state
 from stackyard.errors import Unavailable
 from stackyard.stacks.service import StackService
@@ -62,7 +62,7 @@ class HostReport:
     failed_backups: list[FailedBackup]
     resources: Resources
     engine_error: str | None
-    capabilities: list[str] = field(default_factory=list)  # what the host serves
+    capabilities: Capabilities = field(default_factory=list)  # what the host serves
 
 
 def _meminfo() -> tuple[int, int]:

@@ -3,9 +3,35 @@ import type { Routes } from "./fakeFetch";
 import { json } from "./fakeFetch";
 import { notSupported } from "./systemFixtures";
 
-export const adminUser: User = { id: 1, username: "alice", role: "admin" };
-export const operatorUser: User = { id: 2, username: "bob", role: "operator" };
-export const viewerUser: User = { id: 3, username: "carol", role: "viewer" };
+/** What the server lets an operator do (`GET /api/auth/me` lists it; `stackyard.auth.permissions`). */
+const OPERATOR_PERMISSIONS: User["permissions"] = [
+  "stacks.run",
+  "stacks.checkUpdates",
+  "stacks.autoUpdate",
+  "stacks.logs",
+  "backups.create",
+];
+/** An admin may do everything. */
+const ADMIN_PERMISSIONS: User["permissions"] = [
+  ...OPERATOR_PERMISSIONS,
+  "stacks.shell",
+  "backups.administer",
+  "destinations.manage",
+  "schedules.manage",
+  "agents.manage",
+  "stacks.editFiles",
+  "stacks.create",
+  "stacks.delete",
+  "files",
+  "system.update",
+  "admin.users",
+  "admin.registries",
+  "admin.audit",
+];
+
+export const adminUser: User = { id: 1, username: "alice", role: "admin", permissions: ADMIN_PERMISSIONS };
+export const operatorUser: User = { id: 2, username: "bob", role: "operator", permissions: OPERATOR_PERMISSIONS };
+export const viewerUser: User = { id: 3, username: "carol", role: "viewer", permissions: [] };
 /** A user who is not an admin (the files tests use it). */
 export const plainUser: User = operatorUser;
 

@@ -29,10 +29,11 @@ export function useLogin() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (body: Credentials) => unwrap(api.POST("/api/auth/login", { body })),
-    onSuccess: (data) => {
-      // Forget whatever an earlier session cached, then seed who we are now.
+    onSuccess: () => {
+      // Forget whatever an earlier session cached, then read who we are now (and what we
+      // may do) before the page that follows is shown.
       queryClient.clear();
-      queryClient.setQueryData(meQueryOptions().queryKey, data.user);
+      return queryClient.fetchQuery(meQueryOptions());
     },
   });
 }

@@ -3,8 +3,8 @@ import type { HostId } from "../../api/hosts";
 import type { Agent } from "../../api/types";
 import { agentsQueryOptions } from "../agents/queries";
 
-/** What an agent may serve under /agent (it lists those it does at /agent/health). */
-export type HostCapability = "stacks" | "updates" | "logs" | "shell" | "usage" | "files" | "backups" | "fleet";
+/** What an agent may serve under /agent (it lists those it does at /agent/health): the server's names. */
+export type HostCapability = Agent["capabilities"][number];
 
 export const CAPABILITY_LABELS: Record<HostCapability, string> = {
   stacks: "stacks",

@@ -104,7 +104,7 @@ export function Layout() {
         </div>
         <nav aria-label="Main">
           <ul>
-            {navItemsFor(user?.role).map((item) => (
+            {navItemsFor(user).map((item) => (
               <li key={item.to}>
                 <NavLink to={item.to} end={item.to === "/"}>
                   {item.label}

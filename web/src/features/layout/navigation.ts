@@ -1,25 +1,25 @@
-import type { Role } from "../../api/types";
-import { can, type Capability } from "../auth/permissions";
+import type { User } from "../../api/types";
+import { can, type Permission } from "../auth/permissions";
 
 export interface NavItem {
   to: string;
   label: string;
-  /** Shown only to roles with this capability; everyone sees the others. */
-  capability?: Capability;
+  /** Shown only to users with this permission; everyone sees the others. */
+  permission?: Permission;
 }
 
 export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/", label: "Dashboard" },
   { to: "/stacks", label: "Stacks" },
-  { to: "/files", label: "Files", capability: "files" },
+  { to: "/files", label: "Files", permission: "files" },
   { to: "/backups", label: "Backups" },
-  { to: "/destinations", label: "Destinations", capability: "destinations.manage" },
-  { to: "/schedules", label: "Schedules", capability: "schedules.manage" },
+  { to: "/destinations", label: "Destinations", permission: "destinations.manage" },
+  { to: "/schedules", label: "Schedules", permission: "schedules.manage" },
   { to: "/agents", label: "Agents" },
   { to: "/settings", label: "Settings" },
 ];
 
-/** The navigation a role sees. */
-export function navItemsFor(role: Role | null | undefined): NavItem[] {
-  return NAV_ITEMS.filter((item) => !item.capability || can(role, item.capability));
+/** The navigation `user` sees. */
+export function navItemsFor(user: User | undefined): NavItem[] {
+  return NAV_ITEMS.filter((item) => !item.permission || can(user, item.permission));
 }
