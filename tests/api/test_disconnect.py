@@ -4,13 +4,13 @@ a compose tool that never finishes `config`, and a client that gives up."""
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
+from tests.support.waiting import wait_until
 
 COMPOSE = "services:\n  web:\n    image: stackyard-test/busybox:1\n"
 
@@ -57,15 +57,10 @@ def test_compose_config_is_killed_when_the_client_goes_away(tmp_path: Path):
                     timeout=httpx.Timeout(10, read=2),
                 )
         pid = int(mark.read_text())
-        deadline = time.monotonic() + 10
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not alive(pid), "compose config outlived the request it was started for"
+        wait_until(lambda: not alive(pid), what="compose config ended with its request")
         # The save did not happen, and its scratch file goes once the check has ended.
         folder = tmp_path / "stacks" / "demo"
-        while os.listdir(folder) != ["compose.yaml"] and time.monotonic() < deadline + 5:
-            time.sleep(0.1)
-        assert os.listdir(folder) == ["compose.yaml"]
+        wait_until(lambda: os.listdir(folder) == ["compose.yaml"], what="the scratch file gone")
         assert (folder / "compose.yaml").read_text() == COMPOSE
     finally:
         server.stop()

@@ -94,7 +94,7 @@ def test_compose_meeting_a_bomb_is_held_by_the_limits(tmp_path):
         peak = max([peak, *(rss_of(pid) for pid in pids_running(str(tmp_path)))])
         time.sleep(0.1)
     thread.join()
-    assert time.monotonic() - started < 25
+    assert time.monotonic() - started < 15 + 30  # its time limit, and a moment to end it
     assert outcome["code"] != 0
     assert 0 < peak < 256 + 64, f"compose grew to {peak:.0f} MiB"
     assert not pids_running(str(tmp_path)) and not children.live_groups()

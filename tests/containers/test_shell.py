@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 
 import pytest
 from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
 from tests.support.stacks import compose, compose_text, service
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -49,14 +49,12 @@ def read_until(ws, needle: bytes, limit: int = 200) -> bytes:
 
 def audit_entry(client, action: str) -> dict:
     """The newest audit entry of `action` (written once the session has ended)."""
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
+
+    def found() -> dict | None:
         entries = client.get("/api/audit").json()["items"]
-        found = next((e for e in entries if e["action"] == action), None)
-        if found is not None:
-            return found
-        time.sleep(0.2)
-    raise AssertionError(f"no {action} in the audit log")
+        return next((e for e in entries if e["action"] == action), None)
+
+    return wait_until(found, what=f"{action} in the audit log")
 
 
 def processes(container: str) -> list[str]:
@@ -77,13 +75,13 @@ def test_a_shell_runs_resizes_and_ends_with_everything_it_started(admin_client, 
         ws.send_bytes(b"stty size\n")
         assert b"43 132" in read_until(ws, b"43 132")
         ws.send_bytes(b"sleep 600 &\n")  # something the session started, still running
-        time.sleep(0.5)
-        assert any("sleep 600" in p for p in processes(container))
+        wait_until(
+            lambda: any("sleep 600" in p for p in processes(container)), what="the sleep started"
+        )
     # The page closed: the shell and what it started are gone.
-    deadline = time.monotonic() + 10
-    while any("sleep 600" in p for p in processes(container)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any("sleep 600" in p for p in processes(container))
+    wait_until(
+        lambda: not any("sleep 600" in p for p in processes(container)), what="the sleep ended"
+    )
 
     opened = audit_entry(admin_client, "container.shell")
     assert (opened["actor"], opened["target"], opened["outcome"]) == (

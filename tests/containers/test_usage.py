@@ -15,6 +15,7 @@ import pytest
 
 from tests.containers.test_logs import bearer
 from tests.support.stacks import compose
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -70,26 +71,28 @@ def test_usage_matches_the_engine_s_own_figures(server, docker_cleanup):
     compose(folder.parent, stack_id, "up", "-d")
     headers = bearer(server)
 
-    deadline = time.monotonic() + 30
-    held_since: float | None = None
-    while True:
+    held_since: list[float] = []
+
+    def sampled() -> tuple[dict, dict] | None:
         answer = httpx.get(f"{server.url}/api/usage", headers=headers, timeout=30)
         assert answer.status_code == 200, answer.text
         usage = answer.json()
         mine = {c["service"]: c for c in usage["containers"] if c["project"] == stack_id}
-        if held_since is None and (mine.get("holder", {}).get("memory_used") or 0) >= 64 * MIB:
-            held_since = time.monotonic()
+        if not held_since and (mine.get("holder", {}).get("memory_used") or 0) >= 64 * MIB:
+            held_since.append(time.monotonic())
         # The holder's CPU is read once its file is whole and a CPU sample has passed since:
         # the sample that saw the file being written from /dev/urandom was busy.
         ready = (
-            held_since is not None
-            and time.monotonic() - held_since > 2.5
+            held_since
+            and time.monotonic() - held_since[0] > 2.5
             and (mine.get("busy") or {}).get("cpu_percent") is not None
             and (mine.get("flaky") or {}).get("restarts")
         )
-        if ready or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+        return (usage, mine) if ready else None
+
+    usage, mine = wait_until(
+        sampled, what="the usage of the holder, the busy and the flaky", interval=0.5
+    )
 
     holder, busy = mine["holder"], mine["busy"]
     engine = docker_stats(f"{stack_id}-holder-1")

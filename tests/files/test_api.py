@@ -8,6 +8,7 @@ import zipfile
 import pytest
 
 from tests.support.service import USER_PASSWORD  # noqa: F401 - the user_client fixture's
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture
@@ -170,13 +171,10 @@ def test_interrupted_upload_leaves_the_original_intact(server, tmp_path):
             + b"x" * 300_000
         )
     # The server notices the client is gone; nothing of the partial upload stays.
-    import time
-
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(
-        p.name.endswith(".upload") for p in (stacks / "web").iterdir()
-    ):
-        time.sleep(0.1)
+    wait_until(
+        lambda: not any(p.name.endswith(".upload") for p in (stacks / "web").iterdir()),
+        what="the partial upload removed",
+    )
     assert original.read_bytes() == b"original bytes"
     assert [p.name for p in (stacks / "web").iterdir()] == ["data.bin"]
 

@@ -1,13 +1,13 @@
 """`stackyard stack ...`: the same actions from a terminal, drawn with a progress bar."""
 
 import subprocess
-import time
 
 import pytest
 
 from stackyard.stacks.runs import StackLock
 from tests.support.service import STACKYARD_BIN, service_env
 from tests.support.stacks import compose, compose_text, service
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -72,12 +72,12 @@ def test_logs_from_the_command_line(tmp_path, make_stack, stacks_dir):
         ),
     )
     compose(stacks_dir, stack_id, "up", "-d")
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def logged() -> subprocess.CompletedProcess[str] | None:
         shown = cli(tmp_path, "logs", stack_id, "--tail", "10")
-        if "to-err" in shown.stderr and "other-out" in shown.stdout:
-            break
-        time.sleep(0.3)
+        return shown if "to-err" in shown.stderr and "other-out" in shown.stdout else None
+
+    shown = wait_until(logged, what="both services' first lines")
     assert shown.returncode == 0, shown.stderr
     assert f"{stack_id}-web-1" in shown.stdout and "to-out" in shown.stdout
     assert "to-err" in shown.stderr and "to-err" not in shown.stdout  # stderr to stderr

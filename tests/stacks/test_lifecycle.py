@@ -3,13 +3,13 @@
 import json
 import stat
 import threading
-import time
 
 import pytest
 
 from stackyard.stacks.runs import StackLock
 from tests.support.service import started
 from tests.support.stacks import act, compose, compose_text, service, wait_run
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -199,7 +199,12 @@ def test_progress_streams_live_and_a_late_follower_catches_up(admin_client, make
     stack_id = make_stack("sse", compose_text(web=SLOW_STOP, other=service()))
     assert act(admin_client, stack_id, "start")["status"] == "succeeded"
     admin_client.post(f"/api/stacks/{stack_id}/actions/stop")
-    time.sleep(0.5)  # open the page mid-run
+
+    def stopping() -> bool:  # the page is opened mid-run
+        run = admin_client.get(f"/api/stacks/{stack_id}/run").json()
+        return any("Stopping" in line["text"] for line in run["progress"]["lines"])
+
+    wait_until(stopping, what="the stop under way")
     with admin_client.stream("GET", f"/api/stacks/{stack_id}/run/events") as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         events = read_sse(response.iter_lines())

@@ -42,6 +42,7 @@ import httpx
 import pytest
 
 from tests.support.processes import free_port, stop_process
+from tests.support.waiting import wait_until
 
 REGISTRY_BIN = "docker-registry"
 TOKEN_SERVICE = "stackyard-test-registry"
@@ -56,6 +57,8 @@ MANIFEST_ACCEPT = ", ".join(
 )
 
 
+#: Requests of the tests' own that tell when the access log has caught up.
+_MARKER = "/v2/stackyard-test-marker/"
 _ACCESS = re.compile(r'"(GET|HEAD|PUT|POST|PATCH|DELETE) (\S+) HTTP/[\d.]+"')
 
 
@@ -85,10 +88,18 @@ class Registry:
         return f"http://{self.host}"
 
     def requests(self) -> list[tuple[str, str]]:
-        """(method, path) of every request the registry answered, from its access log.
-        The log is written just after the answer: read it again after a short wait when
-        counting what a client just did."""
-        return _ACCESS.findall(self.log_path.read_text(errors="replace"))
+        """(method, path) of every request the registry answered before this call, from its
+        access log. Each line is written just after its answer, so a marker request is sent
+        and waited for first: once the log holds it, it holds all that came before."""
+        marker = f"{_MARKER}{uuid.uuid4().hex}"
+        httpx.get(self.url + marker, timeout=30)
+
+        def logged() -> list[tuple[str, str]] | None:
+            found = _ACCESS.findall(self.log_path.read_text(errors="replace"))
+            return found if ("GET", marker) in found else None
+
+        found = wait_until(logged, what=f"{marker} in the registry's access log")
+        return [request for request in found if not request[1].startswith(_MARKER)]
 
     def _write_config(self) -> Path:
         storage = self.root / "storage"
