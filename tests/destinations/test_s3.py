@@ -11,6 +11,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from tests.destinations.contract import an_archive, run_contract
 from tests.support.processes import free_port
+from tests.support.waiting import until
 
 from stackyard.destinations.model import S3Settings, Secrets
 from stackyard.destinations.s3 import MIB, S3Destination, part_size
@@ -107,8 +108,7 @@ def test_a_failed_upload_leaves_no_parts_and_no_object(s3_server, tmp_path):
 
     async def scenario() -> None:
         task = asyncio.create_task(target.push(local, local.name, progress))
-        while not started.is_set():
-            await asyncio.sleep(0.01)
+        await until(started.is_set, what="8 MiB pushed", interval=0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task

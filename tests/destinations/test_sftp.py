@@ -15,6 +15,7 @@ import pytest
 from tests.destinations.contract import an_archive, run_contract
 from tests.support.peers import SftpServer
 from tests.support.processes import free_port
+from tests.support.waiting import wait_until
 
 from stackyard.destinations.base import PARTIAL_PREFIX
 from stackyard.destinations.model import Secrets, SftpSettings
@@ -80,9 +81,14 @@ def test_a_changed_host_key_is_refused_before_the_password_is_sent(sftp_server, 
     with pytest.raises(DestinationDenied, match="not the pinned one"):
         asyncio.run(destination.push(local, local.name, lambda done: None))
     assert not path.exists()
-    # The client hung up at the key exchange: no authentication was ever tried.
-    attempt = log.read_bytes()[before:].decode()
-    assert "[preauth]" in attempt
+
+    # The client hung up at the key exchange: no authentication was ever tried. sshd
+    # writes its `[preauth]` line once it has seen the client go.
+    def logged() -> str | None:
+        text = log.read_bytes()[before:].decode()
+        return text if "[preauth]" in text else None
+
+    attempt = wait_until(logged, what="sshd's [preauth] line")
     assert "password" not in attempt and "Accepted" not in attempt
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +14,7 @@ from sqlalchemy import text
 from tests.agents.helpers import add_agent
 from tests.fleet.conftest import AGENT_TIMEOUT
 from tests.support.stacks import BUSYBOX, act, compose_text, service
+from tests.support.waiting import wait_until
 
 SLEEPER = service(BUSYBOX, command='["sleep", "3600"]')
 CRASHER = service(BUSYBOX, command='["sh", "-c", "exit 3"]', restart="always")
@@ -77,16 +77,15 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
     engine.client.containers.list(filters={"label": "com.docker.compose.service=extra"})[0].stop()
     with app.state.db.session() as session:  # as an agent known from before an upgrade
         session.execute(text("UPDATE agents SET capabilities = '[]'"))
-    deadline = time.monotonic() + 30  # the crasher is restarting between its runs
-    while True:
+
+    def restarting() -> dict | None:  # the crasher is restarting between its runs
         fleet = admin_client.get("/api/dashboard/fleet")
         assert fleet.status_code == 200, fleet.text
         kinds = {(a["kind"], a["stack"]) for a in fleet.json()["attention"]}
-        if ("container_restarting", "crashy") in kinds or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    body = fleet.json()
-    assert ("container_restarting", "crashy") in kinds
+        return fleet.json() if ("container_restarting", "crashy") in kinds else None
+
+    body = wait_until(restarting, what="crashy restarting in the fleet", interval=0.5)
+    kinds = {(a["kind"], a["stack"]) for a in body["attention"]}
     assert ("stack_partial", "half") in kinds
     severities = [a["severity"] for a in body["attention"]]
     assert severities == sorted(severities, key=["critical", "warning", "info"].index)

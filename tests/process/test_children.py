@@ -18,6 +18,7 @@ from stackyard.compose.project import run_config
 from stackyard.compose.runner import run_compose
 from stackyard.errors import Invalid
 from stackyard.process import children
+from tests.support.waiting import PATIENCE, until, wait_until
 
 
 def pids_running(*needles: str) -> list[int]:
@@ -34,15 +35,6 @@ def pids_running(*needles: str) -> list[int]:
         if state not in ("Z", "X") and all(needle in cmdline for needle in needles):
             found.append(int(entry.name))
     return found
-
-
-def wait_for(predicate, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def sleepers() -> tuple[list[str], str, str]:
@@ -108,7 +100,7 @@ def test_timeout_kills_the_child_and_its_grandchild():
     with pytest.raises(children.TimedOut, match="did not answer within 1 s"):
         children.run(args, timeout=1)
     assert time.monotonic() - started < 10
-    wait_for(lambda: both_gone(first, second), 5)
+    wait_until(lambda: both_gone(first, second))
     assert not children.live_groups()
 
 
@@ -117,8 +109,8 @@ def test_what_a_finished_child_left_running_is_killed_at_once():
     started = time.monotonic()
     done = children.run(["sh", "-c", f"sleep {marker} & echo started"], timeout=30)
     assert done.stdout.strip() == "started"
-    assert time.monotonic() - started < 5  # the orphan held the pipe: not waited for
-    wait_for(lambda: not pids_running(f"sleep {marker}"), 5)
+    assert time.monotonic() - started < PATIENCE  # the orphan held the pipe: not waited for
+    wait_until(lambda: not pids_running(f"sleep {marker}"))
 
 
 def test_cancelling_the_stream_kills_the_child_and_its_grandchild():
@@ -126,14 +118,13 @@ def test_cancelling_the_stream_kills_the_child_and_its_grandchild():
 
     async def scenario():
         task = asyncio.create_task(children.stream(args, lambda chunk: None))
-        while not (pids_running(first) and pids_running(second)):
-            await asyncio.sleep(0.05)
+        await until(lambda: pids_running(first) and pids_running(second), what="both children")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     asyncio.run(scenario())
-    wait_for(lambda: both_gone(first, second), 5)  # killed; gone once the kernel is done
+    wait_until(lambda: both_gone(first, second))  # killed; gone once the kernel is done
     assert not children.live_groups()
 
 
@@ -141,7 +132,7 @@ def test_a_stream_with_a_timeout_kills_its_group():
     args, first, second = sleepers()
     with pytest.raises(children.TimedOut):
         asyncio.run(children.stream(args, lambda chunk: None, timeout=1))
-    wait_for(lambda: both_gone(first, second), 5)
+    wait_until(lambda: both_gone(first, second))
 
 
 def test_kill_all_stops_every_live_child_with_its_group():
@@ -161,10 +152,13 @@ def test_kill_all_stops_every_live_child_with_its_group():
     async def scenario():
         task = asyncio.create_task(children.stream(async_args, lambda chunk: None))
         # Both children made and registered (the needles match their `sh` at once).
-        while len(children.live_groups()) < 2 or not all(
-            pids_running(p) for p in (a_first, a_second, s_first, s_second)
-        ):
-            await asyncio.sleep(0.05)
+        await until(
+            lambda: (
+                len(children.live_groups()) >= 2
+                and all(pids_running(p) for p in (a_first, a_second, s_first, s_second))
+            ),
+            what="four children in two groups",
+        )
         await asyncio.to_thread(children.kill_all)
         return await asyncio.wait_for(task, 10)
 
@@ -176,7 +170,7 @@ def test_kill_all_stops_every_live_child_with_its_group():
     assert code == -signal.SIGTERM
     assert outcome["sync"] == -signal.SIGTERM
     for needle in (a_first, a_second, s_first, s_second):
-        wait_for(lambda needle=needle: not pids_running(needle), 5)
+        wait_until(lambda needle=needle: not pids_running(needle))
 
 
 def test_run_compose_cancelled_leaves_no_process(tmp_path):
@@ -185,14 +179,13 @@ def test_run_compose_cancelled_leaves_no_process(tmp_path):
 
     async def scenario():
         task = asyncio.create_task(run_compose(tool, tmp_path, ["up"], lambda line: None))
-        while not (pids_running(first) and pids_running(second)):
-            await asyncio.sleep(0.05)
+        await until(lambda: pids_running(first) and pids_running(second), what="both children")
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     asyncio.run(scenario())
-    wait_for(lambda: both_gone(first, second), 5)  # a SIGKILL takes a moment to land
+    wait_until(lambda: both_gone(first, second))  # a SIGKILL takes a moment to land
 
 
 # -- output and environment ---------------------------------------------------------
