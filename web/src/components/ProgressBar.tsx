@@ -1,3 +1,5 @@
+import type { Tone } from "./tone";
+
 /** "42%" */
 export function percentText(percent: number): string {
   return `${Math.round(percent)}%`;
@@ -7,13 +9,14 @@ export function percentText(percent: number): string {
 export function ProgressBar({
   label,
   percent,
-  tone = "normal",
+  tone,
   labelledBy,
   valueText,
 }: {
   label?: string;
   percent: number | null;
-  tone?: "normal" | "good" | "bad";
+  /** Without one, the accent colour. */
+  tone?: Tone;
   labelledBy?: string;
   /** What a screen reader says instead of the percentage (e.g. "1.2 MB of 4.0 MB"). */
   valueText?: string;
@@ -21,7 +24,7 @@ export function ProgressBar({
   const value = percent === null ? null : Math.min(100, Math.max(0, percent));
   return (
     <div
-      className={`progress progress-${tone}${value === null ? " progress-indeterminate" : ""}`}
+      className={`progress${tone ? ` tone-${tone}` : ""}${value === null ? " progress-indeterminate" : ""}`}
       role="progressbar"
       aria-label={labelledBy ? undefined : label}
       aria-labelledby={labelledBy}

@@ -13,10 +13,10 @@ type Trust = "pin" | "ca";
 /** What a test of the unsaved settings found: version and compatibility, capabilities, the certificate's fingerprint. */
 export function ProbeResult({ probe }: { probe: AgentProbe }) {
   const incompatible = probe.version !== null && !probe.compatible;
-  const tone = probe.ok ? "success" : incompatible ? "warn-text" : "error";
+  const tone = probe.ok ? "good" : incompatible ? "warn" : "bad";
   const missing = probe.version !== null ? missingCapabilities(probe.capabilities) : [];
   return (
-    <div className={`probe-result ${tone}`} role="status">
+    <div className={`probe-result tone-${tone}`} role="status">
       <p>
         <strong>{probe.ok ? "Test passed" : incompatible ? "Incompatible version" : "Test failed"}</strong>: {probe.detail}
       </p>

@@ -31,7 +31,7 @@ function StatusCell({ agent }: { agent: Agent }) {
   const status = agentStatus(agent);
   return (
     <td>
-      <span className={`agent-state agent-${status.state}`} data-testid="agent-status">
+      <span className={`agent-state status tone-${status.tone}`} data-testid="agent-status">
         {status.label}
       </span>
       {status.detail && <div className="error small agent-error">{status.detail}</div>}
@@ -62,9 +62,9 @@ function VersionCell({ agent }: { agent: Agent }) {
       <span className="nowrap">
         {agent.version}{" "}
         {agent.compatible ? (
-          <span className="pill pill-good">Compatible</span>
+          <span className="pill tone-good">Compatible</span>
         ) : (
-          <span className="pill pill-warn">Incompatible</span>
+          <span className="pill tone-warn">Incompatible</span>
         )}
       </span>
       {!agent.compatible && agent.incompatibility && <div className="warn-text small">{agent.incompatibility}</div>}

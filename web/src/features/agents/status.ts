@@ -1,11 +1,10 @@
 import type { Agent } from "../../api/types";
+import type { Tone } from "../../components/tone";
 import { CAPABILITIES, type HostCapability } from "../hosts/capabilities";
 
-export type AgentState = "disabled" | "incompatible" | "unreachable" | "online" | "unknown";
-
 export interface AgentStatus {
-  state: AgentState;
   label: string;
+  tone: Tone;
   /** Why, when it is not online (the last contact's error). */
   detail: string | null;
 }
@@ -16,13 +15,13 @@ export interface AgentStatus {
  * of the agent: it is said as such), unreachable with the error, online, or never reached.
  */
 export function agentStatus(agent: Agent): AgentStatus {
-  if (!agent.enabled) return { state: "disabled", label: "Disabled", detail: null };
+  if (!agent.enabled) return { label: "Disabled", tone: "off", detail: null };
   if (agent.version !== null && !agent.compatible) {
-    return { state: "incompatible", label: "Incompatible version", detail: null };
+    return { label: "Incompatible version", tone: "warn", detail: null };
   }
-  if (agent.last_error) return { state: "unreachable", label: "Unreachable", detail: agent.last_error };
-  if (agent.last_seen_at) return { state: "online", label: "Online", detail: null };
-  return { state: "unknown", label: "Not reached yet", detail: null };
+  if (agent.last_error) return { label: "Unreachable", tone: "bad", detail: agent.last_error };
+  if (agent.last_seen_at) return { label: "Online", tone: "good", detail: null };
+  return { label: "Not reached yet", tone: "off", detail: null };
 }
 
 /** The capabilities this UI knows that `offered` lacks (an older agent's). */

@@ -146,7 +146,7 @@ describe("dashboard", () => {
     const card = await screen.findByRole("region", { name: "pi" });
     expect(within(card).getByRole("link", { name: "1 stack" })).toHaveAttribute("href", "/stacks?host=4");
     expect(within(card).getByRole("progressbar", { name: "Disk" })).toHaveAttribute("aria-valuenow", "97");
-    expect(within(card).getByRole("progressbar", { name: "Disk" })).toHaveClass("progress-bad");
+    expect(within(card).getByRole("progressbar", { name: "Disk" })).toHaveClass("tone-bad");
   });
 
   it("shows the API's detail with a Retry button when the fleet cannot be read", async () => {

@@ -11,13 +11,13 @@ import { fleetQueryOptions, systemInfoQueryOptions } from "./queries";
 function DockerValue({ docker }: { docker: SystemInfo["docker"] }) {
   if (!docker.reachable) {
     return (
-      <span className="status status-bad">
+      <span className="status tone-bad">
         Unreachable{docker.error ? `: ${docker.error}` : ""}
       </span>
     );
   }
   return (
-    <span className="status status-good">
+    <span className="status tone-good">
       {docker.version ?? "unknown version"}
       {docker.api_version && <span className="muted"> (API {docker.api_version})</span>}
     </span>
@@ -34,7 +34,7 @@ function SystemInfoList({ info }: { info: SystemInfo }) {
         <DockerValue docker={info.docker} />
       </dd>
       <dt>Docker Compose</dt>
-      <dd>{info.compose.version ?? <span className="status status-bad">Not found</span>}</dd>
+      <dd>{info.compose.version ?? <span className="status tone-bad">Not found</span>}</dd>
       <dt>JSON progress</dt>
       <dd>{info.compose.json_progress ? "Supported" : "Not supported (plain text progress)"}</dd>
       <dt>Stacks folder</dt>

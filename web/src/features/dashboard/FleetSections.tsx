@@ -1,6 +1,8 @@
 import { Link } from "react-router";
 import type { Attention, Fleet, Kpis } from "../../api/types";
-import { attentionHref, byPriority, SEVERITY_LABELS } from "./attention";
+import type { Tone } from "../../components/tone";
+import { STATE_TONES } from "../stacks/StackStatus";
+import { attentionHref, byPriority, SEVERITY_LABELS, SEVERITY_TONES } from "./attention";
 
 /** What needs someone, most pressing first; each item names its host and stack (a link to it). */
 export function AttentionList({ items }: { items: readonly Attention[] }) {
@@ -26,8 +28,8 @@ export function AttentionList({ items }: { items: readonly Attention[] }) {
 function AttentionItem({ item }: { item: Attention }) {
   const href = attentionHref(item);
   return (
-    <li className={`attention attention-${item.severity}`} data-severity={item.severity}>
-      <span className={`severity severity-${item.severity}`}>{SEVERITY_LABELS[item.severity]}</span>
+    <li className={`attention tone-${SEVERITY_TONES[item.severity]}`} data-severity={item.severity}>
+      <span className="severity">{SEVERITY_LABELS[item.severity]}</span>
       <span className="attention-where">
         <span className="attention-host">{item.host}</span>
         {item.stack && (
@@ -56,12 +58,12 @@ function AttentionItem({ item }: { item: Attention }) {
   );
 }
 
-function Figure({ label, value, of, tone }: { label: string; value: number; of?: number; tone?: "good" | "bad" | "warn" }) {
+function Figure({ label, value, of, tone }: { label: string; value: number; of?: number; tone?: Tone }) {
   return (
-    <div className={`kpi${tone ? ` kpi-${tone}` : ""}`}>
+    <div className="kpi">
       <dt>{label}</dt>
       <dd>
-        <span className="kpi-value">{value}</span>
+        <span className={tone ? `kpi-value status tone-${tone}` : "kpi-value"}>{value}</span>
         {of !== undefined && <span className="kpi-of"> of {of}</span>}
       </dd>
     </div>
@@ -109,7 +111,7 @@ export function StackBreakdown({ breakdown }: { breakdown: Fleet["breakdown"] })
           {STATES.map(({ key }) => {
             const count = breakdown[key] ?? 0;
             return count > 0 ? (
-              <span key={key} className={`breakdown-part part-${key}`} style={{ width: `${(100 * count) / total}%` }} />
+              <span key={key} className={`breakdown-part tone-${STATE_TONES[key]}`} style={{ width: `${(100 * count) / total}%` }} />
             ) : null;
           })}
         </div>
@@ -117,7 +119,7 @@ export function StackBreakdown({ breakdown }: { breakdown: Fleet["breakdown"] })
       <ul className="plain breakdown-legend" aria-label="Stacks by state">
         {STATES.map(({ key, label }) => (
           <li key={key}>
-            <span className={`legend-swatch part-${key}`} aria-hidden="true" />
+            <span className={`legend-swatch tone-${STATE_TONES[key]}`} aria-hidden="true" />
             {label}: <strong>{breakdown[key] ?? 0}</strong>
           </li>
         ))}

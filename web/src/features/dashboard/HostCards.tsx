@@ -3,6 +3,7 @@ import { Link } from "react-router";
 import type { HostCard, HostReport, HostStatus } from "../../api/types";
 import { formatAgo, formatBytes, formatDateTime } from "../../components/format";
 import { ProgressBar } from "../../components/ProgressBar";
+import type { Tone } from "../../components/tone";
 import { withHost } from "../hosts/host";
 
 const STATUS_LABELS: Record<HostStatus, string> = {
@@ -10,6 +11,13 @@ const STATUS_LABELS: Record<HostStatus, string> = {
   offline: "Offline",
   incompatible: "Incompatible",
   disabled: "Disabled",
+};
+
+const STATUS_TONES: Record<HostStatus, Tone> = {
+  online: "good",
+  offline: "bad",
+  incompatible: "warn",
+  disabled: "off",
 };
 
 /** Percent used from a total and what is left. */
@@ -34,14 +42,14 @@ function UsageBar({
   const id = useId();
   const used = usedPercent(total, left);
   const text = `${formatBytes(total - left)} of ${formatBytes(total)} used (${Math.round(used)} %)`;
-  const tone = used >= levels[1] ? "bad" : used >= levels[0] ? "warn" : "normal";
+  const tone = used >= levels[1] ? "bad" : used >= levels[0] ? "warn" : undefined;
   return (
-    <div className={`usage usage-${tone}`}>
+    <div className="usage">
       <div className="usage-head">
         <span id={id}>{label}</span>
         <span className="muted small">{text}</span>
       </div>
-      <ProgressBar labelledBy={id} percent={used} tone={tone === "bad" ? "bad" : "normal"} valueText={text} />
+      <ProgressBar labelledBy={id} percent={used} tone={tone} valueText={text} />
       {detail && <div className="muted small usage-detail">{detail}</div>}
     </div>
   );
@@ -99,11 +107,11 @@ function Resources({ card, report }: { card: HostCard; report: HostReport }) {
 export function HostCardView({ card }: { card: HostCard }) {
   const titleId = useId();
   return (
-    <section className={`card host-card host-${card.status}`} aria-labelledby={titleId}>
+    <section className={`card host-card tone-${STATUS_TONES[card.status]}`} aria-labelledby={titleId}>
       <div className="host-card-head">
         <h3 id={titleId}>{card.name}</h3>
         <span className="badge">{card.kind === "local" ? "This host" : "Agent"}</span>
-        <span className={`host-status status-${card.status}`} data-testid="host-status">
+        <span className="host-status" data-testid="host-status">
           {STATUS_LABELS[card.status]}
         </span>
       </div>

@@ -1,10 +1,17 @@
 import type { Attention, Severity } from "../../api/types";
+import type { Tone } from "../../components/tone";
 import { withHost } from "../hosts/host";
 
 export const SEVERITY_LABELS: Record<Severity, string> = {
   critical: "Critical",
   warning: "Warning",
   info: "Info",
+};
+
+export const SEVERITY_TONES: Record<Severity, Tone> = {
+  critical: "bad",
+  warning: "warn",
+  info: "info",
 };
 
 const RANK: Record<Severity, number> = { critical: 0, warning: 1, info: 2 };

@@ -82,7 +82,7 @@ export function UploadStatus({ uploads, folderLabel }: { uploads: Uploads; folde
               <ProgressBar
                 label="Upload progress"
                 percent={uploadPercent(progress)}
-                tone={running ? "normal" : failed ? "bad" : "good"}
+                tone={running ? undefined : failed ? "bad" : "good"}
                 valueText={uploadDetail(progress)}
               />
               <p className="transfer-detail" data-testid="upload-detail">
@@ -186,7 +186,7 @@ export function DownloadList({
                 <ProgressBar
                   label="Download progress"
                   percent={downloadPercent(entry)}
-                  tone={entry.status === "done" ? "good" : "normal"}
+                  tone={entry.status === "done" ? "good" : undefined}
                   valueText={running ? `${formatBytes(entry.received)} downloaded` : undefined}
                 />
               )}

@@ -39,7 +39,7 @@ export function AuditSection() {
                   </td>
                   <td>{entry.target ?? "—"}</td>
                   <td>
-                    <span className={entry.outcome === "success" ? "status status-good" : "status status-bad"}>
+                    <span className={entry.outcome === "success" ? "status tone-good" : "status tone-bad"}>
                       {entry.outcome}
                     </span>
                   </td>

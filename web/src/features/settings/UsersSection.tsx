@@ -223,7 +223,7 @@ export function UsersSection() {
               <td>{user.role}</td>
               <td>
                 {user.disabled ? (
-                  <span className="status status-bad">Disabled</span>
+                  <span className="status tone-bad">Disabled</span>
                 ) : (
                   <span className="muted">Active</span>
                 )}

@@ -141,7 +141,7 @@ describe("deploy console rendering", () => {
       ),
     );
     expect(screen.getByRole("status")).toHaveClass("error");
-    expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveClass("progress-bad");
+    expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveClass("tone-bad");
     // A finished run is not followed.
     expect(openSource()).toBeUndefined();
   });

@@ -102,7 +102,7 @@ function ImageBar({ image, index }: { image: RunImage; index: number }) {
       <span className="image-progress-name" id={id}>
         {image.id}
       </span>
-      <ProgressBar labelledBy={id} percent={image.percent} tone={image.percent >= 100 ? "good" : "normal"} />
+      <ProgressBar labelledBy={id} percent={image.percent} tone={image.percent >= 100 ? "good" : undefined} />
       <span className="image-progress-value">{percentText(image.percent)}</span>
       {details.length > 0 && <span className="image-progress-detail muted">{details.join(" · ")}</span>}
     </li>
@@ -178,7 +178,7 @@ function RunView({ run }: { run: Run }) {
   const { progress } = run;
   const counter = counterText(progress);
   const containers = containersText(progress);
-  const tone = run.status === "failed" ? "bad" : run.status === "succeeded" ? "good" : "normal";
+  const tone = run.status === "failed" ? "bad" : run.status === "succeeded" ? "good" : undefined;
   const showErrors = run.status === "running" && progress.errors.length > 0;
   return (
     <div className="run">

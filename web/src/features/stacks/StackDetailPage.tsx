@@ -49,12 +49,12 @@ function ServiceRows({ stackId, service, mayShell }: { stackId: string; service:
             <code>{c.name}</code>
           </td>
           <td>
-            <span className={c.state === "running" ? "status status-good" : "status status-bad"}>{c.state}</span>
+            <span className={c.state === "running" ? "status tone-good" : "status tone-bad"}>{c.state}</span>
             <div className="muted small">{c.status}</div>
           </td>
           <td>
             {c.health ? (
-              <span className={c.health === "healthy" ? "status status-good" : "status status-bad"}>{c.health}</span>
+              <span className={c.health === "healthy" ? "status tone-good" : "status tone-bad"}>{c.health}</span>
             ) : (
               <span className="muted">—</span>
             )}
@@ -107,11 +107,11 @@ function ServicesCard({ stack, withShell }: { stack: StackDetail; withShell: boo
 
 const IMAGE_STATE: Record<ImageUpdate["state"], { label: string; className: string }> = {
   update_available: { label: "Update available", className: "pill pill-update" },
-  up_to_date: { label: "Up to date", className: "status status-good" },
+  up_to_date: { label: "Up to date", className: "status tone-good" },
   pinned: { label: "Pinned by digest", className: "muted" },
   local: { label: "Local image", className: "muted" },
   unknown: { label: "Not checked", className: "muted" },
-  error: { label: "Check failed", className: "status status-bad" },
+  error: { label: "Check failed", className: "status tone-bad" },
 };
 
 const OUTCOME_TEXT: Record<NonNullable<StackUpdate["last_auto_update"]>["outcome"], string> = {

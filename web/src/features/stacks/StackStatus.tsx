@@ -1,4 +1,5 @@
 import type { StackState } from "../../api/types";
+import type { Tone } from "../../components/tone";
 
 const STATE_LABEL: Record<StackState, string> = {
   running: "Running",
@@ -7,11 +8,19 @@ const STATE_LABEL: Record<StackState, string> = {
   invalid: "Invalid",
 };
 
+/** The colour of each state, here and in the dashboard's breakdown. */
+export const STATE_TONES: Record<StackState, Tone> = {
+  running: "good",
+  partial: "warn",
+  stopped: "off",
+  invalid: "bad",
+};
+
 /** "Running", "Partially running", "Stopped" or "Invalid" (with compose's error as a tooltip). */
 export function StateBadge({ state, error }: { state: StackState; error?: string | null }) {
   return (
     <span
-      className={`state state-${state}`}
+      className={`state tone-${STATE_TONES[state]}`}
       title={state === "invalid" && error ? error : undefined}
       data-testid="stack-state"
     >

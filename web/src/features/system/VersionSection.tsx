@@ -51,7 +51,7 @@ function LatestRelease({ status }: { status: UpdateStatus }) {
   // A newer one is announced below, with its update.
   return (
     <>
-      {status.latest_version} {!status.update_available && <span className="pill pill-good">Up to date</span>}
+      {status.latest_version} {!status.update_available && <span className="pill tone-good">Up to date</span>}
     </>
   );
 }
