@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
-import time
 import uuid
 
 import httpx
@@ -19,6 +18,7 @@ from tests.deploy.test_self_update import helpers, releases  # noqa: F401 (a fix
 from tests.support.agents import AgentProcess
 from tests.support.docker import TEST_LABEL
 from tests.support.service import ServerProcess, free_port
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -109,12 +109,7 @@ def test_an_agent_is_updated_from_the_central(
     assert up.returncode == 0, up.stderr
     url = f"https://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while agent_version(url, token) != "1.0.0":
-            assert time.monotonic() < deadline, subprocess.run(
-                [*compose, "logs"], env=env, capture_output=True, text=True
-            ).stdout
-            time.sleep(0.3)
+        wait_until(lambda: agent_version(url, token) == "1.0.0", what="the agent 1.0.0 answering")
         logs = subprocess.run(
             [*compose, "logs", "--no-color"], env=env, capture_output=True, text=True
         ).stdout
@@ -130,10 +125,7 @@ def test_an_agent_is_updated_from_the_central(
         started = admin_client.post(f"{base}/system/update")
         assert started.status_code == 202, started.text
 
-        deadline = time.monotonic() + 120
-        while agent_version(url, token) != "1.1.0":
-            assert time.monotonic() < deadline, "the agent did not come back as 1.1.0"
-            time.sleep(0.3)
+        wait_until(lambda: agent_version(url, token) == "1.1.0", 120, "the agent back as 1.1.0")
         # The central still trusts it: the same certificate, kept in its volume.
         tested = admin_client.post(f"{base}/test").json()
         assert tested["ok"] and tested["version"] == "1.1.0", tested
@@ -141,9 +133,6 @@ def test_an_agent_is_updated_from_the_central(
         entries = admin_client.get("/api/audit").json()["items"]
         updates = [(e["target"], e["outcome"]) for e in entries if e["action"] == "system.update"]
         assert updates == [("deployed", "success")]
-        deadline = time.monotonic() + 30
-        while helpers(docker_client) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert helpers(docker_client) == []
+        wait_until(lambda: helpers(docker_client) == [], what="the helper gone")
     finally:
         subprocess.run([*compose, "down", "-v", "-t", "5"], env=env, capture_output=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import time
 import uuid
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import httpx
 import pytest
 
 from tests.support.docker import DockerCleanup
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -27,15 +27,14 @@ def create_and_start(client: httpx.Client, cleanup: DockerCleanup, name: str, co
     stack_id = cleanup.compose_project(created.json()["id"])
     started = client.post(f"/api/stacks/{stack_id}/actions/start")
     assert started.status_code == 202, started.text
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    def state() -> str:
         stack = client.get(f"/api/stacks/{stack_id}")
         assert stack.status_code == 200, stack.text
-        if stack.json()["state"] == "running":
-            return stack_id
-        time.sleep(0.3)
-    run = client.get(f"/api/stacks/{stack_id}/run")
-    pytest.fail(f"stack {stack_id} is {stack.json()['state']}, not running: {run.text}")
+        return str(stack.json()["state"])
+
+    wait_until(lambda: state() == "running", what=f"stack {stack_id} running")
+    return stack_id
 
 
 def stack_containers(docker_client: docker.DockerClient, stack_id: str):
@@ -104,9 +103,7 @@ def test_a_stacks_folder_at_another_host_path_binds_host_folders(
         binds = {m["Destination"]: m["Source"] for m in container.attrs["Mounts"]}
         assert binds["/data"] == str(host_dir / stack_id / "data")
         written = host_dir / stack_id / "data" / "hello.txt"
-        deadline = time.monotonic() + 10
-        while not written.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until(written.exists, what=f"{written} written")
         assert written.read_text() == "written-inside\n"
     finally:
         # A wrong bind source is created on the host by the engine: never leave it.

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.support.service import USER_PASSWORD, sign_in
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -109,10 +110,7 @@ def test_the_service_updates_itself_to_the_latest_release(
 
     service = deployment.container()
     assert service.attrs["Config"]["Image"] == f"{repository}:1.1.0"
-    deadline = time.monotonic() + 30
-    while helpers(docker_client) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    assert helpers(docker_client) == []  # the helper removed itself
+    wait_until(lambda: helpers(docker_client) == [], what="the helper gone")  # it removed itself
     with deployment.client() as client:  # the same data volume: the same admin
         status = client.get("/api/system/update").json()
         assert status["current_version"] == "1.1.0" and status["update_available"] is False
