@@ -12,6 +12,12 @@ from fastapi.testclient import TestClient
 from tests.support.service import ADMIN_PASSWORD, sign_in
 
 
+@pytest.fixture
+def server(shared_server):
+    """These tests change nothing: one real server serves them all."""
+    return shared_server
+
+
 def _raw_request(url: str, head: str, body_bytes: int) -> tuple[str, int]:
     """Send a request head announcing `body_bytes`, then as much of the body as the
     server takes before it answers; returns (status line, bytes it took)."""
