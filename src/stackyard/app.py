@@ -58,7 +58,7 @@ from stackyard.process import children
 from stackyard.schedules.scheduler import Scheduler
 from stackyard.schedules.store import ScheduleStore
 from stackyard.settings import Settings
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 from stackyard.stacks.service import StackService
 from stackyard.system.update import SelfUpdate
 
@@ -119,13 +119,13 @@ def _streamed(prefix: str) -> Callable[[str, str], bool]:
     return streamed
 
 
-def _warm_up(app: FastAPI, host: Host) -> None:
+def _warm_up(app: FastAPI, machine: Machine) -> None:
     """Start-up work done off the request path, so that no first request pays for it."""
     # FastAPI builds an included router's routes (their models and validators, about
     # 300 ms for all of ours) when the first request reaches it: build them now.
     for _ in iter_route_contexts(app.routes):
         pass
-    host.warm_up()
+    machine.warm_up()
     _freeze_start_up()
 
 
@@ -158,10 +158,10 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             migrate_legacy_roles(db)
             ensure_bootstrap_admin(db, settings.admin_password)
             app.state.db = db
-        host = Host(settings)
-        app.state.stacks = StackService(host)
+        machine = Machine(settings)
+        app.state.stacks = StackService(machine)
         app.state.self_update = SelfUpdate(
-            settings.app_version, settings.data_dir, lambda: host.docker, host.registry_client
+            settings.app_version, settings.data_dir, lambda: machine.docker, machine.registry_client
         )
         app.state.backups = BackupService(app.state.stacks)
         scheduler: Scheduler | None = None
@@ -178,10 +178,10 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 settings.agent_timeout,
             )
             app.state.destinations = Destinations(
-                db, settings.effective_secret_key, lambda: host.docker, host.helpers
+                db, settings.effective_secret_key, lambda: machine.docker, machine.helpers
             )
             app.state.transfers = Transfers(
-                app.state.destinations, app.state.backups.store, host.runs
+                app.state.destinations, app.state.backups.store, machine.runs
             )
             app.state.agent_transfers = AgentTransfers(
                 app.state.agents, app.state.destinations, settings.data_dir
@@ -198,7 +198,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             app.state.scheduler = scheduler
             firing = asyncio.create_task(scheduler.serve())
         loop = asyncio.get_running_loop()
-        app.state.warm_up = loop.run_in_executor(None, _warm_up, app, host)
+        app.state.warm_up = loop.run_in_executor(None, _warm_up, app, machine)
         loop.run_in_executor(None, app.state.backups.clean_up)
         if mode == "central":
             loop.run_in_executor(None, app.state.agent_transfers.clean_up)
@@ -217,8 +217,8 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             if mode == "central":
                 await app.state.agents.aclose()
             children.kill_all()  # no compose run outlives the service
-            await host.aclose()
-            host.close()
+            await machine.aclose()
+            machine.close()
             if mode == "central":
                 app.state.db.dispose()
 

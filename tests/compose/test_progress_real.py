@@ -12,7 +12,7 @@ import pytest
 from stackyard.compose.probe import ComposeTool, compose_tool, probe_command
 from stackyard.compose.progress import ProgressFold
 from stackyard.compose.runner import run_compose
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 from stackyard.stacks.service import StackService
 from tests.support.stacks import BUSYBOX, compose_text, service
 
@@ -111,7 +111,7 @@ def test_failed_pull_is_an_error_not_progress(make_stack, stacks_dir, registry):
 )
 def test_text_fallback_of_older_tools(tool, settings, make_stack, docker_client):
     stack_id = make_stack("text", compose_text(web=service()))
-    stacks = StackService(Host(settings, tool=tool))
+    stacks = StackService(Machine(settings, tool=tool))
 
     async def go():
         run = stacks.start(stack_id, "start")

@@ -48,15 +48,15 @@ def runs(monkeypatch) -> ComposeRuns:
 
 
 @pytest.fixture
-def host(app):
-    return app.state.stacks.host
+def machine(app):
+    return app.state.stacks.machine
 
 
 @pytest.fixture
-def held(host, monkeypatch) -> list:
+def held(machine, monkeypatch) -> list:
     """The background resolutions the list asks for, held back (released by the test)."""
     scheduled: list = []
-    monkeypatch.setattr(host.warmer, "schedule", lambda items: scheduled.extend(items))
+    monkeypatch.setattr(machine.warmer, "schedule", lambda items: scheduled.extend(items))
     return scheduled
 
 
@@ -66,14 +66,14 @@ def stacks_of(client) -> dict[str, dict]:
     return {s["id"]: s for s in response.json()}
 
 
-def release(host, held: list) -> None:
-    Warmer.schedule(host.warmer, list(held))
+def release(machine, held: list) -> None:
+    Warmer.schedule(machine.warmer, list(held))
     held.clear()
-    assert host.warmer.wait(300)
+    assert machine.warmer.wait(300)
 
 
 def test_first_list_of_50_new_stacks_runs_no_compose(
-    admin_client, host, make_stack, stacks_dir, runs, held
+    admin_client, machine, make_stack, stacks_dir, runs, held
 ):
     ids = [
         make_stack(
@@ -112,30 +112,30 @@ def test_first_list_of_50_new_stacks_runs_no_compose(
     assert {c["state"] for s in down["services"] for c in s["containers"]} == {"exited"}
 
     # A warm list parses nothing, and still runs no compose.
-    reads = host.declared.reads
+    reads = machine.declared.reads
     again = stacks_of(admin_client)
     assert {k: (s["state"], s["services"][0]["image"]) for k, s in again.items()} == {
         k: (s["state"], s["services"][0]["image"]) for k, s in stacks.items()
     }
-    assert host.declared.reads == reads and runs.calls == []
+    assert machine.declared.reads == reads and runs.calls == []
 
 
 def test_background_resolutions_warm_the_detail_and_the_update_summary(
-    admin_client, host, make_stack, runs, held
+    admin_client, machine, make_stack, runs, held
 ):
     ids = [make_stack(f"warm{n}", compose_text(web=service(), db=service())) for n in range(3)]
     stacks_of(admin_client)
     assert runs.calls == []
-    release(host, held)
+    release(machine, held)
     assert {args[-3] for _, args in runs.calls} == {"config"}  # compose config, per stack
     assert len(runs.calls) == 3
     assert all(thread == "stackyard-warmup" for thread, _ in runs.calls)
     assert runs.niceness == [tuning.BACKGROUND_NICE] * 3  # out of the requests' way
     runs.clear()
 
-    reads = host.declared.reads
+    reads = machine.declared.reads
     listed = stacks_of(admin_client)
-    assert host.declared.reads == reads  # resolved fully: the files are not read again
+    assert machine.declared.reads == reads  # resolved fully: the files are not read again
     assert [s["name"] for s in listed[ids[0]]["services"]] == ["db", "web"]
     assert admin_client.get(f"/api/stacks/{ids[0]}").status_code == 200
     summary = admin_client.get("/api/stacks/updates").json()
@@ -156,23 +156,23 @@ def test_a_file_that_does_not_parse_is_invalid_with_the_parser_message(
     assert runs.calls == []
 
 
-def test_what_only_compose_refuses_shows_once_resolved(admin_client, host, make_stack, held):
+def test_what_only_compose_refuses_shows_once_resolved(admin_client, machine, make_stack, held):
     stack_id = make_stack("strict", compose_text(web=service(not_a_key="1")))
     assert stacks_of(admin_client)[stack_id]["state"] == "stopped"  # the files' reading
-    release(host, held)
+    release(machine, held)
     stack = stacks_of(admin_client)[stack_id]
     assert stack["state"] == "invalid"
     assert "not_a_key" in stack["error"]  # compose's own message
 
 
 def test_includes_show_the_full_resolution_once_there_is_one(
-    admin_client, host, make_stack, stacks_dir, held
+    admin_client, machine, make_stack, stacks_dir, held
 ):
     stack_id = make_stack("incl", "include: [more.yaml]\n" + compose_text(web=service()))
     (stacks_dir / stack_id / "more.yaml").write_text(compose_text(db=service()))
     first = stacks_of(admin_client)[stack_id]
     assert [s["name"] for s in first["services"]] == ["web"]  # what the file itself says
-    release(host, held)
+    release(machine, held)
     resolved = stacks_of(admin_client)[stack_id]
     assert [s["name"] for s in resolved["services"]] == ["db", "web"]
 
@@ -181,7 +181,7 @@ def test_includes_show_the_full_resolution_once_there_is_one(
         "include: [more.yaml]\n" + compose_text(web=service(), cache=service())
     )
     assert [s["name"] for s in stacks_of(admin_client)[stack_id]["services"]] == ["db", "web"]
-    release(host, held)
+    release(machine, held)
     assert [s["name"] for s in stacks_of(admin_client)[stack_id]["services"]] == [
         "cache",
         "db",

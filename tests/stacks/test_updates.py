@@ -178,7 +178,7 @@ def test_auto_update_updates_opted_in_stacks_only(
     assert image_of(manual) == docker_client.images.get(BUSYBOX).id
 
 
-class _SummaryHost:
+class _SummaryMachine:
     """What `UpdateService.summary` reads: the caches and the stack list, nothing else."""
 
     def __init__(self, tmp_path) -> None:
@@ -210,20 +210,20 @@ def test_the_summary_is_encoded_once_per_change_by_the_capability(tmp_path):
     from stackyard.stacks.prefs import AutoUpdateOutcome
     from stackyard.stacks.updates import UpdateService
 
-    host = _SummaryHost(tmp_path)
-    service = UpdateService(host)  # type: ignore[arg-type]
+    machine = _SummaryMachine(tmp_path)
+    service = UpdateService(machine)  # type: ignore[arg-type]
     first = service.summary_json()
     assert service.summary_json() is first  # nothing changed: the same bytes
     assert json.loads(first)["stacks"][0]["images"][0]["state"] == "unknown"
 
     now = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
-    host.digests.update(
+    machine.digests.update(
         {"ghcr.io/team/web:1": RemoteDigest("ok", "sha256:" + "2" * 64, now.isoformat())},
         {"ghcr.io/team/web:1": LocalDigest(True, ["sha256:" + "1" * 64], now.isoformat())},
         checked_at=now,
     )
-    host.prefs.change("shop", auto_update=True, outcome=AutoUpdateOutcome(now, "failed", "x"))
-    host.changed()
+    machine.prefs.change("shop", auto_update=True, outcome=AutoUpdateOutcome(now, "failed", "x"))
+    machine.changed()
     body = json.loads(service.summary_json())
     assert body["last_check"] == "2025-01-02T03:04:05Z"
     (stack,) = body["stacks"]

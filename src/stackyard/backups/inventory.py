@@ -25,7 +25,7 @@ from stackyard.docker.helper import HelperError, HelperMount, Helpers
 from stackyard.docker.own import PathMapping, own_container_id, own_mappings, to_local
 from stackyard.docker.volumes import VolumeInfo, volume
 from stackyard.errors import NotFound, StackyardError
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 from stackyard.stacks.status import ContainerIndex
 
 #: A source is "far larger than the rest" above this many times the others together...
@@ -163,15 +163,15 @@ def _remote(volume: VolumeInfo | None) -> Remote | None:
     return None
 
 
-def inventory(host: Host, stack_id: str) -> Inventory:
+def inventory(machine: Machine, stack_id: str) -> Inventory:
     """The stack's data assets (see the module); the compose file must resolve."""
-    project = host.project(stack_id)
-    folder_local = host.store.folder(stack_id)
-    folder_host = str(host.view.project_dir(folder_local))
+    project = machine.project(stack_id)
+    folder_local = machine.store.folder(stack_id)
+    folder_host = str(machine.view.project_dir(folder_local))
     found: dict[str, _Found] = {}
     _bind_uses(project.raw, found)
-    client = host.docker
-    index = ContainerIndex(compose_containers(client), host.roots())
+    client = machine.docker
+    index = ContainerIndex(compose_containers(client), machine.roots())
     for container in index.of(stack_id, project.name):
         if container.state != "running":
             continue
@@ -191,7 +191,7 @@ def inventory(host: Host, stack_id: str) -> Inventory:
         if f.kind == "bind"
         or (volumes.get(f.name) is not None and _remote(volumes[f.name]) is None)
     ]
-    helpers = host.helpers()
+    helpers = machine.helpers()
     measured = _measure(helpers, measurable)
     sizes = {id(f): measured.get(n) for n, f in enumerate(measurable)}
 
@@ -247,7 +247,7 @@ def inventory(host: Host, stack_id: str) -> Inventory:
         stack_id=stack_id,
         project=project.name,
         folder=folder_host,
-        paths=_path_report(host, folder_host, mappings),
+        paths=_path_report(machine, folder_host, mappings),
         assets=assets,
     )
 
@@ -277,13 +277,13 @@ def _deselect_oversized(assets: list[Asset]) -> list[Asset]:
     return result
 
 
-def _path_report(host: Host, folder_host: str, mappings: list[PathMapping]) -> PathReport:
-    stacks_dir = str(host.stacks_dir)
-    host_dir = str(host.settings.effective_stacks_host_dir)
+def _path_report(machine: Machine, folder_host: str, mappings: list[PathMapping]) -> PathReport:
+    stacks_dir = str(machine.stacks_dir)
+    host_dir = str(machine.settings.effective_stacks_host_dir)
     mismatch = stacks_dir != host_dir
     if not mismatch:
         explanation = "The service sees the stacks folder at the same path as the host."
-    elif host.view.usable:
+    elif machine.view.usable:
         explanation = (
             f"The service sees the stacks folder at {stacks_dir}, the host at {host_dir}. "
             f"Compose is given the host's path ({folder_host}) as the project directory, so "
@@ -293,7 +293,7 @@ def _path_report(host: Host, folder_host: str, mappings: list[PathMapping]) -> P
     else:
         explanation = (
             f"The service sees the stacks folder at {stacks_dir}, the host at {host_dir}, and "
-            f"cannot make the host's path reach it here: {host.view.problem}. Relative binds "
+            f"cannot make the host's path reach it here: {machine.view.problem}. Relative binds "
             f"then resolve under {stacks_dir} on the host, which is probably not what you "
             "want: mount the stacks folder at the same path inside and outside."
         )

@@ -60,11 +60,11 @@ class RestoreRequest:
 class BackupService:
     def __init__(self, stacks: StackService) -> None:
         self.stacks = stacks
-        self.host = stacks.host
-        self.store = ArchiveStore(self.host.settings.data_dir / "backups")
+        self.machine = stacks.machine
+        self.store = ArchiveStore(self.machine.settings.data_dir / "backups")
 
     def helpers(self) -> Helpers:
-        return self.host.helpers()
+        return self.machine.helpers()
 
     def manifest(self, name: str) -> Manifest:
         with ArchiveReader(self.store.path(name)) as reader:
@@ -83,8 +83,8 @@ class BackupService:
 
     # -- inventory ----------------------------------------------------------------------
     async def inventory(self, stack_id: str) -> Inventory:
-        self.host.store.folder(stack_id)
-        return await asyncio.to_thread(inventory, self.host, stack_id)
+        self.machine.store.folder(stack_id)
+        return await asyncio.to_thread(inventory, self.machine, stack_id)
 
     # -- create -------------------------------------------------------------------------
     async def create(self, stack_id: str, selection: capture.Selection) -> Run:
@@ -96,7 +96,7 @@ class BackupService:
         async def steps(run: Run) -> int:
             return await self._create(stack_id, found, chosen, skipped, run)
 
-        return self.host.runs.start(stack_id, "backup", fold, steps)
+        return self.machine.runs.start(stack_id, "backup", fold, steps)
 
     async def _create(
         self,
@@ -106,10 +106,10 @@ class BackupService:
         skipped: dict[str, str],
         run: Run,
     ) -> int:
-        total = sum(a.size or 0 for a in chosen) + _folder_size(self.host.store.folder(stack_id))
+        total = sum(a.size or 0 for a in chosen) + _folder_size(self.machine.store.folder(stack_id))
         progress = progress_reporter(run, total, len(chosen))
         created = datetime.now(UTC)
-        name = archive_name(stack_id, await asyncio.to_thread(self.host.host_name), created)
+        name = archive_name(stack_id, await asyncio.to_thread(self.machine.host_name), created)
         temporary = self.store.temporary(name)
         hooks = await asyncio.to_thread(self._hooks, stack_id)
         running = await self._running(stack_id)
@@ -129,9 +129,9 @@ class BackupService:
                     chosen,
                     skipped,
                     self.helpers(),
-                    self.host.store.folder(stack_id),
-                    (await asyncio.to_thread(self.host.host_name), __version__, created),
-                    self.host.settings.backup_level,
+                    self.machine.store.folder(stack_id),
+                    (await asyncio.to_thread(self.machine.host_name), __version__, created),
+                    self.machine.settings.backup_level,
                     progress,
                 )
             await self._hook(run, hooks, await self._running(stack_id), POST_HOOK)
@@ -170,7 +170,7 @@ class BackupService:
         with ArchiveReader(path) as reader:
             manifest = reader.manifest
         target = restore.target_id(manifest, request.new_name)
-        folder_local = self.host.stacks_dir / target
+        folder_local = self.machine.stacks_dir / target
         exists = folder_local.exists() or folder_local.is_symlink()
         if exists and not request.overwrite:
             raise Conflict(
@@ -179,8 +179,8 @@ class BackupService:
                 "replace those of its stack folder)"
             )
         if exists:
-            self.host.store.folder(target)  # a real stack folder, not a link or a file
-        folder_host = str(self.host.view.project_dir(folder_local))
+            self.machine.store.folder(target)  # a real stack folder, not a link or a file
+        folder_host = str(self.machine.view.project_dir(folder_local))
         plan = restore.plan(
             manifest, target, folder_host, request.restore_binds, request.assets, self._guarded()
         )
@@ -189,10 +189,10 @@ class BackupService:
     def _guarded(self) -> Callable[[str], str | None]:
         """Host paths a restore never writes: those holding this service's own folders."""
         in_container = own_container_id() is not None
-        mappings = own_mappings(self.host.docker) if in_container else []
+        mappings = own_mappings(self.machine.docker) if in_container else []
         own = {
-            "data folder": self.host.settings.data_dir.resolve(),
-            "stacks folder": self.host.stacks_dir.resolve(),
+            "data folder": self.machine.settings.data_dir.resolve(),
+            "stacks folder": self.machine.stacks_dir.resolve(),
         }
 
         def reason(path: str) -> str | None:
@@ -211,7 +211,7 @@ class BackupService:
         async def steps(run: Run) -> int:
             return await self._restore(path, plan, folder_local, folder_host, run)
 
-        return self.host.runs.start(plan.target_id, "restore", fold, steps)
+        return self.machine.runs.start(plan.target_id, "restore", fold, steps)
 
     async def _restore(
         self,
@@ -250,8 +250,8 @@ class BackupService:
             except StackyardError as exc:
                 run.fail(f"Restore failed: {exc.detail}")
                 return 1
-        self.host.projects.forget(folder_local)
-        self.host.changed()
+        self.machine.projects.forget(folder_local)
+        self.machine.changed()
         run.advance(total, total, len(plan.items), len(plan.items), "Writing the data (2 of 2)")
         for line in done:
             run.feed_line(f"Restored {line}")
@@ -287,11 +287,11 @@ class BackupService:
         the stack `target` will name them (None when it does not resolve): a volume
         named after the staged folder's project is named after the target's."""
         try:
-            raw = self.host.projects.get(staged).raw
+            raw = self.machine.projects.get(staged).raw
         except StackyardError:
             return None
         finally:
-            self.host.projects.forget(staged)
+            self.machine.projects.forget(staged)
         staged_project = normalize_project_name(staged.name)
         project = normalize_project_name(target)
         names = set()
@@ -306,7 +306,7 @@ class BackupService:
         """Per service, its backup hook labels as the compose file gives them (`config`
         writes `$` as `$$`: read back as `$`)."""
         try:
-            raw = self.host.project(stack_id).raw
+            raw = self.machine.project(stack_id).raw
         except StackyardError:
             return {}
         hooks = {}
@@ -347,7 +347,7 @@ class BackupService:
                 timeout = timeout or DEFAULT_HOOK_TIMEOUT
                 run.feed_line(f"Hook {which} of {service} in {container.name}: {command}")
                 code, output = await asyncio.to_thread(
-                    run_command, self.host.docker, container.id, command, timeout
+                    run_command, self.machine.docker, container.id, command, timeout
                 )
                 for line in output.splitlines()[-20:]:
                     run.feed_line(f"  {line}")
@@ -358,7 +358,7 @@ class BackupService:
 
     def _labels_of(self, container_id: str) -> dict[str, str]:
         try:
-            return inspect_container(self.host.docker, container_id).labels
+            return inspect_container(self.machine.docker, container_id).labels
         except StackyardError:
             return {}
 

@@ -39,12 +39,12 @@ def database() -> Database:
 
 
 def stacks() -> StackService:
-    from stackyard.stacks.host import Host
+    from stackyard.stacks.machine import Machine
     from stackyard.stacks.service import StackService
 
     current = settings()
     current.prepare_dirs()
-    return StackService(Host(current))
+    return StackService(Machine(current))
 
 
 def backups() -> BackupService:
@@ -56,9 +56,9 @@ def backups() -> BackupService:
 def destinations(service: BackupService | None = None) -> Destinations:
     from stackyard.destinations.service import Destinations
 
-    host = (service or backups()).host
+    machine = (service or backups()).machine
     return Destinations(
-        database(), settings().effective_secret_key, lambda: host.docker, host.helpers
+        database(), settings().effective_secret_key, lambda: machine.docker, machine.helpers
     )
 
 
@@ -75,7 +75,7 @@ def destination_id(service: Destinations, given: str) -> int:
 def transfers(service: BackupService) -> Transfers:
     from stackyard.destinations.transfers import Transfers
 
-    return Transfers(destinations(service), service.store, service.host.runs)
+    return Transfers(destinations(service), service.store, service.machine.runs)
 
 
 def agents() -> Agents:

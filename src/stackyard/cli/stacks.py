@@ -120,7 +120,7 @@ def stack_logs(
                 for line in batch:
                     show(line)
         finally:
-            await operate.host.aclose()
+            await operate.machine.aclose()
 
     try:
         asyncio.run(go())

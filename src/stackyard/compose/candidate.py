@@ -1,6 +1,6 @@
 """A stack's compose file or `.env`, checked before it is saved: the new content is written
 to a scratch file beside the real one, compose's `config` runs on it with the folder's
-other file (the validator, see `stackyard.stacks.host.Host.validate`), and the scratch
+other file (the validator, see `stackyard.stacks.machine.Machine.validate`), and the scratch
 file is removed on every exit path. A refusal names the user's file, never the copy, and
 says which kind of file compose refused.
 

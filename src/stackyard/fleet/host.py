@@ -94,10 +94,10 @@ def _trouble(state: str, health: str | None) -> str | None:
 
 def host_report(stacks: StackService, version: str) -> HostReport:
     """This host's report (blocking: run it in a thread)."""
-    host = stacks.host
+    machine = stacks.machine
     engine_error = None
     engine = EngineState()
-    client = host.docker
+    client = machine.docker
     try:
         engine = engine_state(client)
     except Unavailable as exc:
@@ -113,7 +113,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
                 state = _trouble(container.state, container.health)
                 if state:
                     troubles.append(ContainerTrouble(view.id, container.name, state))
-        last = host.runs.last(view.id)
+        last = machine.runs.last(view.id)
         if last is not None and last.action == "backup" and last.status == "failed":
             errors = last.progress.errors
             at = last.finished_at or last.started_at
@@ -122,7 +122,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
     memory_total, memory_available = _meminfo()
     disk_total, disk_free = _disk(engine.root_dir)
     return HostReport(
-        name=host.host_name(),
+        name=machine.host_name(),
         version=version,
         stacks=counts,
         partial=[v.id for v in views if v.state == "partial"],

@@ -44,10 +44,10 @@ class LocalHost:
     def __init__(self, backups: BackupService, transfers: Transfers) -> None:
         self.backups = backups
         self.transfers = transfers
-        self.runs = backups.host.runs
+        self.runs = backups.machine.runs
 
     async def stacks(self) -> list[str]:
-        return sorted(await asyncio.to_thread(self.backups.host.store.ids))
+        return sorted(await asyncio.to_thread(self.backups.machine.store.ids))
 
     async def back_up(self, stack: str, capture: Selection) -> str:
         run = await finished(self.runs, await self.backups.create(stack, capture))

@@ -232,7 +232,7 @@ class Scheduler:
         label = (
             parsed.host
             if parsed
-            else host_label(await asyncio.to_thread(self.backups.host.host_name))
+            else host_label(await asyncio.to_thread(self.backups.machine.host_name))
         )
         rule = view.retention
         local = to_prune(list(await host.archives()), stack, label, rule)

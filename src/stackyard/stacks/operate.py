@@ -13,7 +13,7 @@ from stackyard.containers.logs import LogLine, LogReader, Target, merged_lines, 
 from stackyard.containers.usage import ContainerUsage, UsageTotals
 from stackyard.docker.containers import ContainerInfo, compose_containers
 from stackyard.errors import Invalid, NotFound, StackyardError
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 from stackyard.stacks.status import ContainerIndex
 
 #: Lines of a log view before it follows, unless asked otherwise.
@@ -28,17 +28,17 @@ class HostUsage:
 
 
 class StackOperations:
-    def __init__(self, host: Host) -> None:
-        self.host = host
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
 
     # -- finding containers -----------------------------------------------------------
     def _index(self) -> ContainerIndex:
-        return ContainerIndex(compose_containers(self.host.docker), self.host.roots())
+        return ContainerIndex(compose_containers(self.machine.docker), self.machine.roots())
 
     def containers(self, stack_id: str) -> tuple[list[ContainerInfo], set[str]]:
         """The stack's containers and the compose project names they run under."""
-        self.host.store.folder(stack_id)
-        project = self.host.listed_projects([stack_id])[stack_id]
+        self.machine.store.folder(stack_id)
+        project = self.machine.listed_projects([stack_id])[stack_id]
         name = None if isinstance(project, StackyardError) else project.name
         found = self._index().of(stack_id, name)
         return found, {c.project for c in found} | {name or stack_id}
@@ -71,7 +71,7 @@ class StackOperations:
             )
         if container is not None and not targets:
             raise NotFound(f"Stack {stack_id!r} has no container {container!r}")
-        return LogReader(self.host.streams, targets, projects, wanted)
+        return LogReader(self.machine.streams, targets, projects, wanted)
 
     async def logs(
         self, reader: LogReader, tail: int = DEFAULT_TAIL, follow: bool = True
@@ -107,15 +107,15 @@ class StackOperations:
         info = await asyncio.to_thread(self.container, stack_id, container)
         if info.state != "running":
             raise Invalid(f"Container {container!r} is {info.state}, not running")
-        return await shell.open_session(self.host.docker, info.id, command, cols, rows)
+        return await shell.open_session(self.machine.docker, info.id, command, cols, rows)
 
     # -- resource use -----------------------------------------------------------------
     async def usage(self) -> HostUsage:
         """Every running container's use, summed per stack and for the host."""
-        containers = await self.host.usage.snapshot()
+        containers = await self.machine.usage.snapshot()
         index = await asyncio.to_thread(self._index)
-        ids = await asyncio.to_thread(self.host.store.ids)
-        projects = await asyncio.to_thread(self.host.listed_projects, ids)
+        ids = await asyncio.to_thread(self.machine.store.ids)
+        projects = await asyncio.to_thread(self.machine.listed_projects, ids)
         by_id = {u.id: u for u in containers}
         stacks = {}
         for stack_id, project in projects.items():

@@ -10,7 +10,7 @@ from stackyard.compose.project import Project
 from stackyard.docker.images import local_images
 from stackyard.errors import Invalid
 from stackyard.registry.reference import ImageRef, parse_reference
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 
 
 @dataclass(frozen=True)
@@ -19,12 +19,12 @@ class PullChoice:
     skipped: tuple[tuple[str, str], ...]  # (service, why it is not pulled)
 
 
-def pull_choice(host: Host, project: Project) -> PullChoice:
+def pull_choice(machine: Machine, project: Project) -> PullChoice:
     """The services to pull. Not pulled: services that build their image, images that are
     no registry reference, images present here with no registry digest (built or loaded
     here: the update checker calls them local), and images the registry said it has not
     (when present here)."""
-    snapshot = host.digests.snapshot()
+    snapshot = machine.digests.snapshot()
     refs: dict[str, ImageRef | None] = {}
     for service in project.services:
         if service.image and not service.builds:
@@ -32,7 +32,7 @@ def pull_choice(host: Host, project: Project) -> PullChoice:
                 refs[service.name] = parse_reference(service.image)
             except Invalid:
                 refs[service.name] = None
-    present = local_images(host.docker, [r for r in refs.values() if r is not None])
+    present = local_images(machine.docker, [r for r in refs.values() if r is not None])
     pull, skipped = [], []
     for service in project.services:
         if not service.image or service.builds:

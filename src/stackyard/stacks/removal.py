@@ -23,7 +23,7 @@ from stackyard.docker.containers import ContainerInfo, compose_containers
 from stackyard.docker.networks import network_names
 from stackyard.docker.volumes import volume_names
 from stackyard.errors import Invalid, StackyardError, Unavailable
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 from stackyard.stacks.status import ContainerIndex
 from stackyard.stacks.store import TRASH
 
@@ -134,34 +134,36 @@ def trash_name(stack_id: str, now: datetime | None = None) -> str:
     return f"{stack_id}-{stamp}"
 
 
-def stack_containers(host: Host, stack_id: str, project: Project | None) -> list[ContainerInfo]:
-    index = ContainerIndex(compose_containers(host.docker), host.roots())
+def stack_containers(
+    machine: Machine, stack_id: str, project: Project | None
+) -> list[ContainerInfo]:
+    index = ContainerIndex(compose_containers(machine.docker), machine.roots())
     return index.of(stack_id, project.name if project else None)
 
 
-def plan(host: Host, stack_id: str, measure: bool = True) -> DeletePlan:
+def plan(machine: Machine, stack_id: str, measure: bool = True) -> DeletePlan:
     """`measure`: count the folder's files and bytes (False: zeros)."""
-    folder = host.store.folder(stack_id)
+    folder = machine.store.folder(stack_id)
     try:
-        project: Project | None = host.project(stack_id)
+        project: Project | None = machine.project(stack_id)
         error = None
     except StackyardError as exc:
         project, error = None, exc.detail
-    containers = stack_containers(host, stack_id, project)
+    containers = stack_containers(machine, stack_id, project)
     raw = project.raw if project else {}
     declared = [
         str((spec or {}).get("name") or f"{project.name}_{key}")
         for key, spec in (raw.get("networks") or {}).items()
         if project and not (spec or {}).get("external")
     ]
-    present = _network_names(host)
+    present = _network_names(machine)
     networks = tuple(sorted(n for n in declared if present is None or n in present))
-    existing = _volume_names(host)
+    existing = _volume_names(machine)
     volumes = tuple(
         PlannedVolume(key, name, name in existing)
         for key, name in sorted(_named_volumes(project).items())
     )
-    inside, outside = _binds(raw, [root / stack_id for root in host.roots()])
+    inside, outside = _binds(raw, [root / stack_id for root in machine.roots()])
     files, size, complete = _count(folder) if measure else (0, 0, True)
     return DeletePlan(
         stack=stack_id,
@@ -195,17 +197,17 @@ def _named_volumes(project: Project | None) -> dict[str, str]:
     return found
 
 
-def _network_names(host: Host) -> set[str] | None:
+def _network_names(machine: Machine) -> set[str] | None:
     """The engine's networks (None: it could not say)."""
     try:
-        return network_names(host.docker)
+        return network_names(machine.docker)
     except Unavailable:
         return None
 
 
-def _volume_names(host: Host) -> set[str]:
+def _volume_names(machine: Machine) -> set[str]:
     try:
-        return volume_names(host.docker)
+        return volume_names(machine.docker)
     except Unavailable:
         return set()
 

@@ -25,7 +25,7 @@ from stackyard.files import browse
 from stackyard.process import tuning
 from stackyard.registry.logins import RegistryLogins
 from stackyard.stacks import removal
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 from stackyard.stacks.operate import StackOperations
 from stackyard.stacks.prefs import StackPrefs
 from stackyard.stacks.pulls import pull_choice
@@ -67,19 +67,19 @@ class StackDetail(StackView):
 
 
 class StackService:
-    def __init__(self, host: Host) -> None:
-        self.host = host
-        self.updates = UpdateService(host)
-        self.operate = StackOperations(host)
-        self.registries = RegistryLogins(host.credentials)
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+        self.updates = UpdateService(machine)
+        self.operate = StackOperations(machine)
+        self.registries = RegistryLogins(machine.credentials)
 
     # -- reading ----------------------------------------------------------------------
     def list(self) -> list[StackView]:
         """Every stack from its files and one container listing: no compose run (full
-        resolutions the list lacks are made in the background, see `Host.listed_projects`)."""
-        index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
-        projects = self.host.listed_projects(self.host.store.ids())
-        prefs = self.host.prefs.all()
+        resolutions the list lacks are made in the background, see `Machine.listed_projects`)."""
+        index = ContainerIndex(compose_containers(self.machine.docker), self.machine.roots())
+        projects = self.machine.listed_projects(self.machine.store.ids())
+        prefs = self.machine.prefs.all()
         return [
             self._view(stack_id, project, index, prefs.get(stack_id))
             for stack_id, project in projects.items()
@@ -87,10 +87,10 @@ class StackService:
 
     def detail(self, stack_id: str, principal: Principal) -> StackDetail:
         """The stack with its files; the `.env` file (secrets, often) for admins only."""
-        files = self.host.store.read(stack_id)
-        index = ContainerIndex(compose_containers(self.host.docker), self.host.roots())
-        project = self.host.resolve_all([stack_id])[stack_id]
-        view = self._view(stack_id, project, index, self.host.prefs.get(stack_id))
+        files = self.machine.store.read(stack_id)
+        index = ContainerIndex(compose_containers(self.machine.docker), self.machine.roots())
+        project = self.machine.resolve_all([stack_id])[stack_id]
+        view = self._view(stack_id, project, index, self.machine.prefs.get(stack_id))
         return StackDetail(
             **vars(view),
             compose_file=files.compose_name,
@@ -115,73 +115,75 @@ class StackService:
         status = stack_status(stack_id, resolved, containers, error)
         return StackView(
             **vars(status),
-            busy=self.host.runs.busy(stack_id),
+            busy=self.machine.runs.busy(stack_id),
             auto_update=bool(prefs and prefs.auto_update),
         )
 
     def require(self, stack_id: str) -> None:
         """NotFound unless the stack exists, or has a run (a restore making it)."""
-        if self.host.runs.last(stack_id) is None:
-            self.host.store.folder(stack_id)
+        if self.machine.runs.last(stack_id) is None:
+            self.machine.store.folder(stack_id)
 
     def secrets(self, stack_id: str) -> str:
-        return self.host.store.read_secrets(stack_id)
+        return self.machine.store.read_secrets(stack_id)
 
     def last_run(self, stack_id: str) -> RunState:
         """The current or last run's state, with its output (also of a restore that is
         making the stack, or failed to)."""
-        state = self.host.runs.last(stack_id)
+        state = self.machine.runs.last(stack_id)
         if state is None:
-            self.host.store.folder(stack_id)
+            self.machine.store.folder(stack_id)
             raise NotFound(f"Stack {stack_id!r} has no run yet")
         return state
 
     async def follow(self, stack_id: str) -> AsyncIterator[RunState]:
         """The run's state now and after each change, until it ends."""
-        async for state in self.host.runs.follow(stack_id):
+        async for state in self.machine.runs.follow(stack_id):
             yield state
 
     # -- changing files ---------------------------------------------------------------
     def create(self, name: str, compose: str, env: str = "") -> str:
-        stack_id = self.host.store.create(name, compose, env)
+        stack_id = self.machine.store.create(name, compose, env)
         self._refresh(stack_id)
         return stack_id
 
     def save(self, stack_id: str, kind: FileKind, content: str) -> None:
-        self.host.store.write(stack_id, kind, content)
+        self.machine.store.write(stack_id, kind, content)
         self._refresh(stack_id)
 
     def save_browsed(self, path: str, content: str, version: str | None) -> browse.TextFile:
         """A file of the stacks folder saved from the file browser: a stack's compose
         file or `.env` is checked as the stack page checks it (refused, it stays as it
         was); what the stacks show is rebuilt."""
-        saved = browse.save_text(self.host.stacks_dir, path, content, version, self.host.validate)
-        self.host.changed()
+        saved = browse.save_text(
+            self.machine.stacks_dir, path, content, version, self.machine.validate
+        )
+        self.machine.changed()
         return saved
 
     def _refresh(self, stack_id: str) -> None:
         # A compose file that no longer resolves shows its error in the listing.
         with contextlib.suppress(StackyardError):
-            self.host.project(stack_id)
-        self.host.changed()
+            self.machine.project(stack_id)
+        self.machine.changed()
 
     def delete_plan(self, stack_id: str) -> DeletePlan:
         """What `delete` would remove, keep and move aside, said before it is done."""
-        return removal.plan(self.host, stack_id)
+        return removal.plan(self.machine, stack_id)
 
     async def delete(
         self, stack_id: str, remove_volumes: bool, confirm: str | None
     ) -> DeleteResult:
         """Refused unless `confirm` is the stack's id. `down` (named volumes only when
         asked), then the folder is moved aside to `.trash/<id>-<UTC time>`: never erased."""
-        self.host.store.folder(stack_id)
+        self.machine.store.folder(stack_id)
         removal.check_confirmation(stack_id, confirm)
-        plan = await asyncio.to_thread(removal.plan, self.host, stack_id, False)
+        plan = await asyncio.to_thread(removal.plan, self.machine, stack_id, False)
         args = ("down", "--remove-orphans", *(("--volumes",) if remove_volumes else ()))
         # A compose file that no longer resolves cannot be brought down; with nothing
         # running from it there is nothing to bring down either.
         steps = () if plan.error is not None and not plan.containers else (args,)
-        run = await self.host.runs.run(
+        run = await self.machine.runs.run(
             stack_id, "delete", self._fold("down"), lambda r: self.compose_steps(stack_id, steps, r)
         )
         if run.status != "succeeded":
@@ -190,12 +192,12 @@ class StackService:
                 + "; ".join(run.fold.errors)
             )
         trash = await asyncio.to_thread(
-            self.host.store.delete_folder, stack_id, removal.trash_name(stack_id)
+            self.machine.store.delete_folder, stack_id, removal.trash_name(stack_id)
         )
-        self.host.projects.forget(self.host.stacks_dir / stack_id)
-        self.host.prefs.forget(stack_id)
-        self.host.runs.forget(stack_id)
-        self.host.changed()
+        self.machine.projects.forget(self.machine.stacks_dir / stack_id)
+        self.machine.prefs.forget(stack_id)
+        self.machine.runs.forget(stack_id)
+        self.machine.changed()
         existing = [v.name for v in plan.volumes if v.exists]
         return DeleteResult(
             stack=stack_id,
@@ -209,21 +211,21 @@ class StackService:
     # -- actions ----------------------------------------------------------------------
     def start(self, stack_id: str, action: str) -> Run:
         """Begin an action; Conflict when the stack is busy. Progress: follow the run."""
-        return self.host.runs.start(stack_id, action, *self._action(stack_id, action))
+        return self.machine.runs.start(stack_id, action, *self._action(stack_id, action))
 
     async def run(self, stack_id: str, action: str) -> Run:
         """Run an action to its end (CLI, auto-update)."""
-        return await self.host.runs.run(stack_id, action, *self._action(stack_id, action))
+        return await self.machine.runs.run(stack_id, action, *self._action(stack_id, action))
 
     def _action(self, stack_id: str, action: str) -> tuple[ProgressFold, Steps]:
         if action not in ACTIONS:
             raise Invalid(f"Unknown action {action!r}; one of {', '.join(ACTIONS)}")
-        self.host.store.folder(stack_id)
+        self.machine.store.folder(stack_id)
         return self._fold(action), lambda run: self._perform(stack_id, action, run)
 
     def _fold(self, action: str) -> ProgressFold:
         return ProgressFold(
-            mode="json" if self.host.tool.json_progress else "text",
+            mode="json" if self.machine.tool.json_progress else "text",
             containers_expected=action != "pull",
         )
 
@@ -234,7 +236,7 @@ class StackService:
         code = await self.compose_steps(stack_id, steps, run)
         if code == 0 and action in _PULLS:
             await self.updates.reconcile(stack_id)
-        self.host.changed()
+        self.machine.changed()
         return code
 
     async def _pulling(
@@ -244,8 +246,8 @@ class StackService:
         built or loaded here is never pulled. With none to pull the step is dropped (an
         update goes on with `up -d`)."""
         try:
-            project = await asyncio.to_thread(self.host.project, stack_id)
-            choice = await asyncio.to_thread(pull_choice, self.host, project)
+            project = await asyncio.to_thread(self.machine.project, stack_id)
+            choice = await asyncio.to_thread(pull_choice, self.machine, project)
         except StackyardError:
             return steps  # compose itself says what is wrong
         for service, why in choice.skipped:
@@ -263,15 +265,15 @@ class StackService:
     ) -> int:
         """Compose commands in the stack's folder, one after another, their output into
         `run`; the first failing one's exit code (0 when all succeeded)."""
-        folder = self.host.store.folder(stack_id)
+        folder = self.machine.store.folder(stack_id)
         for args in steps:
             code = await run_compose(
-                self.host.tool,
+                self.machine.tool,
                 folder,
                 args,
                 run.feed_line,
-                self.host.settings.docker_host,
-                project_dir=self.host.view.project_dir(folder),
+                self.machine.settings.docker_host,
+                project_dir=self.machine.view.project_dir(folder),
             )
             if code != 0:
                 return code
@@ -279,9 +281,9 @@ class StackService:
 
     # -- updates ----------------------------------------------------------------------
     def set_auto_update(self, stack_id: str, enabled: bool) -> None:
-        self.host.store.folder(stack_id)
-        self.host.prefs.change(stack_id, auto_update=enabled)
-        self.host.changed()
+        self.machine.store.folder(stack_id)
+        self.machine.prefs.change(stack_id, auto_update=enabled)
+        self.machine.changed()
 
     async def check_and_auto_update(self) -> None:
         await self.updates.check()

@@ -25,7 +25,7 @@ from stackyard.errors import (
 )
 from stackyard.registry.digests import DigestSnapshot, LocalDigest, RemoteDigest
 from stackyard.registry.reference import ImageRef, parse_reference
-from stackyard.stacks.host import Host
+from stackyard.stacks.machine import Machine
 from stackyard.stacks.prefs import AutoUpdateOutcome
 from stackyard.stacks.runs import Run
 
@@ -115,8 +115,8 @@ def image_state(ref: ImageRef | None, snapshot: DigestSnapshot) -> tuple[ImageSt
 
 
 class UpdateService:
-    def __init__(self, host: Host) -> None:
-        self.host = host
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
         self._summary: tuple[tuple[int, int], UpdateSummary] | None = None
         self._summary_json: tuple[UpdateSummary, bytes] | None = None
         self._check_lock = asyncio.Lock()
@@ -140,17 +140,17 @@ class UpdateService:
 
     def _key(self) -> tuple[int, int]:
         try:
-            root_mtime = self.host.stacks_dir.stat().st_mtime_ns
+            root_mtime = self.machine.stacks_dir.stat().st_mtime_ns
         except FileNotFoundError:
             root_mtime = 0
-        return (self.host.generation, root_mtime)
+        return (self.machine.generation, root_mtime)
 
     def _build(self) -> UpdateSummary:
-        snapshot = self.host.digests.snapshot()
-        prefs = self.host.prefs.all()
+        snapshot = self.machine.digests.snapshot()
+        prefs = self.machine.prefs.all()
         stacks = []
-        for stack_id in self.host.store.ids():
-            project = self.host.cached_project(stack_id)
+        for stack_id in self.machine.store.ids():
+            project = self.machine.cached_project(stack_id)
             images = []
             for service, text, ref in _refs(project) if project else []:
                 state, error = image_state(ref, snapshot)
@@ -185,7 +185,7 @@ class UpdateService:
 
     # -- refreshing -------------------------------------------------------------------
     async def _projects(self, stack_ids: list[str]) -> dict[str, Project]:
-        resolved = await asyncio.to_thread(self.host.resolve_all, stack_ids)
+        resolved = await asyncio.to_thread(self.machine.resolve_all, stack_ids)
         projects: dict[str, Project] = {}
         for stack_id, result in resolved.items():
             if isinstance(result, Project):
@@ -198,7 +198,7 @@ class UpdateService:
     async def check(self) -> UpdateSummary:
         """One pass over every stack: each distinct image reference asked once."""
         async with self._check_lock:
-            projects = await self._projects(self.host.store.ids())
+            projects = await self._projects(self.machine.store.ids())
             refs = _tagged_refs(projects.values())
             local = await asyncio.to_thread(self._local, list(refs.values()))
             # Built or loaded here (present, no registry digest): nothing to ask anyone.
@@ -208,22 +208,22 @@ class UpdateService:
                 if not (local[name].present and not local[name].digests)
             ]
             remote = await self._remote(asked)
-            self.host.digests.update(remote, local, checked_at=utcnow())
-            self.host.changed()
+            self.machine.digests.update(remote, local, checked_at=utcnow())
+            self.machine.changed()
         return self.summary()
 
     def _local(self, refs: list[ImageRef]) -> dict[str, LocalDigest]:
         now = utcnow().isoformat()
         return {
             name: LocalDigest(image.present, list(image.digests), now)
-            for name, image in local_images(self.host.docker, refs).items()
+            for name, image in local_images(self.machine.docker, refs).items()
         }
 
     async def _remote(self, refs: list[ImageRef]) -> dict[str, RemoteDigest]:
         results: dict[str, RemoteDigest] = {}
         down: dict[str, str] = {}  # registry -> why it failed this pass
         semaphore = asyncio.Semaphore(CONCURRENCY)
-        client = await asyncio.to_thread(self.host.registry_client)
+        client = await asyncio.to_thread(self.machine.registry_client)
 
         async def ask(ref: ImageRef) -> None:
             async with semaphore:
@@ -257,8 +257,8 @@ class UpdateService:
         refs = _tagged_refs((await self._projects([stack_id])).values())
         if refs:
             local = await asyncio.to_thread(self._local, list(refs.values()))
-            self.host.digests.update(local=local)
-        self.host.changed()
+            self.machine.digests.update(local=local)
+        self.machine.changed()
 
     # -- auto-update ------------------------------------------------------------------
     async def auto_update(
@@ -278,8 +278,8 @@ class UpdateService:
                 )
             except StackyardError as exc:
                 outcome = AutoUpdateOutcome(utcnow(), "skipped", exc.detail)
-            self.host.prefs.change(stack.stack, outcome=outcome)
-            self.host.changed()
+            self.machine.prefs.change(stack.stack, outcome=outcome)
+            self.machine.changed()
             log.info("Auto-update of %s: %s %s", stack.stack, outcome.outcome, outcome.detail or "")
             done.append((stack.stack, outcome))
         return done

@@ -1,5 +1,6 @@
-"""Host: the host-local parts of one machine's stacks, wired together once per process
-(the central service for its own host, an agent for its host, the CLI)."""
+"""Machine: this machine's side of its stacks (the Docker engine, the compose tool, the
+caches, the runs, the helper containers), wired together once per process: the central
+service for its own host, an agent for its host, the CLI for one command."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ from stackyard.stacks.warmup import Warmer
 RESOLVE_CONCURRENCY = 4
 
 
-class Host:
+class Machine:
     def __init__(self, settings: Settings, tool: ComposeTool | None = None) -> None:
         self.settings = settings
         # Every child of this process (compose config, actions, the probe) runs under these.
