@@ -157,8 +157,8 @@ def test_a_tag_list_that_is_not_json_is_a_registry_error():
         asyncio.run(go())
 
 
-class _Host:
-    """Just what `UpdateService._remote` uses of a host."""
+class _Machine:
+    """Just what `UpdateService._remote` uses of a `Machine`."""
 
     def __init__(self, handler) -> None:
         self.handler = handler
@@ -175,7 +175,7 @@ def remote(handler, refs: list[str], monkeypatch) -> tuple[dict[str, RemoteDiges
         asked.append(request.url.path)
         return handler(request)
 
-    service = UpdateService(_Host(counting))  # type: ignore[arg-type]
+    service = UpdateService(_Machine(counting))  # type: ignore[arg-type]
     results = asyncio.run(service._remote([parse_reference(r) for r in refs]))
     return results, asked
 
