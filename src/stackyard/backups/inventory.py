@@ -167,7 +167,7 @@ def inventory(machine: Machine, stack_id: str) -> Inventory:
     """The stack's data assets (see the module); the compose file must resolve."""
     project = machine.project(stack_id)
     folder_local = machine.store.folder(stack_id)
-    folder_host = str(machine.view.project_dir(folder_local))
+    folder_host = str(machine.project_dirs.project_dir(folder_local))
     found: dict[str, _Found] = {}
     _bind_uses(project.raw, found)
     client = machine.docker
@@ -280,10 +280,11 @@ def _deselect_oversized(assets: list[Asset]) -> list[Asset]:
 def _path_report(machine: Machine, folder_host: str, mappings: list[PathMapping]) -> PathReport:
     stacks_dir = str(machine.stacks_dir)
     host_dir = str(machine.settings.effective_stacks_host_dir)
+    dirs = machine.project_dirs
     mismatch = stacks_dir != host_dir
     if not mismatch:
         explanation = "The service sees the stacks folder at the same path as the host."
-    elif machine.view.usable:
+    elif dirs.usable:
         explanation = (
             f"The service sees the stacks folder at {stacks_dir}, the host at {host_dir}. "
             f"Compose is given the host's path ({folder_host}) as the project directory, so "
@@ -293,7 +294,7 @@ def _path_report(machine: Machine, folder_host: str, mappings: list[PathMapping]
     else:
         explanation = (
             f"The service sees the stacks folder at {stacks_dir}, the host at {host_dir}, and "
-            f"cannot make the host's path reach it here: {machine.view.problem}. Relative binds "
+            f"cannot make the host's path reach it here: {dirs.problem}. Relative binds "
             f"then resolve under {stacks_dir} on the host, which is probably not what you "
             "want: mount the stacks folder at the same path inside and outside."
         )

@@ -180,7 +180,7 @@ class BackupService:
             )
         if exists:
             self.machine.store.folder(target)  # a real stack folder, not a link or a file
-        folder_host = str(self.machine.view.project_dir(folder_local))
+        folder_host = str(self.machine.project_dirs.project_dir(folder_local))
         plan = restore.plan(
             manifest, target, folder_host, request.restore_binds, request.assets, self._guarded()
         )

@@ -38,7 +38,7 @@ async def run_compose(
 ) -> int:
     """Run `compose <progress flags> ARGS` in `folder`; every output line goes to on_line.
     `project_dir`: the folder's path as the Docker host sees it, where that differs and
-    leads to the same folder (`stackyard.stacks.hostview`): relative paths resolve to it.
+    leads to the same folder (`stackyard.stacks.project_dirs`): relative paths resolve to it.
 
     Output is split on both newlines and carriage returns (text progress redraws with \\r)
     and decoded with replacement (never raises on output that is not UTF-8).

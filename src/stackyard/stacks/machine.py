@@ -33,8 +33,8 @@ from stackyard.registry.client import RegistryClient
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
 from stackyard.settings import Settings
-from stackyard.stacks.hostview import host_view
 from stackyard.stacks.prefs import PrefsStore
+from stackyard.stacks.project_dirs import project_dirs
 from stackyard.stacks.runs import RunBoard
 from stackyard.stacks.store import StackStore
 from stackyard.stacks.warmup import Warmer
@@ -53,9 +53,9 @@ class Machine:
         self.tool = tool or compose_tool()
         data = settings.data_dir
         self.stacks_dir = settings.stacks_dir.resolve()
-        self.view = host_view(self.stacks_dir, settings.effective_stacks_host_dir)
+        self.project_dirs = project_dirs(self.stacks_dir, settings.effective_stacks_host_dir)
         self.projects = ProjectCache(
-            self.tool, settings.docker_host, data / "projects.json", self.view.project_dir
+            self.tool, settings.docker_host, data / "projects.json", self.project_dirs.project_dir
         )
         # What the files declare, for the list (no compose run); the full resolutions
         # the list lacks are made in the background.

@@ -273,7 +273,7 @@ class StackService:
                 args,
                 run.feed_line,
                 self.machine.settings.docker_host,
-                project_dir=self.machine.view.project_dir(folder),
+                project_dir=self.machine.project_dirs.project_dir(folder),
             )
             if code != 0:
                 return code

@@ -1,4 +1,5 @@
-"""The stacks folder as the Docker host sees it, made visible to compose.
+"""Which project directory compose gets for a stack: the stack's folder by the Docker
+host's path of the stacks folder, where that path leads to the same folder here.
 
 When the service runs in a container with the stacks folder mounted at another path than
 on the host (`STACKS_DIR` != `STACKS_HOST_DIR`), compose must resolve a stack's relative
@@ -23,8 +24,8 @@ IN_CONTAINER_MARK = Path("/.dockerenv")
 
 
 @dataclass(frozen=True)
-class HostView:
-    """How compose reaches the stacks folder by its host path."""
+class ProjectDirs:
+    """Which folder compose gets as each stack's project directory (`project_dir`)."""
 
     stacks_dir: Path
     #: The host's path of the stacks folder, when it differs from `stacks_dir`.
@@ -52,15 +53,15 @@ def _same_folder(a: Path, b: Path) -> bool:
         return False
 
 
-def host_view(stacks_dir: Path, host_dir: Path, in_container: bool | None = None) -> HostView:
+def project_dirs(stacks_dir: Path, host_dir: Path, in_container: bool | None = None) -> ProjectDirs:
     """Make `host_dir` lead to `stacks_dir` where it can be done safely: only in a
     container, and only where nothing exists at `host_dir` yet (a link is added, nothing
     is ever replaced)."""
     stacks_dir = stacks_dir.resolve()
     if not host_dir.is_absolute() or host_dir == stacks_dir:
-        return HostView(stacks_dir, None, False)
+        return ProjectDirs(stacks_dir, None, False)
     if _same_folder(host_dir, stacks_dir):
-        return HostView(stacks_dir, host_dir, True)
+        return ProjectDirs(stacks_dir, host_dir, True)
     if in_container is None:
         in_container = IN_CONTAINER_MARK.exists()
     if os.path.lexists(host_dir):
@@ -81,6 +82,6 @@ def host_view(stacks_dir: Path, host_dir: Path, in_container: bool | None = None
             problem = f"Could not link {host_dir} to {stacks_dir} in this container: {exc}"
         else:
             log.info("Compose reaches the stacks folder by its host path %s", host_dir)
-            return HostView(stacks_dir, host_dir, True)
+            return ProjectDirs(stacks_dir, host_dir, True)
     log.warning("%s", problem)
-    return HostView(stacks_dir, host_dir, False, problem)
+    return ProjectDirs(stacks_dir, host_dir, False, problem)

@@ -1,33 +1,34 @@
-"""The host's path of the stacks folder, made usable by compose (pure file-system logic;
-the deployment test shows compose binding the host's folders through it)."""
+"""The project directories compose gets: the host's path of the stacks folder, made to
+lead to it where that is safe (pure file-system logic; the deployment test shows compose
+binding the host's folders through it)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from stackyard.stacks.hostview import host_view
+from stackyard.stacks.project_dirs import project_dirs
 
 
 def test_same_path_needs_nothing(tmp_path: Path):
     stacks = tmp_path / "stacks"
     stacks.mkdir()
-    view = host_view(stacks, stacks, in_container=True)
-    assert view.host_dir is None and view.problem is None
-    assert view.project_dir(stacks / "app") == stacks / "app"
+    dirs = project_dirs(stacks, stacks, in_container=True)
+    assert dirs.host_dir is None and dirs.problem is None
+    assert dirs.project_dir(stacks / "app") == stacks / "app"
 
 
 def test_in_a_container_the_host_path_is_linked_to_the_mounted_folder(tmp_path: Path):
     stacks = tmp_path / "stacks"
     (stacks / "app").mkdir(parents=True)
     host = tmp_path / "srv" / "host-stacks"
-    view = host_view(stacks, host, in_container=True)
-    assert view.usable and view.problem is None
+    dirs = project_dirs(stacks, host, in_container=True)
+    assert dirs.usable and dirs.problem is None
     assert host.is_symlink() and host.resolve() == stacks.resolve()
-    assert view.project_dir(stacks / "app") == host / "app"
+    assert dirs.project_dir(stacks / "app") == host / "app"
     (stacks / "app" / "compose.yaml").write_text("services: {}\n")
-    assert (view.project_dir(stacks / "app") / "compose.yaml").read_text() == "services: {}\n"
+    assert (dirs.project_dir(stacks / "app") / "compose.yaml").read_text() == "services: {}\n"
     # A second start finds the link and keeps it.
-    again = host_view(stacks, host, in_container=True)
+    again = project_dirs(stacks, host, in_container=True)
     assert again.usable and host.is_symlink()
 
 
@@ -37,18 +38,18 @@ def test_an_existing_path_is_never_replaced(tmp_path: Path):
     host = tmp_path / "taken"
     host.mkdir()
     (host / "keep.txt").write_text("mine\n")
-    view = host_view(stacks, host, in_container=True)
-    assert not view.usable and view.problem and str(host) in view.problem
+    dirs = project_dirs(stacks, host, in_container=True)
+    assert not dirs.usable and dirs.problem and str(host) in dirs.problem
     assert (host / "keep.txt").read_text() == "mine\n" and not host.is_symlink()
-    assert view.project_dir(stacks / "app") == stacks.resolve() / "app"
+    assert dirs.project_dir(stacks / "app") == stacks.resolve() / "app"
 
 
 def test_outside_a_container_nothing_is_made(tmp_path: Path):
     stacks = tmp_path / "stacks"
     stacks.mkdir()
     host = tmp_path / "elsewhere"
-    view = host_view(stacks, host, in_container=False)
-    assert not view.usable and view.problem and "outside a container" in view.problem
+    dirs = project_dirs(stacks, host, in_container=False)
+    assert not dirs.usable and dirs.problem and "outside a container" in dirs.problem
     assert not host.exists()
 
 
@@ -57,5 +58,5 @@ def test_a_host_path_that_already_leads_to_the_folder_is_used(tmp_path: Path):
     stacks.mkdir()
     host = tmp_path / "bind-of-stacks"
     host.symlink_to(stacks)
-    view = host_view(stacks, host, in_container=False)
-    assert view.usable and view.project_dir(stacks / "x") == host / "x"
+    dirs = project_dirs(stacks, host, in_container=False)
+    assert dirs.usable and dirs.project_dir(stacks / "x") == host / "x"
