@@ -53,7 +53,7 @@ from stackyard.db import Database
 from stackyard.destinations.service import Destinations
 from stackyard.destinations.transfers import Transfers
 from stackyard.fleet.dashboard import FleetDashboard
-from stackyard.fleet.host import host_report
+from stackyard.fleet.report import host_report
 from stackyard.process import children
 from stackyard.schedules.scheduler import Scheduler
 from stackyard.schedules.store import ScheduleStore

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, Request, Response
 
 from stackyard.api.deps import SettingsDep, StacksDep, current_principal
 from stackyard.fleet.dashboard import Fleet, FleetDashboard
-from stackyard.fleet.host import HostReport, host_report
+from stackyard.fleet.report import HostReport, host_report
 
 #: Served by every host (the central for its own, agents at /agent/fleet/host).
 host = APIRouter(tags=["fleet"], dependencies=[Depends(current_principal)])

@@ -107,7 +107,7 @@ def agents_remove(agent: AgentArg) -> None:
 def fleet() -> None:
     """The fleet dashboard: what needs attention, then a line per host."""
     from stackyard.fleet.dashboard import FleetDashboard
-    from stackyard.fleet.host import host_report
+    from stackyard.fleet.report import host_report
 
     settings = services.settings()
     stacks = services.stacks()

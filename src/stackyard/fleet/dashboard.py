@@ -24,7 +24,7 @@ from stackyard.agents.compat import incompatibility
 from stackyard.agents.service import Agents, AgentView
 from stackyard.errors import StackyardError
 from stackyard.fleet.failures import reported
-from stackyard.fleet.host import STATES, HostReport
+from stackyard.fleet.report import STATES, HostReport
 
 #: Agents asked at once; beyond that they wait for a free slot (within the deadline).
 CONCURRENCY = 256
