@@ -60,7 +60,7 @@ from stackyard.schedules.store import ScheduleStore
 from stackyard.settings import Settings
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.service import StackService
-from stackyard.system.update import SelfUpdate
+from stackyard.system.self_update import SelfUpdate
 
 Mode = Literal["central", "agent"]
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from stackyard.api.deps import AdminDep, AuditDep, SettingsDep, current_principal
 from stackyard.system.info import host_info
-from stackyard.system.update import SelfUpdate, UpdateStarted, UpdateStatus
+from stackyard.system.self_update import SelfUpdate, UpdateStarted, UpdateStatus
 
 router = APIRouter(prefix="/system", tags=["system"], dependencies=[Depends(current_principal)])
 

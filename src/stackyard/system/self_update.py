@@ -9,10 +9,10 @@ ten minutes.
 
 An update pulls the new image first, in this process: a pull that fails is reported and
 nothing is replaced. Then a detached helper container from the current image runs
-`stackyard.system.updater` with the Docker socket, the working folder, the compose and
-env files' folders mounted at the same paths, `STACKYARD_VERSION` set to the new version
-(what `deploy/compose.yaml` reads), and the service's data folder, where it leaves its
-outcome for the new process to report. The helper removes itself when it ends."""
+`stackyard.system.update_helper` with the Docker socket, the working folder, the compose
+and env files' folders mounted at the same paths, `STACKYARD_VERSION` set to the new
+version (what `deploy/compose.yaml` reads), and the service's data folder, where it leaves
+its outcome for the new process to report. The helper removes itself when it ends."""
 
 from __future__ import annotations
 
@@ -243,7 +243,7 @@ class SelfUpdate:
         command = [
             "python",
             "-m",
-            "stackyard.system.updater",
+            "stackyard.system.update_helper",
             "--project",
             found.project,
             "--project-directory",

@@ -1,5 +1,5 @@
-"""The self-update helper's program: `python -m stackyard.system.updater`, run in a
-detached container made from the service's own image (so it outlives the service
+"""The self-update helper's program: `python -m stackyard.system.update_helper`, run in
+a detached container made from the service's own image (so it outlives the service
 container it replaces). It pulls the service's image and recreates the service with its
 own compose project, files and environment, then writes what happened where the new
 process reads it (the service's data folder, mounted at the same place).
@@ -22,7 +22,7 @@ GRACE_SECONDS = 1.0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="stackyard.system.updater")
+    parser = argparse.ArgumentParser(prog="stackyard.system.update_helper")
     parser.add_argument("--project", required=True)
     parser.add_argument("--project-directory", required=True)
     parser.add_argument("--file", action="append", default=[])
