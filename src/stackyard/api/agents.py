@@ -18,6 +18,7 @@ from stackyard.agents.backups import AgentTransfers
 from stackyard.agents.proxy import forward
 from stackyard.agents.service import Agents, AgentSpec, AgentView, Probe
 from stackyard.agents.sockets import relay_shell
+from stackyard.api.containers import CLOSE_FORBIDDEN, CLOSE_UNAUTHORIZED
 from stackyard.api.deps import (
     AdminDep,
     AuditDep,
@@ -28,7 +29,6 @@ from stackyard.api.deps import (
 )
 from stackyard.api.destinations import PushIn
 from stackyard.api.models import Body, DbId
-from stackyard.api.operate import CLOSE_FORBIDDEN, CLOSE_UNAUTHORIZED
 from stackyard.api.stacks import run_events
 from stackyard.auth.principal import Principal, Role
 from stackyard.errors import Forbidden, StackyardError, Unauthorized

@@ -259,7 +259,7 @@ class BackupService:
 
     # -- around the data ----------------------------------------------------------------
     async def _running(self, stack_id: str) -> list[ContainerInfo]:
-        found, _ = await asyncio.to_thread(self.stacks.operate.containers, stack_id)
+        found, _ = await asyncio.to_thread(self.stacks.containers.of, stack_id)
         return [c for c in found if c.state == "running"]
 
     @contextlib.asynccontextmanager

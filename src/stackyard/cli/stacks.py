@@ -101,7 +101,7 @@ def stack_logs(
     with -f new ones as they come, also from containers recreated meanwhile. Ctrl-C ends."""
     from stackyard.containers.logs import LogLine
 
-    operate = services.stacks().operate
+    containers = services.stacks().containers
     colours: dict[str, str] = {}
     width = 0
 
@@ -114,13 +114,13 @@ def stack_logs(
         typer.echo(f"{prefix} {stamp}{line.text}", err=line.stream == "stderr")
 
     async def go() -> None:
-        reader = await operate.log_reader(name, service)
+        reader = await containers.log_reader(name, service)
         try:
-            async for batch in operate.logs(reader, tail, follow):
+            async for batch in containers.logs(reader, tail, follow):
                 for line in batch:
                     show(line)
         finally:
-            await operate.machine.aclose()
+            await containers.machine.aclose()
 
     try:
         asyncio.run(go())

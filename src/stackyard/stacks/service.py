@@ -25,8 +25,8 @@ from stackyard.files import browse
 from stackyard.process import tuning
 from stackyard.registry.logins import RegistryLogins
 from stackyard.stacks import removal
+from stackyard.stacks.containers import StackContainers
 from stackyard.stacks.machine import Machine
-from stackyard.stacks.operate import StackOperations
 from stackyard.stacks.prefs import StackPrefs
 from stackyard.stacks.pulls import pull_choice
 from stackyard.stacks.removal import DeletePlan, DeleteResult
@@ -70,7 +70,7 @@ class StackService:
     def __init__(self, machine: Machine) -> None:
         self.machine = machine
         self.updates = UpdateService(machine)
-        self.operate = StackOperations(machine)
+        self.containers = StackContainers(machine)
         self.registries = RegistryLogins(machine.credentials)
 
     # -- reading ----------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Operating a stack's containers: logs (live and as a file), a shell, resource use."""
+"""The routes to a stack's containers: logs (live and as a file), a shell, resource use."""
 
 from __future__ import annotations
 
@@ -31,9 +31,10 @@ from stackyard.auth.streams import RECHECK_SECONDS
 from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
 from stackyard.containers.shell import AUTO
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
-from stackyard.stacks.operate import DEFAULT_TAIL, HostUsage
+from stackyard.stacks.containers import DEFAULT_TAIL, HostUsage
 from stackyard.uncancellable import to_the_end
 
+#: Tagged "operate" in the OpenAPI schema, the contract the UI's client is generated from.
 router = APIRouter(tags=["operate"], dependencies=[Depends(current_principal)])
 #: WebSocket routes authenticate themselves (`authenticate_websocket`).
 sockets = APIRouter(tags=["operate"])
@@ -60,7 +61,7 @@ async def stack_log_reader(
 ) -> LogReader:
     """Found before a streamed response starts: a bad stack, service or container is a
     404 with its detail, not a broken stream."""
-    return await stacks.operate.log_reader(stack_id, service, container)
+    return await stacks.containers.log_reader(stack_id, service, container)
 
 
 LogReaderDep = Annotated[LogReader, Depends(stack_log_reader)]
@@ -88,7 +89,7 @@ async def stack_logs(
     with `end` after the tail. Closing the page ends the stream (and the engine's)."""
 
     async def batches() -> AsyncIterator[LogBatch]:
-        async for batch in stacks.operate.logs(reader, tail, follow):
+        async for batch in stacks.containers.logs(reader, tail, follow):
             yield LogBatch(batch)
         yield LogBatch([], end=True)
 
@@ -113,7 +114,7 @@ async def download_stack_logs(
     """Every line the containers have, merged by time: `time container stream text`."""
     name = "-".join(part for part in (stack_id, service or container) if part) + ".log"
     return StreamingResponse(
-        stacks.operate.log_file(reader),
+        stacks.containers.log_file(reader),
         media_type="text/plain; charset=utf-8",
         headers={"Content-Disposition": content_disposition(name)},
     )
@@ -123,7 +124,7 @@ async def download_stack_logs(
 async def host_usage(stacks: StacksDep) -> HostUsage:
     """Resource use of every running container of this host, per stack and in total:
     one call for all (the engine's streams are shared by every page that asks)."""
-    return await stacks.operate.usage()
+    return await stacks.containers.usage()
 
 
 # -- the shell ---------------------------------------------------------------------------
@@ -155,7 +156,7 @@ async def container_shell(
     await websocket.accept()
     target = f"{stack_id}/{container}"
     try:
-        session = await stacks.operate.open_shell(stack_id, container, command, cols, rows)
+        session = await stacks.containers.open_shell(stack_id, container, command, cols, rows)
     except StackyardError as exc:
         await websocket.send_text(json.dumps({"type": "error", "detail": exc.detail}))
         await websocket.close(code=CLOSE_FAILED, reason=exc.detail[:120])

@@ -1,6 +1,6 @@
-"""Operating a stack's containers day to day: their logs, a shell in one of them, and what
-they use. The container-level work is in `stackyard.containers`; this module finds a
-stack's containers (as the stack list does: by compose project and by folder)."""
+"""A stack's containers, found as the stack list finds them (by compose project and by
+folder), for their logs, a shell in one of them, and what they use. The container-level
+work is in `stackyard.containers`."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class HostUsage:
     total: UsageTotals
 
 
-class StackOperations:
+class StackContainers:
     def __init__(self, machine: Machine) -> None:
         self.machine = machine
 
@@ -35,7 +35,7 @@ class StackOperations:
     def _index(self) -> ContainerIndex:
         return ContainerIndex(compose_containers(self.machine.docker), self.machine.roots())
 
-    def containers(self, stack_id: str) -> tuple[list[ContainerInfo], set[str]]:
+    def of(self, stack_id: str) -> tuple[list[ContainerInfo], set[str]]:
         """The stack's containers and the compose project names they run under."""
         self.machine.store.folder(stack_id)
         project = self.machine.listed_projects([stack_id])[stack_id]
@@ -43,9 +43,9 @@ class StackOperations:
         found = self._index().of(stack_id, name)
         return found, {c.project for c in found} | {name or stack_id}
 
-    def container(self, stack_id: str, container: str) -> ContainerInfo:
+    def named(self, stack_id: str, container: str) -> ContainerInfo:
         """One of the stack's containers, by name (NotFound otherwise)."""
-        found, _ = self.containers(stack_id)
+        found, _ = self.of(stack_id)
         for candidate in found:
             if candidate.name == container:
                 return candidate
@@ -55,7 +55,7 @@ class StackOperations:
     async def log_reader(
         self, stack_id: str, service: str | None = None, container: str | None = None
     ) -> LogReader:
-        found, projects = await asyncio.to_thread(self.containers, stack_id)
+        found, projects = await asyncio.to_thread(self.of, stack_id)
 
         def wanted(target: Target) -> bool:
             return (service is None or target.service == service) and (
@@ -104,7 +104,7 @@ class StackOperations:
     async def open_shell(
         self, stack_id: str, container: str, command: str, cols: int, rows: int
     ) -> shell.Session:
-        info = await asyncio.to_thread(self.container, stack_id, container)
+        info = await asyncio.to_thread(self.named, stack_id, container)
         if info.state != "running":
             raise Invalid(f"Container {container!r} is {info.state}, not running")
         return await shell.open_session(self.machine.docker, info.id, command, cols, rows)

@@ -1,4 +1,4 @@
-"""Operating a stack in a real browser: the log view (colours, search, pause), a shell in
+"""A stack's containers in a real browser: the log view (colours, search, pause), a shell in
 a container (type, read, resize, exit), and the guard that keeps unsaved edits."""
 
 from __future__ import annotations
