@@ -1,6 +1,6 @@
 """The registry logins of one host, as the API and the CLI manage them: listed without
 passwords, set, deleted (NotFound when there is none). Reached as
-`StackService.registries`, so that routers never reach into the host's stores."""
+`StackService.registries`, so that routers never reach into the `Machine`'s stores."""
 
 from __future__ import annotations
 
