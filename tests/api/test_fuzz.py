@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from http.cookiejar import DefaultCookiePolicy
 
 import httpx
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, assume, settings
 from hypothesis import strategies as st
@@ -257,6 +259,26 @@ def test_operations_not_fuzzed_refuse_the_roles_below_theirs(operation_id, fuzz_
         assert response.status_code == (401 if role is None else 403), (role, response.text)
 
 
+class _NoCookies(DefaultCookiePolicy):
+    """Each request carries only its role's header: a cookie the server sets (a sign-in
+    the fuzzer got right) is never sent back."""
+
+    def set_ok(self, cookie, request) -> bool:
+        return False
+
+
+@pytest.fixture(scope="module")
+def sessions() -> Iterator[dict[str | None, requests.Session]]:
+    """A kept-alive connection per role (a new one per request cost more than the request)."""
+    made: dict[str | None, requests.Session] = {}
+    for role in ROLES:
+        made[role] = requests.Session()
+        made[role].cookies.set_policy(_NoCookies())
+    yield made
+    for session in made.values():
+        session.close()
+
+
 def _spares_the_fuzzers_own_credentials(case) -> bool:
     """The fuzzer must not lock itself out: no change to its own accounts."""
     username = case.path_parameters.get("username") if case.path_parameters else None
@@ -272,12 +294,14 @@ def _spares_the_fuzzers_own_credentials(case) -> bool:
     suppress_health_check=list(HealthCheck),
     derandomize=True,
 )
-def test_api_holds_under_fuzzing(case, role, fuzz_server):
+def test_api_holds_under_fuzzing(case, role, fuzz_server, sessions):
     server, headers = fuzz_server
     operation_id = case.operation.definition.raw["operationId"]
     assume(_spares_the_fuzzers_own_credentials(case))
     allowed = RANK[role] >= RANK[POLICY[operation_id]]
-    response = case.call(base_url=server.url, headers=headers[role], timeout=30)
+    response = case.call(
+        base_url=server.url, session=sessions[role], headers=headers[role], timeout=30
+    )
     if response.status_code == 400 and response.text == "Invalid HTTP request received.":
         # Not an HTTP message uvicorn can read (a made-up `transfer-encoding`, say): refused
         # by the server before any of the service's code, in uvicorn's own plain text.
