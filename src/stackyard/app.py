@@ -81,31 +81,33 @@ HOST_ROUTERS = (
 STREAMED = (("PUT", "/files/upload"), ("PUT", "/backups/upload"))
 
 
-def _api_router() -> APIRouter:
-    api = APIRouter(prefix="/api", responses=api_errors.ERROR_RESPONSES)
-    api.include_router(health.router)
-    api.include_router(auth.public)
-    api.include_router(auth.router)
-    api.include_router(users.router)
-    api.include_router(audit.router)
-    for router in HOST_ROUTERS:
-        api.include_router(router)
-    api.include_router(fleet.router)
-    api.include_router(agents.router)
-    api.include_router(agents.sockets)
-    api.include_router(destinations.router)
-    api.include_router(schedules.router)
-    api.include_router(registries.router)
-    api.include_router(docs.router)
-    return api
+#: The central's own routers, under /api, in the order their routes are matched.
+CENTRAL_ROUTERS = (
+    health.router,
+    auth.public,
+    auth.router,
+    users.router,
+    audit.router,
+    *HOST_ROUTERS,
+    fleet.router,
+    agents.router,
+    agents.sockets,
+    destinations.router,
+    schedules.router,
+    registries.router,
+    docs.router,
+)
+#: An agent's routers, under /agent.
+AGENT_ROUTERS = (agent.router, *HOST_ROUTERS)
 
 
-def _agent_router() -> APIRouter:
-    routes = APIRouter(prefix="/agent", responses=api_errors.ERROR_RESPONSES)
-    routes.include_router(agent.router)
-    for router in HOST_ROUTERS:
-        routes.include_router(router)
-    return routes
+def _include(app: FastAPI, prefix: str, routers: tuple[APIRouter, ...]) -> None:
+    """Each router under `prefix`. FastAPI builds an included router's routes (their
+    validators) when a request first reaches them, and the warm-up builds them all just
+    after start-up; a router included without a prefix of the include's own is built at
+    once, every route before the service could answer (0.4 s)."""
+    for router in routers:
+        app.include_router(router, prefix=prefix, responses=api_errors.ERROR_RESPONSES)
 
 
 def _streamed(prefix: str) -> Callable[[str, str], bool]:
@@ -244,7 +246,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             max_bytes=lambda: app.state.settings.max_json_bytes,
             streamed=_streamed("/agent"),
         )
-        app.include_router(_agent_router())
+        _include(app, "/agent", AGENT_ROUTERS)
         app.add_middleware(KillChildrenOnDisconnect)  # outermost: every request's children
         return app
 
@@ -256,7 +258,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         streamed=_streamed("/api"),
     )
 
-    app.include_router(_api_router())
+    _include(app, "/api", CENTRAL_ROUTERS)
     from swagger_ui_bundle import swagger_ui_path
 
     app.mount(docs.DOCS_ASSETS, StaticFiles(directory=swagger_ui_path), name="docs-assets")

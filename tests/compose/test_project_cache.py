@@ -14,12 +14,12 @@ def test_resolved_projects_survive_a_restart_until_a_file_changes(tmp_path):
     folder = tmp_path / "web"
     folder.mkdir()
     (folder / "compose.yaml").write_text(compose_text(web=service(), db=service()))
-    first = ProjectCache(compose_tool(), path=tmp_path / "projects.json")
+    first = ProjectCache(compose_tool, path=tmp_path / "projects.json")
     project = first.get(folder)
     assert [s.name for s in project.services] == ["db", "web"]
     first.flush()
 
-    restarted = ProjectCache(NO_COMPOSE, path=tmp_path / "projects.json")
+    restarted = ProjectCache(lambda: NO_COMPOSE, path=tmp_path / "projects.json")
     assert restarted.get(folder) == project  # no compose run needed
 
     (folder / ".env").write_text("X=1\n")  # an input changed: it is resolved again
@@ -33,7 +33,7 @@ def test_entries_resolved_by_an_older_version_are_resolved_again(tmp_path):
     folder = tmp_path / "web"
     folder.mkdir()
     (folder / "compose.yaml").write_text(compose_text(web=service()))
-    first = ProjectCache(compose_tool(), path=tmp_path / "projects.json")
+    first = ProjectCache(compose_tool, path=tmp_path / "projects.json")
     first.get(folder)
     first.flush()
     entries = json.loads((tmp_path / "projects.json").read_text())
@@ -42,6 +42,6 @@ def test_entries_resolved_by_an_older_version_are_resolved_again(tmp_path):
         entry["config"]["services"]["web"]["image"] = "leaked-secret"
     (tmp_path / "projects.json").write_text(json.dumps(entries))
 
-    restarted = ProjectCache(compose_tool(), path=tmp_path / "projects.json")
+    restarted = ProjectCache(compose_tool, path=tmp_path / "projects.json")
     assert restarted.cached(folder) is None
     assert restarted.get(folder).services[0].image == "stackyard-test/busybox:1"

@@ -150,7 +150,7 @@ class ProjectCache:
 
     def __init__(
         self,
-        tool: ComposeTool,
+        tool: Callable[[], ComposeTool],
         docker_host: str | None = None,
         path: Path | None = None,
         project_dir: Callable[[Path], Path] | None = None,
@@ -172,7 +172,7 @@ class ProjectCache:
             try:
                 result: Project | Invalid = parse_project(
                     run_config(
-                        self.tool,
+                        self.tool(),
                         folder,
                         docker_host=self.docker_host,
                         project_dir=self.project_dir(folder),

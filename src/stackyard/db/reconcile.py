@@ -32,30 +32,27 @@ def _add_column_sql(engine: Engine, table_name: str, column: Column[Any]) -> str
 
 
 def reconcile_schema(engine: Engine, metadata: MetaData) -> list[str]:
-    """Create missing tables and add missing columns and indexes; return what changed."""
+    """Create missing tables and add missing columns and indexes; return what changed.
+    One transaction: a first start commits (and syncs to disk) once, not once a table."""
     changes: list[str] = []
-    existing = set(inspect(engine).get_table_names())
-    for table in metadata.sorted_tables:
-        if table.name not in existing:
-            table.create(engine)
-            changes.append(f"created table {table.name}")
-            continue
-        inspector = inspect(engine)
-        present = {c["name"] for c in inspector.get_columns(table.name)}
-        statements = [
-            (column.name, _add_column_sql(engine, table.name, column))
-            for column in table.columns
-            if column.name not in present
-        ]
-        with engine.begin() as conn:
-            for name, sql in statements:
-                conn.exec_driver_sql(sql)
-                changes.append(f"added column {table.name}.{name}")
-        indexes = {i["name"] for i in inspector.get_indexes(table.name)}
-        for index in table.indexes:
-            if index.name not in indexes:
-                index.create(engine)
-                changes.append(f"created index {index.name}")
+    with engine.begin() as conn:
+        inspector = inspect(conn)
+        existing = set(inspector.get_table_names())
+        for table in metadata.sorted_tables:
+            if table.name not in existing:
+                table.create(conn)
+                changes.append(f"created table {table.name}")
+                continue
+            present = {c["name"] for c in inspector.get_columns(table.name)}
+            for column in table.columns:
+                if column.name not in present:
+                    conn.exec_driver_sql(_add_column_sql(engine, table.name, column))
+                    changes.append(f"added column {table.name}.{column.name}")
+            indexes = {i["name"] for i in inspector.get_indexes(table.name)}
+            for index in table.indexes:
+                if index.name not in indexes:
+                    index.create(conn)
+                    changes.append(f"created index {index.name}")
     for change in changes:
         log.info("schema: %s", change)
     return changes

@@ -50,12 +50,15 @@ class Machine:
         children.set_default_limits(
             children.Limits(settings.subprocess_memory_mb, settings.subprocess_cpu_seconds)
         )
-        self.tool = tool or compose_tool()
+        self._given_tool = tool
         data = settings.data_dir
         self.stacks_dir = settings.stacks_dir.resolve()
         self.project_dirs = project_dirs(self.stacks_dir, settings.effective_stacks_host_dir)
         self.projects = ProjectCache(
-            self.tool, settings.docker_host, data / "projects.json", self.project_dirs.project_dir
+            lambda: self.tool,
+            settings.docker_host,
+            data / "projects.json",
+            self.project_dirs.project_dir,
         )
         # What the files declare, for the list (no compose run); the full resolutions
         # the list lacks are made in the background.
@@ -75,6 +78,12 @@ class Machine:
         self.usage = UsageCollector(
             self.streams, lambda: asyncio.to_thread(running_containers, self.docker)
         )
+
+    @functools.cached_property
+    def tool(self) -> ComposeTool:
+        """The compose tool, probed when first needed (the warm-up needs it first: a
+        start of the service does not wait for `docker compose version`)."""
+        return self._given_tool or compose_tool()
 
     @functools.cached_property
     def docker(self) -> Engine:
@@ -99,12 +108,13 @@ class Machine:
         return Helpers(self.docker, self.settings.backup_helper_image, owner)
 
     def warm_up(self) -> None:
-        """Ahead of the first request: connect to the engine and read every stack's files
-        (what the list shows; their full resolutions follow in the background), so that
-        the first list after a start does not pay for it. A failure is left for the
-        requests to report."""
+        """Ahead of the first request: connect to the engine, probe the compose tool and
+        read every stack's files (what the list shows; their full resolutions follow in the
+        background), so that the first list or action after a start does not pay for it.
+        A failure is left for the requests to report."""
         with contextlib.suppress(Exception):
             ping(self.docker)
+        self.tool  # noqa: B018 (probed now)
         with contextlib.suppress(Exception):
             self.listed_projects(self.store.ids())
 
