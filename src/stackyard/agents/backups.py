@@ -14,11 +14,11 @@ import contextlib
 import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import TypeAdapter
 
-from stackyard.agents.client import AgentClient
 from stackyard.agents.service import Agents
 from stackyard.backups.capture import Selection
 from stackyard.backups.names import stack_of
@@ -28,6 +28,9 @@ from stackyard.destinations.base import Destination
 from stackyard.destinations.service import Destinations
 from stackyard.errors import AgentError, Conflict, Invalid, NotFound, StackyardError
 from stackyard.stacks.runs import Run, RunBoard, RunState, progress_reporter
+
+if TYPE_CHECKING:
+    from stackyard.agents.client import AgentClient
 
 _RUN = TypeAdapter(RunState)
 _ARCHIVES = TypeAdapter(list[ArchiveInfo])

@@ -23,6 +23,7 @@ from pydantic import TypeAdapter
 from yarl import URL
 
 from stackyard.agents import tls
+from stackyard.agents.target import AgentTarget
 from stackyard.errors import (
     AgentDenied,
     AgentError,
@@ -39,21 +40,6 @@ T = TypeVar("T")
 #: keep-alive every 15 s).
 TIMEOUT = aiohttp.ClientTimeout(total=None, connect=5.0, sock_read=60.0)
 Query = list[tuple[str, str]]
-
-
-@dataclass(frozen=True)
-class AgentTarget:
-    """Where an agent is and how to trust it."""
-
-    name: str
-    url: str
-    token: str
-    certificate: str | None = None  # the pinned certificate (PEM)
-    ca_certificate: str | None = None
-
-    @property
-    def https(self) -> bool:
-        return self.url.lower().startswith("https://")
 
 
 @dataclass

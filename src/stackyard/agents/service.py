@@ -9,19 +9,18 @@ import json
 import ssl
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import urlsplit
 
-from cryptography import x509
 from pydantic import ConfigDict, Field, TypeAdapter, computed_field, with_config
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackyard.agents import tls
-from stackyard.agents.client import AgentClient, AgentTarget
 from stackyard.agents.compat import Capabilities, incompatibility
 from stackyard.agents.health import AgentHealth
+from stackyard.agents.target import AgentTarget
 from stackyard.db.engine import Database
 from stackyard.db.models import Agent as Row
 from stackyard.db.types import utcnow
@@ -34,6 +33,9 @@ from stackyard.errors import (
     StackyardError,
 )
 from stackyard.sealing import Sealer
+
+if TYPE_CHECKING:
+    from stackyard.agents.client import AgentClient
 
 #: How stale `last_seen_at` may get before a contact that changed nothing writes it.
 SEEN_EVERY = timedelta(seconds=60)
@@ -102,6 +104,14 @@ class Probe:
         return self.version is not None and self.incompatibility is None
 
 
+def _connect(target: AgentTarget, start_timeout: float) -> AgentClient:
+    """A client for `target`. Its module (aiohttp with it) loads with the first client: a
+    central without agents never needs it, and a start does not wait for it."""
+    from stackyard.agents.client import AgentClient
+
+    return AgentClient(target, start_timeout)
+
+
 def check_url(url: str) -> str:
     parts = urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -116,6 +126,8 @@ def check_url(url: str) -> str:
 
 
 def _check_ca(pem: str) -> str:
+    from cryptography import x509  # (loaded when a CA is given, not at every start)
+
     try:
         x509.load_pem_x509_certificates(pem.encode())
     except ValueError as exc:
@@ -325,7 +337,7 @@ class Agents:
         if cached is not None and cached[0] == view.updated_at and cached[1].current:
             return cached[1]
         target = await asyncio.to_thread(self._load_target, view.id)
-        made = AgentClient(target, self.start_timeout)
+        made = _connect(target, self.start_timeout)
         self._clients[view.id] = (view.updated_at, made)
         if cached is not None:
             await cached[1].aclose()
@@ -360,7 +372,7 @@ class Agents:
             )
         except StackyardError as exc:
             return Probe(ok=False, detail=exc.detail)
-        return await self._probe(AgentClient(target, self.start_timeout), shown, close=True)
+        return await self._probe(_connect(target, self.start_timeout), shown, close=True)
 
     async def test(self, agent_id: int) -> Probe:
         client = await self.client(agent_id, usable=False)

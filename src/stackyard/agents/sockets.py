@@ -8,15 +8,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from typing import TYPE_CHECKING
 
 import websockets
 from starlette.websockets import WebSocket
 
-from stackyard.agents.client import AgentClient
 from stackyard.agents.proxy import as_user
 from stackyard.agents.tls import client_context
 from stackyard.auth.audit import Recorder
 from stackyard.auth.principal import Principal
+
+if TYPE_CHECKING:
+    from stackyard.agents.client import AgentClient
 
 #: Closes the user's socket when the agent's cannot be opened (as a 502 would say).
 CLOSE_AGENT_FAILED = 4502

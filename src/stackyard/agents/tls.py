@@ -18,11 +18,6 @@ import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
-
 from stackyard.errors import AgentUnreachable, Invalid
 from stackyard.fs.atomic import write_atomic
 
@@ -45,6 +40,12 @@ def ensure_certificate(data_dir: Path) -> tuple[Path, Path]:
     cert_path, key_path = data_dir / CERT_NAME, data_dir / KEY_NAME
     if cert_path.exists() and key_path.exists():
         return cert_path, key_path
+    # Loaded only here: a central, and every later start of an agent, never needs them.
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name(
         [x509.NameAttribute(NameOID.COMMON_NAME, f"stackyard-agent {socket.gethostname()}")]

@@ -19,12 +19,16 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import anyio
 
 from stackyard.docker.containers import PROJECT, SERVICE, ContainerInfo
-from stackyard.docker.streams import EngineStreams, Frame, StreamName
+from stackyard.docker.frames import Frame, StreamName
 from stackyard.errors import NotFound, StackyardError
+
+if TYPE_CHECKING:
+    from stackyard.docker.streams import EngineStreams
 
 log = logging.getLogger(__name__)
 

@@ -18,11 +18,13 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackyard.docker.containers import ContainerInfo
-from stackyard.docker.streams import EngineStreams
 from stackyard.errors import StackyardError
+
+if TYPE_CHECKING:
+    from stackyard.docker.streams import EngineStreams
 
 log = logging.getLogger(__name__)
 

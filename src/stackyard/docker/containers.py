@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from docker.errors import DockerException
 from pydantic import Field
 
+from stackyard.docker import sdk
 from stackyard.docker.engine import Engine
 from stackyard.errors import Unavailable
 
@@ -64,7 +64,7 @@ def running_containers(client: Engine) -> list[ContainerInfo]:
 def _listed(client: Engine, **query: Any) -> list[tuple[ContainerInfo, dict[str, str]]]:
     try:
         raw = client.api.containers(**query)
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise Unavailable(f"Cannot list containers: {exc}") from exc
     found = []
     for c in raw:

@@ -6,9 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from docker.errors import DockerException
-from docker.errors import NotFound as DockerNotFound
-
+from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, unreachable
 from stackyard.errors import NotFound
 
@@ -34,9 +32,9 @@ class ContainerDetails:
 def inspect_container(client: Engine, container_id: str) -> ContainerDetails:
     try:
         raw = client.api.inspect_container(container_id)
-    except DockerNotFound as exc:
+    except sdk.NotFound as exc:
         raise NotFound(f"Container {container_id[:12]} does not exist") from exc
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
     config = raw.get("Config") or {}
     return ContainerDetails(

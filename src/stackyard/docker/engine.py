@@ -10,12 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeAlias
 
-import docker
-from docker.errors import APIError, DockerException
-
+from stackyard.docker import sdk
 from stackyard.errors import Unavailable
 
-Engine: TypeAlias = docker.DockerClient
+Engine: TypeAlias = "sdk.DockerClient"
 
 
 @dataclass(frozen=True)
@@ -34,23 +32,23 @@ class EngineState:
     containers_total: int = 0
 
 
-def explain(exc: DockerException) -> str:
+def explain(exc: sdk.DockerException) -> str:
     """The engine's own words for a refusal, else the SDK's."""
-    if isinstance(exc, APIError):
+    if isinstance(exc, sdk.APIError):
         return str(exc.explanation or exc)
     return str(exc)
 
 
-def unreachable(exc: DockerException) -> Unavailable:
+def unreachable(exc: sdk.DockerException) -> Unavailable:
     return Unavailable(f"Cannot reach the Docker engine: {exc}")
 
 
 def connect(docker_host: str | None = None, timeout: int = 60) -> Engine:
     try:
         if docker_host:
-            return docker.DockerClient(base_url=docker_host, timeout=timeout)
-        return docker.from_env(timeout=timeout)
-    except DockerException as exc:
+            return sdk.DockerClient(base_url=docker_host, timeout=timeout)
+        return sdk.from_env(timeout=timeout)
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
 
 
@@ -61,14 +59,14 @@ def disconnect(client: Engine) -> None:
 def ping(client: Engine) -> None:
     try:
         client.ping()
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
 
 
 def engine_info(client: Engine) -> EngineInfo:
     try:
         version = client.version()
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
     return EngineInfo(
         version=version.get("Version", "?"), api_version=version.get("ApiVersion", "?")
@@ -78,7 +76,7 @@ def engine_info(client: Engine) -> EngineInfo:
 def engine_state(client: Engine) -> EngineState:
     try:
         info = client.info()
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise Unavailable(f"The Docker engine cannot be reached: {exc}") from exc
     root = info.get("DockerRootDir")
     return EngineState(
@@ -94,7 +92,7 @@ def insecure_registries(client: Engine) -> Callable[[str], bool]:
     always include 127.0.0.0/8), so Stackyard falls back to HTTP exactly where docker does."""
     try:
         config = client.info().get("RegistryConfig") or {}
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
     networks = [
         ipaddress.ip_network(c, strict=False) for c in config.get("InsecureRegistryCIDRs") or []

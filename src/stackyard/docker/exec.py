@@ -11,9 +11,7 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from docker.errors import APIError, DockerException
-from docker.errors import NotFound as DockerNotFound
-
+from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, explain, unreachable
 from stackyard.errors import Invalid, NotFound, StackyardError, Unavailable
 
@@ -45,13 +43,13 @@ class Terminal:
     def resize(self, cols: int, rows: int) -> None:
         try:
             self.client.api.exec_resize(self.id, height=rows, width=cols)
-        except DockerException as exc:
+        except sdk.DockerException as exc:
             raise _classified(exc, self.container_id, "the shell") from exc
 
     def state(self) -> ExecState:
         try:
             info = self.client.api.exec_inspect(self.id)
-        except DockerException as exc:
+        except sdk.DockerException as exc:
             raise _classified(exc, self.container_id, "the shell") from exc
         code = info.get("ExitCode")
         running = bool(info.get("Running"))
@@ -80,7 +78,7 @@ def open_terminal(
         )
         exec_id = str(created["Id"])
         response = client.api.exec_start(exec_id, tty=True, socket=True)
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise _classified(exc, container_id, "the shell") from exc
     raw: object = getattr(response, "_sock", response)
     if not isinstance(raw, socket.socket):
@@ -101,7 +99,7 @@ def run(
         created = client.api.exec_create(container_id, command, environment=dict(environment))
         output = client.api.exec_start(created["Id"])
         info = client.api.exec_inspect(created["Id"])
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise _classified(exc, container_id, "the command") from exc
     text = output.decode(errors="replace") if isinstance(output, bytes) else ""
     return info.get("ExitCode"), text
@@ -112,14 +110,14 @@ def start_detached(client: Engine, container_id: str, command: list[str]) -> Non
     try:
         created = client.api.exec_create(container_id, command, stdout=False, stderr=False)
         client.api.exec_start(created["Id"], detach=True)
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise _classified(exc, container_id, "the command") from exc
 
 
-def _classified(exc: DockerException, container_id: str, what: str) -> StackyardError:
-    if isinstance(exc, DockerNotFound):
+def _classified(exc: sdk.DockerException, container_id: str, what: str) -> StackyardError:
+    if isinstance(exc, sdk.NotFound):
         return NotFound(f"Container {container_id[:12]} does not exist")
-    if isinstance(exc, APIError):
+    if isinstance(exc, sdk.APIError):
         if exc.status_code == 409:
             return Invalid(f"The container is not running: {exc.explanation}")
         return Unavailable(f"The engine refused {what}: {explain(exc)}")

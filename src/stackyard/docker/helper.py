@@ -21,11 +21,7 @@ from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-import requests
-from docker.errors import APIError, DockerException, ImageNotFound
-from docker.errors import NotFound as DockerNotFound
-from docker.types import LogConfig, Mount
-
+from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, explain, unreachable
 from stackyard.docker.images import pull
 from stackyard.errors import Invalid, NotFound, Unavailable
@@ -46,8 +42,8 @@ class HelperMount:
     target: str
     read_only: bool = False
 
-    def docker_mount(self) -> Mount:
-        return Mount(self.target, self.source, type=self.kind, read_only=self.read_only)
+    def docker_mount(self) -> sdk.Mount:
+        return sdk.Mount(self.target, self.source, type=self.kind, read_only=self.read_only)
 
 
 @dataclass(frozen=True)
@@ -91,9 +87,9 @@ class Helpers:
         try:
             self.client.images.get(self.image)
             return
-        except ImageNotFound:
+        except sdk.ImageNotFound:
             pass
-        except DockerException as exc:
+        except sdk.DockerException as exc:
             raise unreachable(exc) from exc
         try:
             pull(self.client, self.image)
@@ -115,17 +111,17 @@ class Helpers:
                 mounts=[m.docker_mount() for m in mounts],
                 labels={HELPER_LABEL: self.owner},
                 network_disabled=True,
-                log_config=LogConfig(type="none"),
+                log_config=sdk.LogConfig(type="none"),
                 user="0:0",
             )
-        except DockerNotFound as exc:
+        except sdk.NotFound as exc:
             raise NotFound(f"A volume or folder to mount is missing: {explain(exc)}") from exc
-        except DockerException as exc:
+        except sdk.DockerException as exc:
             raise HelperError(f"No helper container could be made: {explain(exc)}") from exc
         try:
             yield Helper(str(container.id))
         finally:
-            with contextlib.suppress(DockerException, requests.RequestException):
+            with contextlib.suppress(sdk.DockerException, sdk.RequestException):
                 container.remove(force=True, v=False)
 
     def run(
@@ -140,7 +136,7 @@ class Helpers:
                 api.start(helper.id)
                 output = b"".join(stream)
                 status = api.wait(helper.id, timeout=timeout)
-            except DockerException as exc:
+            except sdk.DockerException as exc:
                 raise HelperError(f"The helper did not finish: {explain(exc)}") from exc
             except Exception as exc:  # requests' ReadTimeout: the time limit
                 raise HelperError(f"The helper did not finish within {timeout:g} s") from exc
@@ -165,7 +161,7 @@ class Helpers:
         url = f"{api.base_url}/v{api.api_version}/containers/{helper.id}/archive"
         try:
             response = api.get(url, params={"path": path}, stream=True)
-        except requests.RequestException as exc:
+        except sdk.RequestException as exc:
             raise HelperError(f"Reading {path} through the helper failed: {exc}") from exc
         try:
             if response.status_code == 404:
@@ -176,7 +172,7 @@ class Helpers:
                     f"{response.text[:300]}"
                 )
             yield from response.iter_content(CHUNK)
-        except requests.RequestException as exc:
+        except sdk.RequestException as exc:
             raise HelperError(f"The helper's data stream broke off: {exc}") from exc
         finally:
             response.close()
@@ -193,7 +189,7 @@ class Helpers:
             try:
                 parts = api.attach(helper.id, stdout=True, stderr=True, stream=True, demux=True)
                 api.start(helper.id)
-            except DockerException as exc:
+            except sdk.DockerException as exc:
                 raise HelperError(f"{what}: the helper did not start: {explain(exc)}") from exc
             errors = bytearray()
             try:
@@ -203,7 +199,7 @@ class Helpers:
                     if out:
                         yield out
                 status = api.wait(helper.id, timeout=60)
-            except (DockerException, requests.RequestException) as exc:
+            except (sdk.DockerException, sdk.RequestException) as exc:
                 raise HelperError(f"{what}: the helper's output broke off: {exc}") from exc
             finally:
                 with contextlib.suppress(Exception):
@@ -216,11 +212,11 @@ class Helpers:
         """Extract a tar (plain or gzip) stream at `path` of the helper."""
         try:
             ok = self.client.api.put_archive(helper.id, path, chunks)
-        except APIError as exc:
+        except sdk.APIError as exc:
             if exc.status_code == 400:
                 raise Invalid(f"The archive could not be extracted: {explain(exc)}") from exc
             raise HelperError(f"Writing through the helper failed: {explain(exc)}") from exc
-        except DockerException as exc:
+        except sdk.DockerException as exc:
             raise HelperError(f"Writing through the helper failed: {explain(exc)}") from exc
         if not ok:
             raise HelperError("The engine did not accept the archive")
@@ -232,10 +228,10 @@ class Helpers:
             found = self.client.containers.list(
                 all=True, filters={"label": f"{HELPER_LABEL}={self.owner}"}
             )
-        except DockerException:
+        except sdk.DockerException:
             return 0
         for container in found:
-            with contextlib.suppress(DockerException):
+            with contextlib.suppress(sdk.DockerException):
                 container.remove(force=True, v=False)
                 removed += 1
         return removed
@@ -265,5 +261,5 @@ def start_detached(
             labels=dict(labels),
             healthcheck={"test": ["NONE"]},
         )
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise HelperError(f"The helper {name} could not be started: {explain(exc)}") from exc

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from docker.errors import DockerException
-
+from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, explain
 from stackyard.errors import Unavailable
 from stackyard.registry.reference import ImageRef
@@ -23,7 +22,7 @@ def local_images(client: Engine, refs: list[ImageRef]) -> dict[str, LocalImage]:
     """For each reference (by `ref.name`), whether it is present and its repo digests."""
     try:
         images = client.api.images()
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise Unavailable(f"Cannot list images: {exc}") from exc
     by_tag: dict[str, list[str]] = {}
     by_digest: set[str] = set()
@@ -54,5 +53,5 @@ def pull(client: Engine, reference: str) -> None:
     """Pull `reference` (`repository:tag`) onto the engine."""
     try:
         client.images.pull(reference)
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise Unavailable(f"{reference} cannot be pulled: {explain(exc)}") from exc

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from docker.errors import DockerException
-
+from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, unreachable
 
 
 def network_names(client: Engine) -> set[str]:
     try:
         listed = client.api.networks() or []
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
     return {str(n.get("Name", "")) for n in listed}

@@ -17,27 +17,18 @@ import os
 import struct
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from stackyard.docker.frames import Frame, StreamName
 from stackyard.errors import Invalid, NotFound, Unavailable
 from stackyard.uncancellable import to_the_end
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
 
-StreamName = Literal["stdout", "stderr"]
 _STREAMS: dict[int, StreamName] = {0: "stdout", 1: "stdout", 2: "stderr"}
-
-
-@dataclass(frozen=True)
-class Frame:
-    """One piece of a container's output: which stream, and its bytes."""
-
-    stream: StreamName
-    data: bytes
 
 
 def _transport(docker_host: str | None) -> tuple[httpx.AsyncBaseTransport, str]:

@@ -6,9 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from docker.errors import APIError, DockerException
-from docker.errors import NotFound as DockerNotFound
-
+from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, explain, unreachable
 from stackyard.errors import Conflict, NotFound, Unavailable
 
@@ -24,9 +22,9 @@ def volume(client: Engine, name: str) -> VolumeInfo | None:
     """The volume, or None when there is none of that name."""
     try:
         raw = client.api.inspect_volume(name)
-    except DockerNotFound:
+    except sdk.NotFound:
         return None
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
     return VolumeInfo(
         name=str(raw.get("Name") or name),
@@ -46,7 +44,7 @@ def create_volume(
             driver_opts=dict(options) if options else None,
             labels=dict(labels),
         )
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise Unavailable(f"Volume {name} could not be created: {explain(exc)}") from exc
 
 
@@ -55,19 +53,19 @@ def remove_volume(client: Engine, name: str) -> None:
     it)."""
     try:
         client.api.remove_volume(name)
-    except DockerNotFound as exc:
+    except sdk.NotFound as exc:
         raise NotFound(f"Volume {name} does not exist") from exc
-    except APIError as exc:
+    except sdk.APIError as exc:
         if exc.status_code == 409:
             raise Conflict(f"Volume {name} is in use: {explain(exc)}") from exc
         raise Unavailable(f"Volume {name} could not be removed: {explain(exc)}") from exc
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
 
 
 def volume_names(client: Engine) -> set[str]:
     try:
         listed = client.api.volumes() or {}
-    except DockerException as exc:
+    except sdk.DockerException as exc:
         raise unreachable(exc) from exc
     return {str(v.get("Name", "")) for v in listed.get("Volumes") or []}

@@ -15,8 +15,10 @@ from pathlib import Path
 from stackyard.errors import Invalid
 from stackyard.files.browse import READ_FLAGS
 from stackyard.files.confine import clean, errors_for, open_in, opened_root
-from stackyard.files.zipstream import CHUNK, zip_folder
 from stackyard.fs.at import Fd
+
+#: Files are sent, and zips built, in pieces of 1 MiB.
+CHUNK = 1024 * 1024
 
 # What compose folders hold, which not every system's MIME table knows.
 for _suffix, _type in (
@@ -67,6 +69,9 @@ def prepare(root: Path, user_path: str, zip_level: int) -> FileDownload | ZipDow
         handle.close()
         raise
     if stat.S_ISDIR(st.st_mode):
+        # stream-zip loads with the first folder download (0.05 s a start need not pay).
+        from stackyard.files.zipstream import zip_folder
+
         return ZipDownload(f"{name}.zip", zip_folder(handle, zip_level, name))
     if not stat.S_ISREG(st.st_mode):
         handle.close()

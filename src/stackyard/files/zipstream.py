@@ -28,6 +28,7 @@ import stream_zip as _stream_zip_module
 from stream_zip import ZIP_32, ZIP_AUTO, stream_zip
 from zlib_ng import zlib_ng
 
+from stackyard.files.download import CHUNK
 from stackyard.fs.at import Fd
 
 # stream-zip deflates and checksums with the module `zlib` it imported; zlib-ng is its
@@ -36,7 +37,6 @@ from stackyard.fs.at import Fd
 _stream_zip_module.zlib = zlib_ng  # type: ignore[attr-defined]  # (not in its __all__)
 
 log = logging.getLogger(__name__)
-CHUNK = 1024 * 1024
 DEFAULT_LEVEL = 6  # zlib's and Info-ZIP's default; 0 stores (deflate without compression)
 MAX_DEPTH = 4096  # folders below the archived one, at most (and within the descriptor budget)
 MAX_NAME_BYTES = 0xFFFF  # the zip format's limit on a member name

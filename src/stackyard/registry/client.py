@@ -19,6 +19,7 @@ from typing import Any
 import httpx
 
 from stackyard.errors import NotInRegistry, RegistryDenied, RegistryError, RegistryUnreachable
+from stackyard.registry.credentials import CredentialLookup, Credentials
 from stackyard.registry.reference import ImageRef
 
 __all__ = [
@@ -38,9 +39,6 @@ MANIFEST_ACCEPT = ", ".join(
     ]
 )
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
-
-Credentials = tuple[str, str]
-CredentialLookup = Callable[[str], Credentials | None]
 
 
 @dataclass

@@ -8,14 +8,19 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from stackyard.errors import Invalid
 from stackyard.fs.jsonstore import JsonStore, StoreCorrupt
-from stackyard.registry.client import Credentials
 from stackyard.registry.reference import DOCKER_HUB, DOCKER_HUB_API
 from stackyard.sealing import Sealer
+
+#: A registry user name and password (or token).
+Credentials = tuple[str, str]
+#: The credentials for a registry's API host, if any.
+CredentialLookup = Callable[[str], Credentials | None]
 
 log = logging.getLogger(__name__)
 _UNREADABLE = (

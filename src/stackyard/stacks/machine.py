@@ -10,7 +10,7 @@ import functools
 import hashlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stackyard.compose.declared import DeclaredCache
 from stackyard.compose.probe import ComposeTool, compose_tool
@@ -26,10 +26,8 @@ from stackyard.docker.engine import (
     ping,
 )
 from stackyard.docker.helper import Helpers
-from stackyard.docker.streams import EngineStreams
 from stackyard.errors import Invalid, StackyardError, Unavailable
 from stackyard.process import children, tuning
-from stackyard.registry.client import RegistryClient
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
 from stackyard.settings import Settings
@@ -38,6 +36,10 @@ from stackyard.stacks.project_dirs import project_dirs
 from stackyard.stacks.runs import RunBoard
 from stackyard.stacks.store import StackStore
 from stackyard.stacks.warmup import Warmer
+
+if TYPE_CHECKING:
+    from stackyard.docker.streams import EngineStreams
+    from stackyard.registry.client import RegistryClient
 
 #: `docker compose config` runs at once when resolving many stacks.
 RESOLVE_CONCURRENCY = 4
@@ -73,9 +75,19 @@ class Machine:
         self.prefs = PrefsStore(data / "stack-prefs.json")
         # The summary's cache key part that the engine cannot tell: what changed on disk.
         self.generation = 0
-        # Logs, resource use and events: async streams from the engine.
-        self.streams = EngineStreams(settings.docker_host)
-        self.usage = UsageCollector(
+
+    @functools.cached_property
+    def streams(self) -> EngineStreams:
+        """Logs, resource use and events: async streams from the engine (made, with the
+        httpx they are read with, when first asked for: a start needs none)."""
+        from stackyard.docker.streams import EngineStreams
+
+        return EngineStreams(self.settings.docker_host)
+
+    @functools.cached_property
+    def usage(self) -> UsageCollector:
+        """Resource use of the running containers, collected while anyone looks."""
+        return UsageCollector(
             self.streams, lambda: asyncio.to_thread(running_containers, self.docker)
         )
 
@@ -119,6 +131,9 @@ class Machine:
             self.listed_projects(self.store.ids())
 
     def registry_client(self) -> RegistryClient:
+        """A client of the registries (httpx loads with the first: a start needs none)."""
+        from stackyard.registry.client import RegistryClient
+
         return RegistryClient(self.credentials.lookup, insecure_registries(self.docker))
 
     def validate(self, folder: Path, compose: list[Path], env_file: Path | None) -> None:
@@ -198,9 +213,11 @@ class Machine:
         self.generation += 1
 
     async def aclose(self) -> None:
-        """Stop the streams (resource use, the HTTP client of the streams)."""
-        await self.usage.close()
-        await self.streams.aclose()
+        """Stop the streams (resource use, the HTTP client of the streams), if any began."""
+        if "usage" in self.__dict__:
+            await self.usage.close()
+        if "streams" in self.__dict__:
+            await self.streams.aclose()
 
     def close(self) -> None:
         self.warmer.close()

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stackyard.docker.containers import PROJECT, SERVICE, WORKING_DIR
 from stackyard.docker.engine import Engine
@@ -31,9 +31,11 @@ from stackyard.docker.helper import HelperError, HelperMount, start_detached
 from stackyard.docker.images import pull
 from stackyard.docker.own import own_container
 from stackyard.errors import Conflict, Invalid, RegistryError, StackyardError, Unavailable
-from stackyard.registry.client import RegistryClient
 from stackyard.registry.reference import parse_reference
 from stackyard.system.release import latest_release, newer
+
+if TYPE_CHECKING:
+    from stackyard.registry.client import RegistryClient
 
 #: How long the latest release found stays believed.
 CACHE_SECONDS = 600
