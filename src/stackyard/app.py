@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import gc
 import json
@@ -121,8 +122,24 @@ def _streamed(prefix: str) -> Callable[[str, str], bool]:
     return streamed
 
 
-def _warm_up(app: FastAPI, machine: Machine) -> None:
-    """Start-up work done off the request path, so that no first request pays for it."""
+#: Seconds from the end of start-up to the warm-up: the service binds its port and
+#: answers first (a warm-up holding the interpreter made the first answer wait 0.2 s).
+WARM_UP_DELAY = 0.1
+
+
+async def _warm_up_soon(app: FastAPI, machine: Machine, *clean_ups: Callable[[], None]) -> None:
+    await asyncio.sleep(WARM_UP_DELAY)
+    await asyncio.get_running_loop().run_in_executor(None, _warm_up, app, machine, clean_ups)
+
+
+def _warm_up(
+    app: FastAPI, machine: Machine, clean_ups: tuple[Callable[[], None], ...] = ()
+) -> None:
+    """Start-up work done off the request path, so that no first request pays for it:
+    first what an interrupted run of the service left is cleaned up, then what the first
+    requests would need is made."""
+    for clean_up in clean_ups:
+        clean_up()
     # FastAPI builds an included router's routes (their models and validators, about
     # 300 ms for all of ours) when the first request reaches it: build them now.
     for _ in iter_route_contexts(app.routes):
@@ -138,7 +155,9 @@ def _freeze_start_up() -> None:
     million long-lived objects those slowed an SFTP transfer from 280 to 225 MiB/s). Once
     per process: a process that starts many apps (the tests) would keep each one's
     garbage."""
-    gc.freeze()
+    gc.collect()  # start-up's own garbage first (`stackyard serve` starts with the
+    gc.freeze()  # collector off, cli/serve.py)
+    gc.enable()
 
 
 def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
@@ -158,7 +177,13 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             db = Database(settings.effective_database_url)
             db.reconcile()
             migrate_legacy_roles(db)
-            ensure_bootstrap_admin(db, settings.admin_password)
+            if settings.admin_password is not None:
+                passwords.check_policy(settings.admin_password)  # refused before starting
+            # The first admin's password is hashed (0.15 s of Argon2 on a first start) while
+            # the service begins to answer; a sign-in waits for it (api/deps.py).
+            app.state.first_admin = asyncio.ensure_future(
+                asyncio.to_thread(ensure_bootstrap_admin, db, settings.admin_password)
+            )
             app.state.db = db
         machine = Machine(settings)
         app.state.stacks = StackService(machine)
@@ -199,11 +224,10 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             )
             app.state.scheduler = scheduler
             firing = asyncio.create_task(scheduler.serve())
-        loop = asyncio.get_running_loop()
-        app.state.warm_up = loop.run_in_executor(None, _warm_up, app, machine)
-        loop.run_in_executor(None, app.state.backups.clean_up)
+        clean_ups = [app.state.backups.clean_up]
         if mode == "central":
-            loop.run_in_executor(None, app.state.agent_transfers.clean_up)
+            clean_ups.append(app.state.agent_transfers.clean_up)
+        app.state.warm_up = asyncio.ensure_future(_warm_up_soon(app, machine, *clean_ups))
         watcher = None
         if settings.update_check_interval:
             watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))
@@ -222,6 +246,8 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             await machine.aclose()
             machine.close()
             if mode == "central":
+                with contextlib.suppress(Exception):  # (reported to sign-ins already)
+                    await app.state.first_admin
                 app.state.db.dispose()
 
     app = FastAPI(

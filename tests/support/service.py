@@ -81,12 +81,13 @@ def central_app(tmp_path_factory) -> FastAPI:
 @contextmanager
 def started(app: FastAPI, settings: Settings, **client: Any) -> Iterator[TestClient]:
     """`app` started on `settings` (a new data folder: schema, first admin, the warm-up
-    that follows in a thread, so that what a test makes after this is new to the
-    service), stopped at the end. `client`: TestClient's arguments."""
+    that follows in a thread, each awaited, so that what a test makes after this is new to
+    the service), stopped at the end. `client`: TestClient's arguments."""
     settings.check_safe(app.state.mode)
     app.state.settings = settings
 
     async def warmed_up() -> None:
+        await app.state.first_admin
         await app.state.warm_up
 
     with TestClient(app, **client) as running:

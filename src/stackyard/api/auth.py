@@ -16,6 +16,7 @@ from stackyard.api.deps import (
     ThrottleDep,
     client_ip,
     current_principal,
+    first_admin_made,
     request_scheme,
 )
 from stackyard.api.models import Body, DbId
@@ -79,7 +80,7 @@ def _secure(request: Request, setting: CookieSecure) -> bool:
     return setting is CookieSecure.always
 
 
-@public.post("/login", operation_id="login")
+@public.post("/login", operation_id="login", dependencies=[Depends(first_admin_made)])
 async def login(
     body: LoginIn,
     request: Request,

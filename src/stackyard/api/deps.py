@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import ipaddress
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -47,6 +48,12 @@ def get_db(request: HTTPConnection) -> Database:
 
 def get_throttle(request: Request) -> LoginThrottle:
     return cast(LoginThrottle, request.app.state.throttle)
+
+
+async def first_admin_made(request: Request) -> None:
+    """Sign-in waits for the first admin, whose password a first start hashes while the
+    service already answers (stackyard.app)."""
+    await cast("asyncio.Future[None]", request.app.state.first_admin)
 
 
 def _trusted(peer: str, proxies: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
