@@ -1,18 +1,36 @@
 #!/usr/bin/env bash
-# Every test: lint, the type checker (mypy, strict on src/stackyard: pyproject.toml), the
-# UI's unit tests (Vitest), then pytest (unit, integration with the
-# real Docker engine, registry and PostgreSQL, and browser tests in Chromium).
+# Every test: pytest (unit, integration with the real Docker engine, registry and
+# PostgreSQL, browser tests in Chromium) and, beside it, the static checks
+# (scripts/lint.sh: ruff, mypy strict, ESLint) and the UI's unit tests (Vitest).
 # Expects `scripts/setup.sh --test` to have run (`make test` does both).
+#
+# The checks run at a lower priority while pytest runs: pytest spends much of its time
+# waiting on Docker, servers and browsers, and they fill the cores meanwhile. Their output
+# is printed after pytest's; the run fails when either fails.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-scripts/lint.sh
-
-echo "== vitest"
-(cd web && npm test --silent 2>&1 | grep -v 'config "nodedir"')
+checks_log="$(mktemp)"
+trap 'rm -f "$checks_log"' EXIT
+(
+    nice -n 10 scripts/lint.sh
+    echo "== vitest"
+    cd web && nice -n 10 npm test --silent 2>&1 | grep -v 'config "nodedir"'
+) >"$checks_log" 2>&1 &
+checks=$!
 
 # Four workers on two cores: most tests wait on Docker, compose, a server or a browser.
 # Each worker has its own servers, registry, PostgreSQL cluster and Docker label.
 echo "== pytest (${PYTEST_WORKERS:-4} workers)"
-exec .venv/bin/pytest -n "${PYTEST_WORKERS:-4}" --dist worksteal "$@"
+status=0
+.venv/bin/pytest -n "${PYTEST_WORKERS:-4}" --dist worksteal "$@" || status=$?
+
+if wait "$checks"; then
+    cat "$checks_log"
+else
+    cat "$checks_log"
+    echo "test.sh: the static checks or Vitest failed (above)" >&2
+    status=1
+fi
+exit "$status"
