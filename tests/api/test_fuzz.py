@@ -273,6 +273,7 @@ def sessions() -> Iterator[dict[str | None, requests.Session]]:
     made: dict[str | None, requests.Session] = {}
     for role in ROLES:
         made[role] = requests.Session()
+        made[role].trust_env = False  # no proxy variables or .netrc read for each request
         made[role].cookies.set_policy(_NoCookies())
     yield made
     for session in made.values():

@@ -18,6 +18,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+import stackyard.app
 from stackyard.app import create_app
 from stackyard.settings import Settings
 from tests.support.processes import free_port, stop_process
@@ -72,10 +73,13 @@ def settings(tmp_path: Path, stacks_dir: Path, database_url: str) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def central_app(tmp_path_factory) -> FastAPI:
+def central_app(tmp_path_factory) -> Iterator[FastAPI]:
     """The central app, its routes and their validators built once per worker (about two
-    seconds); each test starts it anew on settings of its own (`started`)."""
-    return create_app(settings_in(tmp_path_factory.mktemp("central")))
+    seconds); each test starts it anew on settings of its own (`started`), its warm-up at
+    once (no client is there to answer first)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stackyard.app, "WARM_UP_DELAY", 0)
+        yield create_app(settings_in(tmp_path_factory.mktemp("central")))
 
 
 @contextmanager
