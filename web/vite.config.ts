@@ -25,5 +25,9 @@ export default defineConfig({
     setupFiles: ["./src/test/setup.ts"],
     include: ["src/**/*.test.{ts,tsx}"],
     restoreMocks: true,
+    // The suite runs beside pytest at a lower priority (scripts/test.sh): a test that
+    // takes 5 s there is slow, not broken. A broken one still fails, only later.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
   },
 });

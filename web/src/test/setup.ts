@@ -1,7 +1,11 @@
 import "@testing-library/jest-dom/vitest";
-import { cleanup } from "@testing-library/react";
+import { cleanup, configure } from "@testing-library/react";
 import { afterEach, beforeEach, vi } from "vitest";
 import { installFakeEventSource } from "./fakeEventSource";
+
+// findBy*/waitFor give up after 1 s by default; on a machine busy with pytest beside
+// Vitest (scripts/test.sh) a render can take longer than that without being wrong.
+configure({ asyncUtilTimeout: 15_000 });
 
 // jsdom has no EventSource: every test gets the fake (pages open log and run streams).
 beforeEach(() => {
