@@ -94,6 +94,7 @@ POLICY: dict[str, str | None] = {
     "downloadBackup": "admin",
     "uploadBackup": "admin",
     "deleteBackup": "admin",
+    "previewRestore": "admin",
     "restoreBackup": "admin",
     "listDestinations": "admin",
     "createDestination": "admin",

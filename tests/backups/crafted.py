@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import json
@@ -135,6 +136,32 @@ def bind_manifest(stack_id: str, binds: dict[str, str | None]) -> Manifest:
         ],
         stack_member="stack.tar.gz",
     )
+
+
+def bind_archive(path: Path, stack_id: str, compose: str, binds: dict[str, list]) -> Path:
+    """A version 2 archive of a stack folder (its compose file `compose`) and bind
+    folders outside it (host path: its entries), checksums right."""
+    manifest = bind_manifest(stack_id, dict.fromkeys(binds))
+    stack = inner_tar(
+        [entry("data", tarfile.DIRTYPE), entry("data/compose.yaml", data=compose.encode())]
+    )
+    members = [inner_tar(entries) for entries in binds.values()]
+    manifest = dataclasses.replace(
+        manifest,
+        stack_sha256=hashlib.sha256(stack).hexdigest(),
+        assets=[
+            AssetResult(r.key, r.member, True, len(data), 1, hashlib.sha256(data).hexdigest(), None)
+            for r, data in zip(manifest.assets, members, strict=True)
+        ],
+    )
+    with open(path, "wb") as file:
+        writer = ArchiveWriter(file, 1_700_000_000)
+        writer.add("stack.tar.gz", stack)
+        for result, data in zip(manifest.assets, members, strict=True):
+            writer.add(result.member or "", data)
+        writer.add("manifest.json", dump_manifest(manifest))
+        writer.close()
+    return path
 
 
 def v1_archive(path: Path, stack_id: str, volume_files: dict[str, bytes]) -> Path:

@@ -16,7 +16,7 @@ import pytest
 
 from stackyard.docker.helper import Helpers
 from tests.backups.trees import helper
-from tests.support.stacks import compose, wait_run
+from tests.support.stacks import compose, start_restore, wait_run
 
 pytestmark = pytest.mark.docker
 
@@ -109,7 +109,7 @@ def test_a_running_stack_is_stopped_for_the_copy_and_started_again(
     # The pre hook ran before the copy (its dump is in the archive), the post hook after.
     assert helper("volume", f"{stack_id}_db", "cat /data/post.txt") == "post-ran\n"
     name = admin_client.get("/api/backups").json()[0]["name"]
-    restored = admin_client.post(f"/api/backups/{name}/restore", json={"stack": f"{stack_id}-c"})
+    restored = start_restore(admin_client, name, stack=f"{stack_id}-c")
     assert restored.status_code == 202
     docker_cleanup.compose_project(f"{stack_id}-c")
     assert wait_run(admin_client, f"{stack_id}-c")["status"] == "succeeded"
@@ -200,7 +200,7 @@ def test_files_going_away_while_read_do_not_fail_the_backup(
     assert admin_client.post(f"/api/backups/{name}/verify").json()["ok"] is True
     clone = f"{stack_id}-c"
     docker_cleanup.compose_project(clone)
-    restoring = admin_client.post(f"/api/backups/{name}/restore", json={"stack": clone})
+    restoring = start_restore(admin_client, name, stack=clone)
     assert restoring.status_code == 202
     assert wait_run(admin_client, clone)["status"] == "succeeded"
     sizes = helper("volume", f"{clone}_db", "wc -c /data/many/* | grep -v total").split("\n")
@@ -284,7 +284,7 @@ def test_a_restore_that_fails_midway_leaves_everything_as_it_was(
         disk_before = sorted(os.listdir(disk)), (disk / "blob").read_bytes()
         started = states(docker_client, stack_id)
 
-        restoring = admin_client.post(f"/api/backups/{name}/restore", json={"overwrite": True})
+        restoring = start_restore(admin_client, name, overwrite=True)
         assert restoring.status_code == 202
         run = wait_run(admin_client, stack_id)
         assert run["status"] == "failed"

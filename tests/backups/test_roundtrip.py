@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from zlib_ng import gzip_ng
 
-from tests.backups.trees import helper, make_tree, snapshot
-from tests.support.stacks import compose, wait_run
+from tests.backups.trees import LONG, helper, make_tree, snapshot
+from tests.support.stacks import compose, start_restore, wait_run
 
 pytestmark = pytest.mark.docker
 
@@ -56,6 +56,13 @@ def rich_stack(stacks_dir, tmp_path, docker_cleanup) -> tuple[str, Path]:
     (folder / "config" / "app.ini").write_text("[app]\n")
     (folder / "app.ini").write_text("[bound]\n")
     os.chmod(folder / "app.ini", 0o640)
+    # Names a plain tar header cannot hold, in the stack folder itself (which holds
+    # binds, so it is archived in parts and renamed under data/).
+    (folder / "ünïcødé").write_text("grüße\n")
+    long = folder / "long" / LONG / LONG
+    long.mkdir(parents=True)
+    (long / f"{LONG}.txt").write_text("deep\n")
+    os.link(long / f"{LONG}.txt", folder / "long" / "hard-to-deep")
     docker_cleanup.compose_project(stack_id)
     compose(stacks_dir, stack_id, "create")  # the volume exists; nothing runs
     make_tree("volume", f"{stack_id}_db")
@@ -75,7 +82,8 @@ def back_up(client, stack_id: str, **body) -> str:
 
 
 def restore(client, name: str, target: str, **body) -> dict:
-    started = client.post(f"/api/backups/{name}/restore", json=body)
+    """The bind folders hold setuid files: written back only when asked for."""
+    started = start_restore(client, name, **({"special_files": True} | body))
     assert started.status_code == 202, started.text
     run = wait_run(client, target)
     assert run["status"] == "succeeded", run["progress"]["errors"]
@@ -90,7 +98,10 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
         "volume": snapshot("volume", f"{stack_id}_db"),
         "data": snapshot("bind", str(folder / "data")),
         "outside": snapshot("bind", str(outside)),
+        "stack": _stack_files(folder),
     }
+    assert before["stack"]["./ünïcødé"].startswith("regular file|644|")
+    assert before["stack"][f"./long/{LONG}/{LONG}/{LONG}.txt"].split("|")[5] == "2"
     assert before["volume"]["./owned"].startswith("regular file|644|100000|200000|")
     assert before["volume"]["./suid"].startswith("regular file|4755|")
     assert before["volume"]["./hard1"].split("|")[5] == "2"
@@ -114,10 +125,21 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     (folder / "kept.txt").write_text("not in the archive: stays")
 
     assert admin_client.post(f"/api/backups/{name}/restore", json={}).status_code == 409
+    # Outside the stack folder only what the user saw and confirmed.
+    preview = admin_client.post(f"/api/backups/{name}/restore/preview", json={"overwrite": True})
+    outside_file = outside.parent / "outside.conf"
+    assert preview.json()["stack_exists"] is True
+    assert {(w["path"], w["replaced"]) for w in preview.json()["outside"]} == {
+        (str(outside), True),
+        (str(outside_file), True),
+    }
+    unconfirmed = admin_client.post(f"/api/backups/{name}/restore", json={"overwrite": True})
+    assert unconfirmed.status_code == 409 and str(outside) in unconfirmed.json()["detail"]
     restore(admin_client, name, stack_id, overwrite=True)
     assert snapshot("volume", f"{stack_id}_db") == before["volume"]
     assert snapshot("bind", str(folder / "data")) == before["data"]
     assert snapshot("bind", str(outside)) == before["outside"]
+    assert _stack_files(folder) == before["stack"] | _stack_files(folder, only="./kept.txt")
     assert "# edited" not in (folder / "compose.yaml").read_text()  # stack files come back
     assert (folder / ".env").read_text() == "SECRET=hunter2\n"
     assert (folder / ".secrets").read_text() == "TOKEN=t0k3n\n"
@@ -132,18 +154,41 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert ".stackyard" not in helper("volume", f"{stack_id}_db", "ls -a /data")
 
     clone = f"{stack_id}-clone"
-    run = restore(admin_client, name, clone, stack=clone)
-    lines = [ln["text"] for ln in run["progress"]["lines"]]
-    assert any("a clone does not write to the original" in text for text in lines)
+    # A clone's bind folders outside the stack folder are new ones beside the original's.
+    cloned_outside = outside.parent / f"outside-{clone}"
+    cloned_file = outside.parent / f"outside.conf-{clone}"
+    preview = admin_client.post(f"/api/backups/{name}/restore/preview", json={"stack": clone})
+    assert {(w["path"], w["replaced"]) for w in preview.json()["outside"]} == {
+        (str(cloned_outside), False),
+        (str(cloned_file), False),
+    }
+    restore(admin_client, name, clone, stack=clone)
     assert snapshot("volume", f"{clone}_db") == before["volume"]
+    assert snapshot("bind", str(cloned_outside)) == before["outside"]
+    assert cloned_file.read_text() == "outside=1\n"
     assert snapshot("bind", str(stacks_dir / clone / "data")) == before["data"]
     assert (stacks_dir / clone / "config" / "app.ini").read_text() == "[app]\n"
     assert (stacks_dir / clone / "app.ini").read_text() == "[bound]\n"
+    assert (stacks_dir / clone / "ünïcødé").read_text() == "grüße\n"
     # The clone is a stack of its own beside the original: compose resolves it to its
     # own folder and volume.
     config = compose(stacks_dir, clone, "config", "--format", "json").stdout
     assert f'"{stacks_dir / clone / "data"}"' in config and f'"{clone}_db"' in config
+    assert f'"{cloned_outside}"' in config and f'"{cloned_file}"' in config
+    assert f'"{outside}"' not in config
     assert snapshot("bind", str(outside)) == before["outside"]  # the original's, untouched
+    assert outside_file.read_text() == "outside=1\n"
+
+
+def _stack_files(folder: Path, only: str | None = None) -> dict[str, str]:
+    """The snapshot of the stack folder's own files (the binds inside it apart), or of
+    one of them."""
+    entries = snapshot("bind", str(folder))
+    return {
+        path: line
+        for path, line in entries.items()
+        if not path.startswith(("./data/", "./app.ini")) and (only is None or path == only)
+    }
 
 
 def _fingerprint(docker_client, volume: str) -> tuple[int, int, str]:
@@ -196,6 +241,7 @@ def test_what_is_left_out_stays_out_and_a_restore_can_take_one_part(
     folder = stacks_dir / stack_id
     name = back_up(admin_client, stack_id, binds=[])
     path = app.state.settings.data_dir / "backups" / name
+    assert path.stat().st_mode & 0o777 == 0o600  # it holds the stack's .secrets
     with tarfile.open(path) as outer:
         stack_tar = outer.extractfile("stack.tar.gz")
         assert stack_tar is not None

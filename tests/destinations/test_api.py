@@ -44,7 +44,7 @@ def sftp_body(server, folder: str, **secrets: str) -> dict:
 
 
 def test_sftp_round_trip_with_a_pinned_key(
-    admin_client, user_client, sftp_server, archive, tmp_path, caplog
+    admin_client, user_client, sftp_server, archive, tmp_path, caplog, app
 ):
     caplog.set_level(logging.DEBUG)
     stack, name = archive
@@ -91,6 +91,8 @@ def test_sftp_round_trip_with_a_pinned_key(
     assert pulled.status_code == 202, pulled.text
     assert wait_run(admin_client, stack)["status"] == "succeeded"
     assert admin_client.get(f"/api/backups/{name}/download").content == local
+    pulled_file = app.state.settings.data_dir / "backups" / name
+    assert pulled_file.stat().st_mode & 0o777 == 0o600  # it holds the stack's .secrets
     again = admin_client.post(f"/api/destinations/{dest_id}/archives/{name}/pull")
     assert again.status_code == 409  # it is here already
     clone = f"{stack}-copy"

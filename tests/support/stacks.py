@@ -67,6 +67,15 @@ def wait_run(client, stack_id: str, timeout: float = 180, base: str = "/api") ->
     return wait_until(ended, timeout, f"the end of the run of {stack_id}")
 
 
+def start_restore(client, name: str, base: str = "/api", **body):
+    """A restore started as the UI starts it: its preview first, then the restore,
+    confirming the paths outside the stack folder that the preview listed."""
+    preview = client.post(f"{base}/backups/{name}/restore/preview", json=body)
+    assert preview.status_code == 200, preview.text
+    confirm = [write["path"] for write in preview.json()["outside"]]
+    return client.post(f"{base}/backups/{name}/restore", json=body | {"confirm_paths": confirm})
+
+
 def act(client, stack_id: str, action: str, base: str = "/api") -> dict:
     """Start an action through the API and wait for its end."""
     response = client.post(f"{base}/stacks/{stack_id}/actions/{action}")

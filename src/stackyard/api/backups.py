@@ -13,11 +13,19 @@ from fastapi import APIRouter, Depends, Request, status
 from fastapi.responses import FileResponse
 from pydantic import Field
 
-from stackyard.api.deps import AdminDep, AuditDep, OperatorDep, current_principal, require_operator
+from stackyard.api.deps import (
+    AdminDep,
+    AuditDep,
+    OperatorDep,
+    current_principal,
+    require_admin,
+    require_operator,
+)
 from stackyard.api.files import content_disposition
 from stackyard.api.models import Body
 from stackyard.backups.capture import Selection
 from stackyard.backups.model import Inventory, Manifest
+from stackyard.backups.restore import RestorePreview
 from stackyard.backups.service import BackupService, RestoreRequest
 from stackyard.backups.store import ArchiveInfo, VerifyReport
 from stackyard.stacks.runs import RunState
@@ -47,6 +55,36 @@ class RestoreIn(Body):
     assets: list[str] | None = Field(
         None, description="Only these volumes or binds (key, name or path); null: all"
     )
+    special_files: bool = Field(
+        False,
+        description="Write device nodes and setuid/setgid files into the stack folder and "
+        "bind folders too (refused otherwise; `verify` lists them; volumes always keep them)",
+    )
+    bind_paths: (
+        dict[Annotated[str, Field(max_length=4096)], Annotated[str, Field(max_length=4096)]] | None
+    ) = Field(
+        None,
+        max_length=100,
+        description="A clone's bind folders outside the stack folder: original host path to "
+        "the clone's (default: beside the original, named for the clone)",
+    )
+    confirm_paths: list[Annotated[str, Field(max_length=4096)]] | None = Field(
+        None,
+        max_length=100,
+        description="The host paths outside the stack folder that the restore writes, as its "
+        "preview listed them: required when there are any",
+    )
+
+    def request(self) -> RestoreRequest:
+        return RestoreRequest(
+            self.stack,
+            self.overwrite,
+            self.restore_binds,
+            self.assets,
+            self.special_files,
+            self.bind_paths,
+            self.confirm_paths,
+        )
 
 
 @router.get(
@@ -145,6 +183,19 @@ async def verify_backup(name: str, backups: BackupsDep) -> VerifyReport:
 
 
 @router.post(
+    "/backups/{name}/restore/preview",
+    operation_id="previewRestore",
+    dependencies=[Depends(require_admin)],
+)
+async def preview_restore(name: str, body: RestoreIn, backups: BackupsDep) -> RestorePreview:
+    """What a restore with this body would write, nothing written: its volumes and
+    folders, every host path outside the stack folder (made or replaced), and what is
+    left out and why. A restore that writes outside the stack folder takes `outside`'s
+    paths as `confirm_paths`."""
+    return await backups.preview(backups.store.path(name), body.request())
+
+
+@router.post(
     "/backups/{name}/restore",
     operation_id="restoreBackup",
     status_code=status.HTTP_202_ACCEPTED,
@@ -155,8 +206,16 @@ async def restore_backup(
 ) -> RunState:
     """Start a restore into the archive's stack (or `stack`, a clone). Follow it at the
     target stack's `/run/events`."""
-    request = RestoreRequest(body.stack, body.overwrite, body.restore_binds, body.assets)
     with audit(admin, "backup.restore", name) as note:
-        run = await backups.restore(backups.store.path(name), request)
-        note.detail = f"into {run.stack}" + (" (overwrite)" if body.overwrite else "")
+        run = await backups.restore(backups.store.path(name), body.request())
+        note.detail = (
+            f"into {run.stack}"
+            + (" (overwrite)" if body.overwrite else "")
+            + (" with device nodes and setuid/setgid files" if body.special_files else "")
+            + (
+                f"; outside the stack folder: {', '.join(body.confirm_paths)}"
+                if body.confirm_paths
+                else ""
+            )
+        )
     return run.state()

@@ -151,13 +151,6 @@ class ChunkReader(io.RawIOBase):
             pass
 
 
-@dataclass
-class TarSummary:
-    entries: int = 0
-    files: int = 0
-    bytes: int = 0
-
-
 def _inside(path: str) -> bool:
     """Whether a relative path stays in its root once normalized."""
     normal = posixpath.normpath(path)
@@ -264,9 +257,11 @@ def check_member(
     sha256: str | None,
     gzipped: bool,
     read: Callable[[int], None] = lambda n: None,
+    special: bool = True,
 ) -> TarScanner:
     """One inner tar, read through: its checksum (when the manifest has one) and every
-    entry checked; Invalid otherwise. `read` hears of every chunk's length."""
+    entry checked; Invalid otherwise, and when it holds device nodes or setuid/setgid
+    files unless `special`. `read` hears of every chunk's length."""
     digest = hashlib.sha256()
     scan = scanner()
     decompressor = zlib_ng.decompressobj(31) if gzipped else None
@@ -288,7 +283,32 @@ def check_member(
     scan.finish()
     if sha256 is not None and digest.hexdigest() != sha256:
         raise Invalid(f"{name} in the archive does not match its checksum: it is damaged")
+    if scan.special and not special:
+        shown = ", ".join(repr(n.removeprefix(ROOT + "/")) for n in scan.special[:5])
+        raise Invalid(
+            f"{name} in the archive holds device nodes or setuid/setgid files ({shown}): "
+            "they are written outside volumes only when asked for (special_files)"
+        )
     return scan
+
+
+def check_all(reader: ArchiveReader) -> list[tuple[str, TarScanner]]:
+    """Every member of the archive read through and checked (`check_member`); the
+    scan of each. What `verify`, an upload and the end of every backup run."""
+    manifest = reader.manifest
+    members = []
+    if manifest.stack_member:
+        members.append((manifest.stack_member, manifest.stack_sha256))
+    members += [(a.member, a.sha256) for a in manifest.assets if a.captured and a.member]
+    if manifest.format_version >= 2 and not members:
+        raise Invalid("The archive holds no data")
+    scans = [
+        (member, check_member(reader, member, digest, gzipped=member.endswith(".gz")))
+        for member, digest in members
+    ]
+    if manifest.format_version >= 2 and manifest.stack_member != STACK_MEMBER:
+        raise Invalid("The archive has no stack folder")
+    return scans
 
 
 #: Chunks read and hashed ahead of the inflating (4 MiB at most in memory).

@@ -30,7 +30,7 @@ from stackyard.backups.archive import (
     ArchiveWriter,
     ChunkReader,
     GzipWriter,
-    TarSummary,
+    check_all,
     scanner,
     write_manifest,
 )
@@ -122,12 +122,27 @@ def _cover(folder: Path, excluded: set[PurePosixPath]) -> list[PurePosixPath]:
 
 
 def _entry_from(path: Path, name: str) -> tarfile.TarInfo:
-    """A directory entry for a folder on the way to what is archived."""
+    """A directory entry for a folder on the way to what is archived (its mtime to the
+    nanosecond, in a PAX record)."""
     st = os.lstat(path)
     info = tarfile.TarInfo(name)
     info.type = tarfile.DIRTYPE
     info.mode, info.uid, info.gid = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid
-    info.mtime = int(st.st_mtime)
+    seconds, nanos = divmod(st.st_mtime_ns, 1_000_000_000)
+    info.mtime = seconds
+    info.pax_headers = {"mtime": f"{seconds}.{nanos:09d}"}
+    return info
+
+
+def _renamed(info: tarfile.TarInfo, prefix: str) -> tarfile.TarInfo:
+    """An entry of the helper's tar under `prefix`. The PAX records that carried its
+    long or non-ASCII name and link target go: `tarfile` writes a record it read over
+    the name it is given, so they would put the entry back where it came from."""
+    info.name = prefix + info.name
+    dropped = {"path", "linkpath"} if info.islnk() else {"path"}
+    if info.islnk():
+        info.linkname = prefix + info.linkname
+    info.pax_headers = {k: v for k, v in info.pax_headers.items() if k not in dropped}
     return info
 
 
@@ -153,13 +168,16 @@ def _vanishing(
 
 
 class _TarOut:
-    """A file-like that a `tarfile` in write mode writes into a gzip writer."""
+    """A file-like that a `tarfile` in write mode writes into a gzip writer, every entry
+    checked on the way as a restore will check it (`scan`)."""
 
     def __init__(self, gzip: GzipWriter) -> None:
         self.gzip = gzip
+        self.scan = scanner()
 
     def write(self, data: bytes) -> int:
         self.gzip.write(data)
+        self.scan.feed(data)
         return len(data)
 
 
@@ -216,12 +234,12 @@ class Capture:
 
     def stack_folder(
         self, writer: ArchiveWriter, folder_local: Path, folder_host: str, excluded: set[str]
-    ) -> tuple[str, TarScanner | TarSummary]:
+    ) -> tuple[str, TarScanner]:
         """The stack folder without the binds inside it (captured on their own, or not
         at all): its files read through a helper, under `data/`."""
         mount = HelperMount("bind", folder_host, f"/{ROOT}", read_only=True)
         cover = _cover(folder_local, {PurePosixPath(p) for p in excluded})
-        summary: TarScanner | TarSummary
+        summary: TarScanner
         with writer.member(STACK_MEMBER) as sink, self.helpers.created([mount]) as helper:
             gzip = GzipWriter(sink, self.level)
             if cover == [PurePosixPath(".")]:
@@ -233,10 +251,9 @@ class Capture:
 
     def _stack_parts(
         self, helper: Helper, gzip: GzipWriter, folder: Path, cover: list[PurePosixPath]
-    ) -> TarSummary:
+    ) -> TarScanner:
         """The covered parts, renamed under `data/` into one tar (with entries for the
         folders on the way, from the service's own view of the stack folder)."""
-        summary = TarSummary()
         written: set[str] = set()
         target = _TarOut(gzip)
         with tarfile.open(fileobj=target, mode="w|", format=tarfile.PAX_FORMAT) as out:  # type: ignore[call-overload]
@@ -256,35 +273,21 @@ class Capture:
                     tarfile.open(fileobj=source, mode="r|", bufsize=1 << 20) as src,
                 ):
                     for info in src:
-                        info.name = prefix + info.name
-                        if info.islnk():
-                            info.linkname = prefix + info.linkname
                         handle = src.extractfile(info) if info.isfile() else None
-                        out.addfile(info, handle)
-                        summary.entries += 1
-                        summary.files += int(info.isfile())
-        return summary
+                        out.addfile(_renamed(info, prefix), handle)
+        target.scan.finish()
+        return target.scan
 
 
 def verify_written(path: Path, manifest: Manifest) -> None:
-    """The archive as written: every member there, readable, of its checksum, and the
-    data not empty. Invalid otherwise."""
-    import hashlib
-
+    """The archive as written, read back through the check a restore and `verify` run
+    (every checksum, every entry): a backup a restore would refuse is a failed backup.
+    No captured part may be empty either."""
     with ArchiveReader(path) as reader:
-        expected = [(STACK_MEMBER, manifest.stack_sha256)] + [
-            (a.member, a.sha256) for a in manifest.assets if a.captured and a.member
-        ]
-        for member, digest in expected:
-            if member not in reader.members:
-                raise Invalid(f"The archive lacks {member}")
+        check_all(reader)
+        for member in [STACK_MEMBER] + [a.member for a in manifest.assets if a.member]:
             if reader.size(member) == 0:
                 raise Invalid(f"{member} in the archive is empty")
-            hashed = hashlib.sha256()
-            for chunk in reader.chunks(member):
-                hashed.update(chunk)
-            if digest is not None and hashed.hexdigest() != digest:
-                raise Invalid(f"{member} was not written correctly (its checksum differs)")
 
 
 def write_archive(
@@ -304,7 +307,11 @@ def write_archive(
     capture = Capture(helpers, level, progress)
     results: list[AssetResult] = []
     try:
-        with converted(f"the archive {path.name.lstrip('.')}"), open(path, "xb") as file:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        with (
+            converted(f"the archive {path.name.lstrip('.')}"),
+            os.fdopen(os.open(path, flags, 0o600), "wb") as file,
+        ):
             writer = ArchiveWriter(file, created.timestamp())
             stack_sha, _ = capture.stack_folder(
                 writer, folder_local, inventory.folder, {p for p in excluded if p}

@@ -3,32 +3,38 @@ helper containers (the engine's own extraction: numeric owners, modes, times of 
 folders, symlinks, hardlinks).
 
 Every member to be restored is read through first: its checksum and every entry checked
-(nothing absolute, no `..`, nothing through a symlink, no link pointing out). Only then
-is anything written, so a damaged or hostile archive changes nothing. Then everything is
-written beside what it replaces and switched in at the end (`stackyard.backups.staging`):
-volume contents and bind folders are replaced whole, so files made after the backup do
-not survive, and a failure leaves everything as it was. NFS/CIFS volumes are never wiped
-(written over, last). Under a new name the stack is a clone beside the original: its
-bind paths inside the stack folder follow it, its volumes are renamed to the new
-project, and nothing of the original's (outside folders, shared volumes) is written. A
-bind outside the stack folder is never written to a system path or to a folder holding
-the stacks folder.
+(nothing absolute, no `..`, nothing through a symlink, no link pointing out; device nodes
+and setuid/setgid files outside volumes only when asked for). Only then is anything
+written, so a damaged or hostile archive changes nothing. Then everything is written
+beside what it replaces and switched in at the end (`stackyard.backups.staging`): volume
+contents and bind folders are replaced whole, so files made after the backup do not
+survive, and a failure leaves everything as it was. NFS/CIFS volumes are never wiped
+(written over, last). Under a new name the stack is a clone beside the original: its bind
+paths inside the stack folder follow it, those outside it go to new folders beside the
+original's (`clone_path`, or where the user says), its compose file is rewritten to them
+and its volumes renamed to the new project; nothing of the original's is written.
+
+Whatever the manifest says, a bind folder outside the stack folder is written only when
+the restored compose file binds it, and never to a system path, into or over the stacks
+or data folder, or through a symbolic link on the host (checked by the service before the
+restore starts); the user confirms every such path (`preview`).
 
 Runs in a worker thread (`stackyard.backups.service` stops and starts the stack).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from stackyard.backups.archive import ROOT, ArchiveReader, check_member
 from stackyard.backups.model import Asset, AssetResult, Manifest
-from stackyard.backups.staging import Staging
+from stackyard.backups.staging import PathState, Staging
 from stackyard.backups.system_paths import system_reason
 from stackyard.compose.project import normalize_project_name
 from stackyard.docker.helper import HelperMount, Helpers
@@ -59,6 +65,54 @@ class RestorePlan:
     renamed: bool
     items: list[RestoreItem]
     skipped: dict[str, str] = field(default_factory=dict)
+    #: Device nodes and setuid/setgid files are written outside volumes too.
+    special_files: bool = False
+    #: How the host has each bind folder outside the stack folder the plan writes.
+    outside: Mapping[str, PathState] = field(default_factory=dict)
+
+    @property
+    def outside_paths(self) -> list[str]:
+        """The host paths outside the stack folder it writes (bind folders and files)."""
+        return [i.target for i in self.items if i.kind == "bind" and i.inside is None]
+
+
+@dataclass(frozen=True)
+class OutsideWrite:
+    """A bind folder or file outside the stack folder that a restore writes."""
+
+    key: str = field(metadata={"description": "The archive's asset"})
+    path: str = field(metadata={"description": "Where it is written on the host"})
+    replaced: bool = field(
+        metadata={"description": "It exists: its contents are replaced (else it is made)"}
+    )
+
+
+@dataclass(frozen=True)
+class RestorePreview:
+    """What a restore would write, shown before it starts: a restore that writes
+    outside the stack folder takes `outside`'s paths as its confirmation."""
+
+    stack: str
+    stack_exists: bool
+    renamed: bool
+    writes: list[str] = field(metadata={"description": "Volumes and folders written"})
+    outside: list[OutsideWrite]
+    skipped: dict[str, str] = field(metadata={"description": "Asset: why it is not written"})
+
+
+def preview(restore: RestorePlan, stack_exists: bool) -> RestorePreview:
+    writes = []
+    for item in restore.items:
+        where = f"{item.inside} in the stack folder" if item.inside is not None else item.target
+        writes.append(f"{item.kind} {where}" + (f" ({item.note})" if item.note else ""))
+    outside = [
+        OutsideWrite(i.result.key, i.target, restore.outside.get(i.target) == "exists")
+        for i in restore.items
+        if i.kind == "bind" and i.inside is None
+    ]
+    return RestorePreview(
+        restore.target_id, stack_exists, restore.renamed, writes, outside, restore.skipped
+    )
 
 
 def target_id(manifest: Manifest, new_name: str | None) -> str:
@@ -90,10 +144,18 @@ def plan(
     restore_binds: bool,
     wanted: list[str] | None,
     guarded: Callable[[str], str | None] = lambda path: None,
+    moved: Mapping[str, str] | None = None,
 ) -> RestorePlan:
     """Where each captured asset goes (see the module); `wanted` narrows it down to some
     assets (by key, volume name or compose key, or bind path). `guarded`: why a host
-    path is never written (it holds this service's own data, say), or None."""
+    path is never written (it holds this service's own data, say), or None. `moved`:
+    for a clone, where the user wants bind folders outside the stack folder to go
+    (original path: new path), instead of `clone_path`."""
+    originals = [
+        a.name
+        for a in (manifest.inventory.assets if manifest.inventory else [])
+        if a.kind == "bind"
+    ]
     source = slugify(manifest.stack_id)
     renamed = target != source
     project = manifest.inventory.project if manifest.inventory else normalize_project_name(source)
@@ -109,7 +171,7 @@ def plan(
             {asset.compose_key, asset.inside_stack} - {None} if asset else set()
         )
         if names is not None and not aliases & names:
-            skipped[result.key] = "not chosen"
+            skipped[result.key] = "not chosen"  # one of CHOSEN
             continue
         if kind == "volume":
             remote = bool(asset and asset.remote)
@@ -136,17 +198,46 @@ def plan(
                     continue
                 path = posixpath.join(target_folder_host, inside)
                 items.append(RestoreItem(result, "bind", path, wipe=True, inside=inside))
-            elif renamed:
-                skipped[result.key] = (
-                    "outside the stack folder: a clone does not write to the original's folders"
-                )
-            elif reason := _unwritable(name, target_folder_host) or guarded(name):
-                skipped[result.key] = reason
             else:
-                items.append(RestoreItem(result, "bind", name, wipe=True))
+                path = ((moved or {}).get(name) or clone_path(name, target)) if renamed else name
+                if reason := _unwritable(path, target_folder_host) or guarded(path):
+                    skipped[result.key] = reason
+                elif renamed and any(_overlap(path, original) for original in originals):
+                    skipped[result.key] = (
+                        f"{path} is, holds or is inside a folder of the original stack: "
+                        "a clone never writes the original's folders"
+                    )
+                else:
+                    items.append(RestoreItem(result, "bind", path, wipe=True))
     if names is not None and not items and all(r == "not chosen" for r in skipped.values()):
         raise Invalid("None of the chosen assets is in the archive")
     return RestorePlan(source, target, renamed, items, skipped)
+
+
+def clone_path(path: str, clone: str) -> str:
+    """Where a clone's bind folder outside the stack folder goes by default: a new one
+    beside the original's, named for the clone (`/srv/media/photos` of a clone
+    `web-2`: `/srv/media/photos-web-2`)."""
+    return f"{path.rstrip('/')}-{clone}"
+
+
+def _overlap(a: str, b: str) -> bool:
+    a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
+    return a.startswith(b) or b.startswith(a)
+
+
+#: Why an asset is skipped when the user chose so (every other reason leaves out what
+#: the user asked for: the restore is partial).
+CHOSEN = frozenset({"not chosen", "bind folders were not to be written back"})
+
+
+def without(restore: RestorePlan, reasons: dict[str, str]) -> RestorePlan:
+    """The plan without the items of `reasons` (by target), each skipped for its reason."""
+    items = [i for i in restore.items if i.target not in reasons]
+    skipped = restore.skipped | {
+        i.result.key: reasons[i.target] for i in restore.items if i.target in reasons
+    }
+    return dataclasses.replace(restore, items=items, skipped=skipped)
 
 
 def _is_relative_inside(path: str) -> bool:
@@ -169,12 +260,16 @@ def _unwritable(path: str, folder_host: str) -> str | None:
     stacks = posixpath.dirname(folder_host)
     if stacks == path or stacks.startswith(path.rstrip("/") + "/"):
         return f"{path} holds the stacks folder: never written"
+    if path.startswith(stacks + "/"):
+        return f"{path} is inside the stacks folder (another stack's, or the trash): never written"
     return None
 
 
 def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progress) -> set[str]:
-    """Every member the restore reads, read through and checked (see the module); the
-    members whose data is a folder (not a single file)."""
+    """Every member the restore reads, read through and checked (see the module),
+    device nodes and setuid/setgid files outside volumes refused unless the plan allows
+    them; the members whose data is a folder (not a single file)."""
+    special = restore.special_files
     manifest = reader.manifest
     done = [0, 0]
     folders: set[str] = set()
@@ -184,10 +279,12 @@ def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progres
         progress(done[0], done[1])
 
     if manifest.stack_member:
-        check_member(reader, manifest.stack_member, manifest.stack_sha256, True, read)
+        check_member(reader, manifest.stack_member, manifest.stack_sha256, True, read, special)
     for item in restore.items:
         member = item.result.member or ""
-        scan = check_member(reader, member, item.result.sha256, member.endswith(".gz"), read)
+        allowed = special or item.kind == "volume"
+        gzipped = member.endswith(".gz")
+        scan = check_member(reader, member, item.result.sha256, gzipped, read, allowed)
         if scan.first is None or scan.first.isdir():
             folders.add(member)
         done[1] += 1
@@ -198,6 +295,15 @@ def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progres
 _VOLUME_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]*\Z")
 
 
+@dataclass(frozen=True)
+class Declared:
+    """What a restored compose file uses: its volumes (engine names, as the restored
+    stack names them) and the host paths of its binds."""
+
+    volumes: set[str]
+    binds: set[str]
+
+
 def restore_data(
     reader: ArchiveReader,
     restore: RestorePlan,
@@ -205,17 +311,19 @@ def restore_data(
     helpers: Helpers,
     folder_local: Path,
     folder_host: str,
-    declared: Callable[[Path], set[str] | None],
+    declared: Callable[[Path], Declared | None],
     progress: Progress,
-) -> list[str]:
+) -> tuple[list[str], list[str]]:
     """Write the checked archive back (see the module and `stackyard.backups.staging`);
-    what was done, line by line. `folders`: the members whose data is a folder.
-    `declared` gives the volumes the compose file of a (staged) stack folder names, as
-    the restored stack will name them (None: it does not resolve): a volume is written
-    only when it is one of them (or, without them, when it has the stack's project
-    prefix), whatever the manifest says."""
+    what was done, and what was left out and why, line by line. `folders`: the members
+    whose data is a folder.
+    `declared` gives what the compose file of a (staged) stack folder uses (None: it
+    does not resolve): a volume is written only when it is one of its volumes (or,
+    without them, when it has the stack's project prefix), a bind folder outside the
+    stack folder only when it is one of its binds, whatever the manifest says."""
     manifest = reader.manifest
     done: list[str] = []
+    left_out: list[str] = []
     written = 0
 
     def counted(name: str) -> Iterator[bytes]:
@@ -245,12 +353,12 @@ def restore_data(
         for item in restore.items:
             member = item.result.member or ""
             if item.kind == "volume":
-                own = allowed is not None and item.target in allowed
+                own = allowed is not None and item.target in allowed.volumes
                 prefixed = allowed is None and item.target.startswith(f"{project}_")
                 if not _VOLUME_NAME.match(item.target) or not (own or prefixed):
-                    done.append(
-                        f"nothing into volume {item.target!r}: the restored compose file does "
-                        "not use it (a manifest cannot name other volumes)"
+                    left_out.append(
+                        f"volume {item.target!r}: the restored compose file does not use it "
+                        "(a manifest cannot name other volumes)"
                     )
                     continue
                 if not item.wipe:
@@ -261,6 +369,12 @@ def restore_data(
                 staging.volume(item.target, project, key, counted(member))
             elif item.inside is not None:
                 staging.inside(item.inside, counted(member))
+            elif allowed is None or item.target not in allowed.binds:
+                left_out.append(
+                    f"{item.target}: the restored compose file does not bind it "
+                    "(a manifest cannot name other folders)"
+                )
+                continue
             else:
                 staging.bind(item.target, member in folders, counted(member))
             done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
@@ -275,31 +389,37 @@ def restore_data(
             helpers.write_tar(helper, "/", counted(item.result.member or ""))
         done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
         progress(written, len(done))
-    return done
+    return done, left_out
 
 
 def _rewrite_for_clone(
     folder: Path, folder_host: str, manifest: Manifest, restore: RestorePlan
 ) -> None:
-    """The clone's compose file: absolute paths into the original's folder point into
-    the clone's, and volume names given by hand with the original's project prefix get
-    the clone's."""
+    """The clone's compose file and `.env`: absolute paths into the original's folder
+    point into the clone's, those of the original's bind folders outside it to the
+    clone's (`clone_path`), and volume names given by hand with the original's project
+    prefix get the clone's. A path is replaced whole, never the start of a longer name."""
     inventory = manifest.inventory
     if inventory is None:
         return
     replacements = {inventory.folder: folder_host}
     for item in restore.items:
-        if item.kind == "volume":
-            old = item.result.key.partition(":")[2]
-            replacements[old] = item.target
-    for name in ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml"):
+        if item.kind == "volume" or item.inside is None:
+            replacements[item.result.key.partition(":")[2]] = item.target
+    olds = sorted(replacements, key=len, reverse=True)
+    pattern = re.compile("|".join(re.escape(old) for old in olds) + r"(?![\w.-])")
+    for name in (
+        "compose.yaml",
+        "compose.yml",
+        "docker-compose.yaml",
+        "docker-compose.yml",
+        ".env",
+    ):
         path = folder / name
-        if not path.is_file():
+        if not path.is_file() or path.is_symlink():
             continue
-        text = path.read_text()
-        changed = text
-        for old, new in sorted(replacements.items(), key=lambda kv: -len(kv[0])):
-            changed = changed.replace(old, new)
+        text = path.read_text(errors="surrogateescape")
+        changed = pattern.sub(lambda m: replacements[m.group(0)], text)
         if changed != text:
             with Fd(os.open(folder, DIRECTORY | os.O_NOFOLLOW)) as fd:
-                write_atomic_at(fd, name, changed.encode())
+                write_atomic_at(fd, name, changed.encode(errors="surrogateescape"))

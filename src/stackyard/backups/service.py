@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ from stackyard.backups.archive import ArchiveReader
 from stackyard.backups.inventory import inventory
 from stackyard.backups.model import Asset, Inventory, Manifest
 from stackyard.backups.names import archive_name
-from stackyard.backups.restore import RestorePlan
+from stackyard.backups.restore import Declared, RestorePlan
+from stackyard.backups.staging import host_paths
 from stackyard.backups.store import ArchiveStore, VerifyReport
 from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import normalize_project_name
@@ -34,7 +36,7 @@ from stackyard.containers.shell import run_command
 from stackyard.docker.containers import ContainerInfo
 from stackyard.docker.details import inspect_container
 from stackyard.docker.helper import Helpers
-from stackyard.docker.own import holds, own_container_id, own_mappings
+from stackyard.docker.own import overlap, own_container_id, own_mappings
 from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.stacks.runs import Run, progress_reporter
 
@@ -55,6 +57,9 @@ class RestoreRequest:
     overwrite: bool = False
     restore_binds: bool = True
     assets: list[str] | None = None
+    special_files: bool = False
+    bind_paths: dict[str, str] | None = None
+    confirm_paths: list[str] | None = None
 
 
 class BackupService:
@@ -167,27 +172,55 @@ class BackupService:
     def restore_plan(self, path: Path, request: RestoreRequest) -> tuple[RestorePlan, Path, str]:
         """What a restore does, checked before it starts: Conflict for an existing stack
         without `overwrite`, Invalid for a bad archive or choice."""
+        restore_plan, folder_local, folder_host = self._plan(path, request)
+        if self._exists(folder_local) and not request.overwrite:
+            raise Conflict(
+                f"Stack {restore_plan.target_id!r} exists: restoring over it needs overwrite "
+                "(its volumes and bind folders are replaced by the archive's contents, and the "
+                "archive's files replace those of its stack folder)"
+            )
+        return restore_plan, folder_local, folder_host
+
+    async def preview(self, path: Path, request: RestoreRequest) -> restore.RestorePreview:
+        """What restoring the archive at `path` would write (nothing is written)."""
+        restore_plan, folder_local, _ = await asyncio.to_thread(self._plan, path, request)
+        return restore.preview(restore_plan, self._exists(folder_local))
+
+    @staticmethod
+    def _exists(folder_local: Path) -> bool:
+        return folder_local.exists() or folder_local.is_symlink()
+
+    def _plan(self, path: Path, request: RestoreRequest) -> tuple[RestorePlan, Path, str]:
         with ArchiveReader(path) as reader:
             manifest = reader.manifest
         target = restore.target_id(manifest, request.new_name)
         folder_local = self.machine.stacks_dir / target
-        exists = folder_local.exists() or folder_local.is_symlink()
-        if exists and not request.overwrite:
-            raise Conflict(
-                f"Stack {target!r} exists: restoring over it needs overwrite (its volumes and "
-                "bind folders are replaced by the archive's contents, and the archive's files "
-                "replace those of its stack folder)"
-            )
-        if exists:
+        if self._exists(folder_local):
             self.machine.store.folder(target)  # a real stack folder, not a link or a file
         folder_host = str(self.machine.project_dirs.project_dir(folder_local))
         plan = restore.plan(
-            manifest, target, folder_host, request.restore_binds, request.assets, self._guarded()
+            manifest,
+            target,
+            folder_host,
+            request.restore_binds,
+            request.assets,
+            self._guarded(),
+            request.bind_paths,
         )
-        return plan, folder_local, folder_host
+        outside = [i.target for i in plan.items if i.kind == "bind" and i.inside is None]
+        states = host_paths(self.helpers(), outside)
+        reasons: dict[str, str] = {}
+        for host, state in states.items():
+            if state == "link":
+                reasons[host] = f"{host} leads through a symbolic link on the host: never written"
+            elif state == "exists" and plan.renamed and not request.overwrite:
+                reasons[host] = f"{host} exists: a clone writes over a folder only with overwrite"
+        plan = dataclasses.replace(plan, special_files=request.special_files, outside=states)
+        return restore.without(plan, reasons), folder_local, folder_host
 
     def _guarded(self) -> Callable[[str], str | None]:
-        """Host paths a restore never writes: those holding this service's own folders."""
+        """Host paths a restore never writes: those holding this service's own folders
+        or inside them (another stack's folder, the trash, the service's own data)."""
         in_container = own_container_id() is not None
         mappings = own_mappings(self.machine.docker) if in_container else []
         own = {
@@ -197,15 +230,25 @@ class BackupService:
 
         def reason(path: str) -> str | None:
             for what, local in own.items():
-                if holds(path, local, mappings, in_container):
-                    return f"{path} holds this service's {what}: never written"
+                if how := overlap(path, local, mappings, in_container):
+                    where = "holds" if how == "holds" else "is inside"
+                    return f"{path} {where} this service's {what}: never written"
             return None
 
         return reason
 
     async def restore(self, path: Path, request: RestoreRequest) -> Run:
-        """Start restoring the archive at `path` (its progress is the target's run)."""
+        """Start restoring the archive at `path` (its progress is the target's run).
+        Conflict when it would write outside the stack folder and `confirm_paths` is not
+        the list of those paths (the user saw them in its preview)."""
         plan, folder_local, folder_host = await asyncio.to_thread(self.restore_plan, path, request)
+        outside = plan.outside_paths
+        if outside and sorted(request.confirm_paths or []) != sorted(outside):
+            raise Conflict(
+                "This restore writes outside the stack folder, into "
+                + ", ".join(outside)
+                + ": see its preview and confirm those paths (confirm_paths)"
+            )
         fold = ProgressFold(mode="transfer")
 
         async def steps(run: Run) -> int:
@@ -232,11 +275,15 @@ class BackupService:
             writing = progress_reporter(run, total, len(plan.items), "Writing the data (2 of 2)")
             run.feed_line(f"Restoring {path.name} as {target}: checking the archive first")
             for key, reason in plan.skipped.items():
-                run.feed_line(f"Not restored: {key.partition(':')[2]} ({reason})")
+                line = f"Not restored: {key.partition(':')[2]} ({reason})"
+                if reason in restore.CHOSEN:
+                    run.feed_line(line)
+                else:
+                    run.leave_out(line)
             try:
                 folders = await asyncio.to_thread(restore.check_archive, reader, plan, checking)
                 async with self._quiet(target, running, run):
-                    done = await asyncio.to_thread(
+                    done, left_out = await asyncio.to_thread(
                         restore.restore_data,
                         reader,
                         plan,
@@ -244,7 +291,7 @@ class BackupService:
                         self.helpers(),
                         folder_local,
                         folder_host,
-                        lambda staged: self._declared_volumes(staged, target),
+                        lambda staged: self._declared(staged, target),
                         writing,
                     )
             except StackyardError as exc:
@@ -255,6 +302,8 @@ class BackupService:
         run.advance(total, total, len(plan.items), len(plan.items), "Writing the data (2 of 2)")
         for line in done:
             run.feed_line(f"Restored {line}")
+        for line in left_out:
+            run.leave_out(f"Not restored: {line}")
         return 0
 
     # -- around the data ----------------------------------------------------------------
@@ -282,10 +331,10 @@ class BackupService:
             if await self.stacks.compose_steps(stack_id, (("up", "-d"),), run) != 0:
                 run.fail("The stack could not be started again: see the output above")
 
-    def _declared_volumes(self, staged: Path, target: str) -> set[str] | None:
-        """The engine names of the volumes a staged stack folder's compose file uses, as
-        the stack `target` will name them (None when it does not resolve): a volume
-        named after the staged folder's project is named after the target's."""
+    def _declared(self, staged: Path, target: str) -> Declared | None:
+        """What a staged stack folder's compose file uses, as the stack `target` will
+        name it (None when it does not resolve): a volume named after the staged
+        folder's project is named after the target's."""
         try:
             raw = self.machine.projects.get(staged).raw
         except StackyardError:
@@ -294,13 +343,19 @@ class BackupService:
             self.machine.projects.forget(staged)
         staged_project = normalize_project_name(staged.name)
         project = normalize_project_name(target)
-        names = set()
+        volumes = set()
         for key, spec in (raw.get("volumes") or {}).items():
             name = str((spec or {}).get("name") or key)
             if raw.get("name") == staged_project and name == f"{staged_project}_{key}":
                 name = f"{project}_{key}"
-            names.add(name)
-        return names
+            volumes.add(name)
+        binds = {
+            str(mount["source"])
+            for service in (raw.get("services") or {}).values()
+            for mount in (service or {}).get("volumes") or []
+            if isinstance(mount, dict) and mount.get("type") == "bind" and mount.get("source")
+        }
+        return Declared(volumes, binds)
 
     def _hooks(self, stack_id: str) -> dict[str, dict[str, str]]:
         """Per service, its backup hook labels as the compose file gives them (`config`

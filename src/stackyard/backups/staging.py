@@ -22,9 +22,10 @@ import contextlib
 import os
 import posixpath
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, cast
 
 from stackyard.backups.archive import ROOT
 from stackyard.docker.containers import PROJECT
@@ -33,6 +34,7 @@ from stackyard.docker.helper import HelperMount, Helpers
 from stackyard.docker.volumes import create_volume, remove_volume, volume
 from stackyard.errors import StackyardError
 from stackyard.fs.at import DIRECTORY, Fd, remove_tree_at, rename_at
+from stackyard.fs.beneath import open_beneath
 from stackyard.fs.merge import move_in
 
 VOLUME_LABEL = "com.docker.compose.volume"
@@ -81,6 +83,59 @@ _PLACE_INSIDE = (
     'set -e; cd /data; mkdir -p "$(dirname "$2")"; rm -rf "$2"; '
     'mv -- ".in-$1/data" "$2"; rmdir ".in-$1"'
 )
+
+
+# The host paths $2... walked name by name from the host's root (mounted at /host),
+# links never followed: per path, its number and "link" (it leads through a symbolic
+# link), "exists" or "missing".
+_HOST_PATHS = (
+    'i=0; for p in "$@"; do i=$((i+1)); rest="${p#/}"; at=/host; state=exists; '
+    'while [ -n "$rest" ]; do name="${rest%%/*}"; '
+    'case "$rest" in */*) rest="${rest#*/}";; *) rest="";; esac; at="$at/$name"; '
+    'if [ -L "$at" ]; then state=link; break; fi; '
+    '[ -e "$at" ] || { state=missing; break; }; done; echo "$i $state"; done'
+)
+
+PathState = Literal["link", "exists", "missing"]
+
+
+def host_paths(helpers: Helpers, paths: list[str]) -> dict[str, PathState]:
+    """How the host has each of `paths`: whether it leads through a symbolic link (which
+    the engine would follow when it mounts it: into the data folder, say), exists, or
+    is missing. Read in a helper with the host's root mounted read-only."""
+    if not paths:
+        return {}
+    host = HelperMount("bind", "/", "/host", read_only=True)
+    out = helpers.check_output([host], ["sh", "-c", _HOST_PATHS, "paths", *paths], 120)
+    states: dict[str, PathState] = {}
+    for line in out.splitlines():
+        number, _, state = line.partition(" ")
+        states[paths[int(number) - 1]] = cast(PathState, state)
+    return states
+
+
+@contextlib.contextmanager
+def _times_kept(root: Path, path: str) -> Iterator[None]:
+    """The access and modification times of `root` and of the folders on the way to
+    `path` beneath it (those that exist; links never followed) put back after the block."""
+    fds: list[tuple[int, os.stat_result]] = []
+    try:
+        with contextlib.suppress(OSError):
+            fds.append(_with_stat(os.open(root, DIRECTORY | os.O_NOFOLLOW)))
+            parts = [p for p in path.split("/") if p]
+            for n in range(1, len(parts) + 1):
+                fd = open_beneath(fds[0][0], "/".join(parts[:n]), DIRECTORY | os.O_NOFOLLOW)
+                fds.append(_with_stat(fd))
+        yield
+        for fd, st in fds:
+            os.utime(fd, ns=(st.st_atime_ns, st.st_mtime_ns))
+    finally:
+        for fd, _ in fds:
+            os.close(fd)
+
+
+def _with_stat(fd: int) -> tuple[int, os.stat_result]:
+    return fd, os.fstat(fd)
 
 
 @dataclass
@@ -138,12 +193,14 @@ class Staging:
         return self.stack
 
     def inside(self, path: str, chunks: Iterable[bytes]) -> None:
-        """A bind folder or file inside the stack folder, at `path` of the staged one."""
+        """A bind folder or file inside the stack folder, at `path` of the staged one.
+        The folders on its way keep the times the archive gave them."""
         mount = self._stack_mount
-        self.helpers.check_output([mount], ["mkdir", f"/{ROOT}/.in-{self.token}"])
-        with self.helpers.created([mount]) as helper:
-            self.helpers.write_tar(helper, f"/{ROOT}/.in-{self.token}", chunks)
-        self._script([mount], _PLACE_INSIDE, self.token, path)
+        with _times_kept(self.stack, posixpath.dirname(path)):
+            self.helpers.check_output([mount], ["mkdir", f"/{ROOT}/.in-{self.token}"])
+            with self.helpers.created([mount]) as helper:
+                self.helpers.write_tar(helper, f"/{ROOT}/.in-{self.token}", chunks)
+            self._script([mount], _PLACE_INSIDE, self.token, path)
         self._inside.add(path)
 
     def volume(self, name: str, project: str, key: str | None, chunks: Iterable[bytes]) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from stackyard.backups.archive import STACK_MEMBER, ArchiveReader, check_member
+from stackyard.backups.archive import ArchiveReader, check_all
 from stackyard.backups.model import Manifest
 from stackyard.backups.names import SUFFIX, archive_name
 from stackyard.errors import Invalid, NotFound
@@ -44,6 +44,9 @@ class CheckedMember:
     member: str
     files: int
     bytes: int
+    #: Its device nodes and setuid/setgid files (a restore writes them outside volumes
+    #: only when asked for).
+    special: list[str]
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,11 @@ class ArchiveStore:
 
     def keep(self, temporary: Path, name: str) -> Path:
         """The finished `temporary` under `name`, or, when an archive has that name,
-        under the first free `<name>-2`, `-3`, ...: never over another archive."""
+        under the first free `<name>-2`, `-3`, ...: never over another archive. Kept
+        archives are the owner's alone (0600: they hold the stacks' `.secrets`)."""
         folder = self._ready()
         with Fd(os.open(folder, os.O_RDONLY | os.O_DIRECTORY)) as fd:
+            os.chmod(temporary.name, 0o600, dir_fd=fd)
             for n in itertools.count(1):
                 candidate = name if n == 1 else name.replace(SUFFIX, f"-{n}{SUFFIX}")
                 try:
@@ -138,12 +143,14 @@ class ArchiveStore:
     def verify(self, name: str) -> VerifyReport:
         """Every member read through: checksums, and each entry safe to restore."""
         path = self.path(name)
-        checked: list[CheckedMember] = []
         try:
             with ArchiveReader(path) as reader:
-                check_all(reader, checked)
+                checked = [
+                    CheckedMember(member, scan.files, reader.size(member), scan.special)
+                    for member, scan in check_all(reader)
+                ]
         except Invalid as exc:
-            return VerifyReport(name, False, checked, exc.detail)
+            return VerifyReport(name, False, [], exc.detail)
         return VerifyReport(name, True, checked, None)
 
     async def upload(self, body: AsyncIterator[bytes]) -> ArchiveInfo:
@@ -172,22 +179,6 @@ class ArchiveStore:
                 temporary.unlink()
             raise
         return self.info(target)
-
-
-def check_all(reader: ArchiveReader, checked: list[CheckedMember] | None = None) -> None:
-    manifest = reader.manifest
-    members = []
-    if manifest.stack_member:
-        members.append((manifest.stack_member, manifest.stack_sha256))
-    members += [(a.member, a.sha256) for a in manifest.assets if a.captured and a.member]
-    if manifest.format_version >= 2 and not members:
-        raise Invalid("The archive holds no data")
-    for member, digest in members:
-        summary = check_member(reader, member, digest, gzipped=member.endswith(".gz"))
-        if checked is not None:
-            checked.append(CheckedMember(member, summary.files, reader.size(member)))
-    if manifest.format_version >= 2 and manifest.stack_member != STACK_MEMBER:
-        raise Invalid("The archive has no stack folder")
 
 
 def _checked_manifest(path: Path) -> Manifest:

@@ -50,6 +50,7 @@ SYSTEM_TREES = (
     "/sbin/",
     "/lib/",
     "/lib64/",
+    "/root/",  # root's keys and shell start-up files
 )
 
 

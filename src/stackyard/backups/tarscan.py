@@ -21,6 +21,8 @@ _EXTENDED = {tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME, tarfile
 _WITH_DATA = {tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE, tarfile.GNUTYPE_SPARSE}
 #: Extended headers larger than this are refused (long names are a few kilobytes).
 MAX_EXTENDED = 1024 * 1024
+#: Special entries named at most (a tar of /dev has hundreds).
+MAX_SPECIAL = 100
 
 
 def _pax_records(data: bytes) -> dict[str, str]:
@@ -54,6 +56,8 @@ class TarScanner:
     data_bytes: int = 0
     ended: bool = False
     first: tarfile.TarInfo | None = None
+    #: Device nodes and setuid/setgid files (the first `MAX_SPECIAL` of them).
+    special: list[str] = field(default_factory=list)
     _skip: int = 0
     _header: bytearray = field(default_factory=bytearray)
     _collect: int = 0
@@ -123,6 +127,9 @@ class TarScanner:
         self.on_entry(info)
         if self.first is None:
             self.first = info
+        special = info.ischr() or info.isblk() or (info.isreg() and info.mode & 0o6000)
+        if special and len(self.special) < MAX_SPECIAL:
+            self.special.append(info.name)
         self.entries += 1
         if info.isreg():
             self.files += 1

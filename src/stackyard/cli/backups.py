@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated
 
@@ -30,6 +31,9 @@ def _follow(
         return await draw(service.stacks.follow(run.stack))
 
     final = asyncio.run(go())
+    if final is not None and final.status == "partial":
+        typer.secho("error: done in part only (see the lines above)", err=True, fg=typer.colors.RED)
+        raise typer.Exit(1)
     if final is None or final.status != "succeeded":
         errors = "; ".join(final.progress.errors if final else []) or "failed"
         typer.secho(f"error: {errors}", err=True, fg=typer.colors.RED)
@@ -75,6 +79,8 @@ def backup_verify(name: Annotated[str, typer.Argument(help="The archive's name")
     report = services.backups().store.verify(name)
     for member in report.members:
         typer.echo(f"{member.member}\t{member.bytes} bytes\t{member.files} files\tok")
+        for entry in member.special:
+            typer.echo(f"  device node or setuid/setgid file: {entry}")
     if not report.ok:
         typer.secho(f"error: {report.error}", err=True, fg=typer.colors.RED)
         raise typer.Exit(1)
@@ -92,12 +98,35 @@ def backup_restore(
     asset: Annotated[
         list[str] | None, typer.Option("--asset", help="Only these volumes or binds (repeat)")
     ] = None,
+    special_files: Annotated[
+        bool,
+        typer.Option(
+            "--special-files",
+            help="Write device nodes and setuid/setgid files outside volumes too",
+        ),
+    ] = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Write the paths outside the stack folder unasked")
+    ] = False,
 ) -> None:
-    """Restore an archive into its stack (or a new one with --as)."""
+    """Restore an archive into its stack (or a new one with --as). The paths it would
+    write outside the stack folder are shown first, and written once confirmed."""
     from stackyard.backups.service import RestoreRequest
 
-    request = RestoreRequest(as_name, overwrite, not no_binds, asset or None)
-    _follow(lambda service: service.restore(service.store.path(name), request))
+    request = RestoreRequest(as_name, overwrite, not no_binds, asset or None, special_files)
+    service = services.backups()
+    path = service.store.path(name)
+    preview = asyncio.run(service.preview(path, request))
+    for key, why in preview.skipped.items():
+        typer.echo(f"not restored: {key.partition(':')[2]} ({why})")
+    for write in preview.outside:
+        typer.echo(
+            f"outside the stack folder: {write.path} ({'replaced' if write.replaced else 'made'})"
+        )
+    if preview.outside and not yes and not typer.confirm("Write these paths?"):
+        raise typer.Exit(1)
+    confirmed = dataclasses.replace(request, confirm_paths=[w.path for w in preview.outside])
+    _follow(lambda service: service.restore(path, confirmed), service)
 
 
 @app.command("push")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from stackyard.docker.details import ContainerDetails, inspect_container
 from stackyard.docker.engine import Engine
@@ -69,10 +70,15 @@ def to_local(host_path: str, mappings: list[PathMapping], in_container: bool) ->
     return None
 
 
-def holds(host_path: str, local: Path, mappings: list[PathMapping], in_container: bool) -> bool:
-    """Whether `host_path` is the folder this process sees at `local`, or holds it."""
+def overlap(
+    host_path: str, local: Path, mappings: list[PathMapping], in_container: bool
+) -> Literal["holds", "inside"] | None:
+    """How `host_path` overlaps the folder this process sees at `local`: it is that
+    folder or holds it, or it lies inside it; None when apart (or out of reach)."""
     seen = to_local(host_path, mappings, in_container)
     if seen is None:
-        return False
-    inside = PurePosixPath(seen)
-    return inside == PurePosixPath(local) or inside in PurePosixPath(local).parents
+        return None
+    path, folder = PurePosixPath(seen), PurePosixPath(local)
+    if path == folder or path in folder.parents:
+        return "holds"
+    return "inside" if folder in path.parents else None

@@ -32,7 +32,9 @@ from stackyard.fs.jsonstore import JsonStore
 from stackyard.process.request_scope import detached
 
 log = logging.getLogger(__name__)
-RunStatus = Literal["running", "succeeded", "failed"]
+#: "partial": it ended without an error, but left out some of what was asked for (a
+#: restore that did not write a part of the archive; its lines say which and why).
+RunStatus = Literal["running", "succeeded", "partial", "failed"]
 #: Followers get at most this many updates per second.
 FOLLOW_INTERVAL = 0.1
 
@@ -152,6 +154,8 @@ class Run:
     version: int = 0
     #: What the run made, for callers that go on with it (a backup's archive name).
     artifact: str | None = None
+    #: Parts of what was asked for that the run left out (`leave_out`).
+    left_out: int = 0
     _changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
 
     def feed_line(self, line: str) -> None:
@@ -165,6 +169,12 @@ class Run:
         self.fold.advance(bytes_done, bytes_total, items_done, items_total, stage)
         self._touch()
 
+    def leave_out(self, line: str) -> None:
+        """A part of what was asked for that the run does not do, and why: the run ends
+        as partial (unless it fails)."""
+        self.left_out += 1
+        self.feed_line(line)
+
     def fail(self, message: str) -> None:
         self.fold.error(message)
         self._touch()
@@ -172,7 +182,10 @@ class Run:
     def finish(self, exit_code: int) -> None:
         self.exit_code = exit_code
         self.fold.finish(exit_code)
-        self.status = "succeeded" if exit_code == 0 and not self.fold.errors else "failed"
+        if exit_code != 0 or self.fold.errors:
+            self.status = "failed"
+        else:
+            self.status = "partial" if self.left_out else "succeeded"
         self.finished_at = utcnow()
         self._touch()
 

@@ -76,6 +76,7 @@ export type BackupManifest = ResponseBody<"/api/backups/{name}", "get">;
 export type VerifyReport = ResponseBody<"/api/backups/{name}/verify", "post">;
 export type NewBackup = RequestBody<"/api/stacks/{stack_id}/backups", "post">;
 export type RestoreOptions = RequestBody<"/api/backups/{name}/restore", "post">;
+export type RestorePreview = ResponseBody<"/api/backups/{name}/restore/preview", "post">;
 
 export type Destination = ResponseBody<"/api/destinations", "get">[number];
 export type DestinationSettings = Destination["settings"];

@@ -1,6 +1,14 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { ArchiveInfo, BackupManifest, Destination, Inventory, RemoteArchive } from "../../api/types";
+import type {
+  ArchiveInfo,
+  BackupManifest,
+  Destination,
+  Inventory,
+  RemoteArchive,
+  RestoreOptions,
+  RestorePreview,
+} from "../../api/types";
 import { makeAgent } from "../../test/agentFixtures";
 import { openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent } from "../../test/fakeFetch";
@@ -36,6 +44,10 @@ const manifest = {
   ],
 } as unknown as BackupManifest;
 
+function preview(outside: RestorePreview["outside"] = [], stack = "web"): RestorePreview {
+  return { stack, stack_exists: true, renamed: false, writes: ["volume web_db"], outside, skipped: {} };
+}
+
 function routes(user = adminUser, extra = {}) {
   return {
     ...signedInAs(user),
@@ -49,7 +61,7 @@ describe("backups page", () => {
   it("lists archives; an operator verifies, an admin also downloads, restores and deletes", async () => {
     installFakeFetch(
       routes(operatorUser, {
-        [`POST /api/backups/${archive.name}/verify`]: { name: archive.name, ok: true, members: [{ member: "stack.tar.gz", files: 2, bytes: 10 }], error: null },
+        [`POST /api/backups/${archive.name}/verify`]: { name: archive.name, ok: true, members: [{ member: "stack.tar.gz", files: 2, bytes: 10, special: ["data/bin/ping"] }], error: null },
       }),
     );
     const { user } = renderApp("/backups");
@@ -61,7 +73,9 @@ describe("backups page", () => {
     expect(within(row).queryByRole("button", { name: "Push…" })).not.toBeInTheDocument();
     expect(screen.queryByLabelText("Upload an archive")).not.toBeInTheDocument();
     await user.click(within(row).getByRole("button", { name: "Verify" }));
-    expect(await within(row).findByRole("status")).toHaveTextContent("every checksum right");
+    const checked = await within(row).findByRole("status");
+    expect(checked).toHaveTextContent("every checksum right");
+    expect(checked).toHaveTextContent("written only when the restore asks for them: bin/ping");
   });
 
   it("restores: asks to confirm replacing the stack after the server's 409", async () => {
@@ -75,6 +89,7 @@ describe("backups page", () => {
           return json(makeRun({ id: "r1", stack: "web", action: "restore" }, { mode: "transfer", percent: 0 }), { status: 202 });
         },
         "GET /api/stacks/web/run": makeRun({ id: "r1", stack: "web", action: "restore" }),
+        [`POST /api/backups/${archive.name}/restore/preview`]: preview(),
       }),
     );
     const { user } = renderApp("/backups");
@@ -85,7 +100,7 @@ describe("backups page", () => {
     );
     await user.click(within(table).getByRole("button", { name: "Restore" }));
     const dialog = await screen.findByRole("dialog", { name: `Restore ${archive.name}` });
-    await waitFor(() => expect(within(dialog).getAllByRole("checkbox")).toHaveLength(3));
+    await waitFor(() => expect(within(dialog).getAllByRole("checkbox")).toHaveLength(4));
     await user.click(within(dialog).getByRole("checkbox", { name: /\/srv\/web\/data/ }));
     await user.click(within(dialog).getByRole("button", { name: "Restore" }));
     expect(await within(dialog).findByRole("alert")).toHaveTextContent("needs overwrite");
@@ -94,8 +109,52 @@ describe("backups page", () => {
     await user.click(within(dialog).getByRole("button", { name: "Restore over it" }));
     expect(await screen.findByRole("region", { name: "Deploy web" })).toBeInTheDocument();
     const sent: unknown = await fake.calls("POST", `/api/backups/${archive.name}/restore`)[1]?.json();
-    expect(sent).toEqual({ stack: null, overwrite: true, restore_binds: true, assets: ["volume:web_db"] });
+    expect(sent).toEqual({
+      stack: null,
+      overwrite: true,
+      restore_binds: true,
+      assets: ["volume:web_db"],
+      special_files: false,
+      bind_paths: null,
+      confirm_paths: [],
+    });
     expect(calls).toBe(2);
+  });
+
+  it("shows what a clone writes outside the stack folder, lets the user move it, and confirms it", async () => {
+    const fake = installFakeFetch(
+      routes(adminUser, {
+        [`POST /api/backups/${archive.name}/restore/preview`]: async (request: Request) => {
+          const body = (await request.json()) as { stack: string | null; bind_paths: Record<string, string> | null };
+          const path = body.bind_paths?.["/srv/web/data"] ?? (body.stack ? `/srv/web/data-${body.stack}` : "/srv/web/data");
+          return json(preview([{ key: "bind:/srv/web/data", path, replaced: !body.stack }]));
+        },
+        [`POST /api/backups/${archive.name}/restore`]: () =>
+          json(makeRun({ id: "r2", stack: "web2", action: "restore" }, { mode: "transfer", percent: 0 }), { status: 202 }),
+        "GET /api/stacks/web2/run": makeRun({ id: "r2", stack: "web2", action: "restore" }),
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    await user.click(within(table).getByRole("button", { name: "Restore" }));
+    const dialog = await screen.findByRole("dialog", { name: `Restore ${archive.name}` });
+    const plan = within(dialog).getByRole("region", { name: "What the restore writes" });
+    expect(await within(plan).findByText("/srv/web/data")).toBeInTheDocument();
+    expect(within(plan).getByText("will be replaced")).toBeInTheDocument();
+
+    await user.type(within(dialog).getByLabelText("Restore as (empty: as itself)"), "web2");
+    const moved = await within(plan).findByLabelText("/srv/web/data for web2");
+    expect(moved).toHaveValue("/srv/web/data-web2");
+    expect(within(plan).getByText("will be created")).toBeInTheDocument();
+    await user.clear(moved);
+    await user.type(moved, "/srv/copies/web2-data");
+    await user.tab();
+    await waitFor(() => expect(within(plan).getByLabelText("/srv/web/data for web2")).toHaveValue("/srv/copies/web2-data"));
+    await user.click(within(dialog).getByRole("button", { name: "Restore" }));
+    expect(await screen.findByRole("region", { name: "Deploy web2" })).toBeInTheDocument();
+    const sent = (await fake.calls("POST", `/api/backups/${archive.name}/restore`)[0]?.json()) as RestoreOptions;
+    expect(sent.bind_paths).toEqual({ "/srv/web/data": "/srv/copies/web2-data" });
+    expect(sent.confirm_paths).toEqual(["/srv/copies/web2-data"]);
   });
 
   it("deletes after a confirmation, and uploads with a byte count", async () => {

@@ -88,9 +88,14 @@ function UploadArchive() {
 
 function VerifyResult({ report }: { report: VerifyReport }) {
   if (report.ok) {
+    const special = report.members.flatMap((member) =>
+      member.member.startsWith("volumes/") ? [] : member.special.map((name) => name.replace(/^data\//, "")),
+    );
     return (
       <p className="success small" role="status">
         Checked: {report.members.length} parts, every checksum right, every entry safe to restore.
+        {special.length > 0 &&
+          ` Device nodes or setuid/setgid files outside volumes, written only when the restore asks for them: ${special.join(", ")}.`}
       </p>
     );
   }

@@ -1,18 +1,20 @@
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ApiError } from "../../api/errors";
-import type { ArchiveInfo, Run } from "../../api/types";
+import type { ArchiveInfo, RestoreOptions, RestorePreview, Run } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
-import { manifestQueryOptions, useRestoreBackup } from "./queries";
+import { manifestQueryOptions, restorePreviewQueryOptions, useRestoreBackup } from "./queries";
 import { useHost } from "../hosts/host";
 import { FormActions } from "../../components/FormActions";
 
 /**
  * Restore an archive: into its own stack (over it only when the user confirms, after the
- * server's 409) or under a new name (a clone beside the original), with or without the
- * bind folders, all of it or chosen volumes and folders.
+ * server's 409) or under a new name (a clone beside the original, whose bind folders
+ * outside the stack folder go where the user says), with or without the bind folders,
+ * all of it or chosen volumes and folders. The server's preview shows every path outside
+ * the stack folder that will be written, made or replaced; the restore confirms them.
  */
 export function RestoreDialog({
   archive,
@@ -30,25 +32,30 @@ export function RestoreDialog({
   const [restoreBinds, setRestoreBinds] = useState(true);
   const [overwrite, setOverwrite] = useState(false);
   const [chosen, setChosen] = useState<Set<string> | null>(null);
+  const [specialFiles, setSpecialFiles] = useState(false);
+  const [bindPaths, setBindPaths] = useState<Record<string, string>>({});
   const captured = (manifest.data?.assets ?? []).filter((a) => a.captured);
   const selection = chosen ?? new Set(captured.map((a) => a.key));
   const conflict = restore.error instanceof ApiError && restore.error.status === 409;
+  const clone = newName.trim() || null;
+  const options: RestoreOptions = {
+    stack: clone,
+    overwrite,
+    restore_binds: restoreBinds,
+    assets: selection.size === captured.length ? null : [...selection],
+    special_files: specialFiles,
+    bind_paths: clone && Object.keys(bindPaths).length > 0 ? bindPaths : null,
+  };
+  const preview = useQuery({
+    ...restorePreviewQueryOptions(host, archive.name, options),
+    enabled: manifest.isSuccess,
+    placeholderData: keepPreviousData,
+  });
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const all = selection.size === captured.length;
-    restore.mutate(
-      {
-        name: archive.name,
-        options: {
-          stack: newName.trim() || null,
-          overwrite,
-          restore_binds: restoreBinds,
-          assets: all ? null : [...selection],
-        },
-      },
-      { onSuccess: (run) => onStarted(run) },
-    );
+    const confirm_paths = (preview.data?.outside ?? []).map((write) => write.path);
+    restore.mutate({ name: archive.name, options: { ...options, confirm_paths } }, { onSuccess: (run) => onStarted(run) });
   }
 
   return (
@@ -96,6 +103,19 @@ export function RestoreDialog({
             ))}
           </fieldset>
         )}
+        <label className="check">
+          <input type="checkbox" checked={specialFiles} onChange={(e) => setSpecialFiles(e.target.checked)} />
+          <span>
+            Write device nodes and setuid/setgid files into the stack folder and bind folders too{" "}
+            <span className="muted small">(volumes always keep them; Verify lists them)</span>
+          </span>
+        </label>
+        <RestorePlan
+          preview={preview.data}
+          error={preview.error}
+          clone={clone}
+          onMove={(original, path) => setBindPaths((paths) => ({ ...paths, [original]: path }))}
+        />
         {conflict ? (
           <div className="notice" role="alert">
             <p>{restore.error?.message}</p>
@@ -113,10 +133,76 @@ export function RestoreDialog({
         <FormActions
           label={overwrite ? "Restore over it" : "Restore"}
           busy={restore.isPending}
-          disabled={conflict && !overwrite}
+          disabled={(conflict && !overwrite) || !preview.isSuccess || preview.isPlaceholderData}
           onCancel={onClose}
         />
       </form>
     </Dialog>
+  );
+}
+
+/** Where the restore writes outside the stack folder (each path made or replaced; a
+ * clone's paths can be changed), and what it leaves out and why. */
+function RestorePlan({
+  preview,
+  error,
+  clone,
+  onMove,
+}: {
+  preview: RestorePreview | undefined;
+  error: Error | null;
+  clone: string | null;
+  onMove: (original: string, path: string) => void;
+}) {
+  if (error) return <ErrorText error={error} />;
+  if (!preview) return <p className="muted">Working out what the restore writes…</p>;
+  const skipped = Object.entries(preview.skipped);
+  return (
+    <section aria-label="What the restore writes">
+      {preview.outside.length > 0 ? (
+        <fieldset>
+          <legend>Written outside the stack folder</legend>
+          <ul className="plain">
+            {preview.outside.map((write) => {
+              const original = write.key.replace(/^bind:/, "");
+              return (
+                <li key={`${write.key} ${write.path}`}>
+                  {clone ? (
+                    <Field label={`${original} for ${clone}`}>
+                      <input
+                        defaultValue={write.path}
+                        onBlur={(event) => {
+                          const path = event.target.value.trim();
+                          if (path && path !== write.path) onMove(original, path);
+                        }}
+                      />
+                    </Field>
+                  ) : (
+                    <code>{write.path}</code>
+                  )}{" "}
+                  <span className={`status ${write.replaced ? "tone-warn" : "tone-off"}`}>
+                    {write.replaced ? "will be replaced" : "will be created"}
+                  </span>
+                </li>
+              );
+            })}
+          </ul>
+        </fieldset>
+      ) : (
+        <p className="muted">Nothing is written outside the stack folder.</p>
+      )}
+      {skipped.length > 0 && (
+        <details>
+          <summary>Left out ({skipped.length})</summary>
+          <ul className="plain">
+            {skipped.map(([key, why]) => (
+              <li key={key}>
+                <code>{key.replace(/^(volume|bind):/, "")}</code>: {why}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+    </section>
   );
 }

@@ -41,6 +41,20 @@ export function manifestQueryOptions(host: HostId, name: string) {
   });
 }
 
+/** What a restore with these options would write (nothing is written): asked again as
+ * the options change, never cached. */
+export function restorePreviewQueryOptions(host: HostId, name: string, options: RestoreOptions) {
+  return queryOptions({
+    queryKey: ["restore-preview", hostKey(host), name, options] as const,
+    queryFn: () =>
+      unwrap(
+        hostApi(host).POST("/api/backups/{name}/restore/preview", { params: { path: { name } }, body: options }),
+      ),
+    staleTime: 0,
+    gcTime: 0,
+  });
+}
+
 // Mutation hooks act on the page's host (`useHost()`).
 
 /** Starts a backup; its progress is the stack's run (the deploy console follows it). */

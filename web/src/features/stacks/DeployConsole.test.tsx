@@ -146,6 +146,21 @@ describe("deploy console rendering", () => {
     expect(openSource()).toBeUndefined();
   });
 
+  it("shows a run that left out part of what was asked for as done in part", async () => {
+    installFakeEventSource();
+    installFakeFetch({
+      "GET /api/stacks/web/run": makeRun(
+        { action: "restore", status: "partial", finished_at: "2025-03-01T10:01:00Z", exit_code: 0 },
+        { percent: 100 },
+      ),
+    });
+    renderConsole();
+
+    await waitFor(() => expect(screen.getByRole("status")).toHaveTextContent("restore done in part"));
+    expect(screen.getByRole("status")).toHaveClass("notice");
+    expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveClass("tone-warn");
+  });
+
   it("says so when the stack never ran anything", async () => {
     installFakeEventSource();
     installFakeFetch({ "GET /api/stacks/web/run": () => json({ detail: "No run" }, { status: 404 }) });

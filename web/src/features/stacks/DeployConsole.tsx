@@ -157,6 +157,14 @@ function StatusLine({ run }: { run: Run }) {
   } else if (run.status === "succeeded") {
     text = <strong>{run.action} succeeded</strong>;
     className += " success";
+  } else if (run.status === "partial") {
+    text = (
+      <>
+        <strong>{run.action} done in part</strong>: some of what was asked for was left out (the lines starting
+        &ldquo;Not&rdquo; say what and why)
+      </>
+    );
+    className += " notice";
   } else {
     text = (
       <>
@@ -178,7 +186,14 @@ function RunView({ run }: { run: Run }) {
   const { progress } = run;
   const counter = counterText(progress);
   const containers = containersText(progress);
-  const tone = run.status === "failed" ? "bad" : run.status === "succeeded" ? "good" : undefined;
+  const tone =
+    run.status === "failed"
+      ? "bad"
+      : run.status === "succeeded"
+        ? "good"
+        : run.status === "partial"
+          ? "warn"
+          : undefined;
   const showErrors = run.status === "running" && progress.errors.length > 0;
   return (
     <div className="run">
