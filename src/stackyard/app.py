@@ -221,6 +221,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 app.state.transfers,
                 timedelta(minutes=settings.schedule_grace_minutes),
                 app.state.agent_transfers.host,
+                settings.instance_id,
             )
             app.state.scheduler = scheduler
             firing = asyncio.create_task(scheduler.serve())

@@ -169,6 +169,16 @@ class Settings(BaseSettings):
             raise ConfigError(f"{path} is empty: remove it to have a new key generated")
         return key
 
+    @cached_property
+    def instance_id(self) -> str:
+        """This service's own name among those sharing a database: made once and kept in
+        the data folder, so that a restart knows the work its previous life held."""
+        path = self.data_dir / "instance_id"
+        if not path.exists():
+            self._private_data_dir()
+            write_atomic(path, secrets.token_hex(16).encode(), mode=0o600)
+        return path.read_text().strip() or ""
+
     def check_safe(self, mode: str) -> None:
         """Refuse unsafe values outside development, naming what to change."""
         if mode == "agent" and not self.agent_token:

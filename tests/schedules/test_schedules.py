@@ -15,10 +15,11 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
-from tests.support.stacks import compose_text, service, wait_run
-from tests.support.waiting import wait_until
+from tests.support.stacks import compose, compose_text, service, wait_run
+from tests.support.waiting import PATIENCE, wait_until
 
 from stackyard.backups.names import archive_name
+from stackyard.docker.containers import PROJECT
 
 pytestmark = pytest.mark.docker
 
@@ -283,3 +284,70 @@ def test_two_services_on_one_postgresql_fire_a_run_once(
     finally:
         for server in servers:
             server.stop()
+
+
+HELD = """services:
+  app:
+    image: stackyard-test/busybox:1
+    command: ["sleep", "3600"]
+    labels:
+      stackyard.test: stack
+      stackyard.backup.pre: "while [ -e /hold ]; do sleep 0.2; done"
+"""
+
+
+def test_a_run_cut_short_by_a_killed_service_is_recorded_as_interrupted(
+    tmp_path, docker_cleanup, docker_client
+):
+    """The service is killed (SIGKILL) while a scheduled backup waits in its hook: once it
+    is back the run is "interrupted", not "running" for ever; the schedule is free at
+    once (not when its lease expires), nothing of the run is left, and the next run
+    succeeds."""
+    stack = f"sched-{uuid.uuid4().hex[:6]}"
+    (tmp_path / "stacks" / stack).mkdir(parents=True)
+    (tmp_path / "stacks" / stack / "compose.yaml").write_text(HELD)
+    docker_cleanup.compose_project(stack)
+    assert compose(tmp_path / "stacks", stack, "up", "-d").returncode == 0
+    (container,) = docker_client.containers.list(filters={"label": f"{PROJECT}={stack}"})
+    container.exec_run(["touch", "/hold"])
+    env = service_env(tmp_path)
+    server = start_server(tmp_path, env=env)
+    try:
+        with _admin(server) as client:
+            made = client.post(
+                "/api/schedules", json={"name": "held", "stacks": [stack], "cron": "0 0 1 1 *"}
+            ).json()
+            assert client.post(f"/api/schedules/{made['id']}/run").status_code == 202
+            wait_until(
+                lambda: client.get(f"/api/schedules/{made['id']}/runs").json(),
+                PATIENCE,
+                "the run to begin",
+            )
+            wait_until(
+                lambda: (
+                    "Hook stackyard.backup.pre"
+                    in str(client.get(f"/api/stacks/{stack}/run").json())
+                ),
+                PATIENCE,
+                "the run to wait in its hook",
+            )
+        server.process.kill()
+        server.process.wait()
+
+        server = start_server(tmp_path, env=env)
+        with _admin(server) as client:
+            (cut,) = wait_history(client, made["id"], 1)
+            assert cut["outcome"] == "interrupted" and "killed or restarted" in cut["error"]
+            view = client.get(f"/api/schedules/{made['id']}").json()
+            assert not view["running"] and view["last_status"] == "interrupted"
+            backups = tmp_path / "data" / "backups"
+            assert not backups.exists() or list(backups.iterdir()) == []
+
+            container.exec_run(["rm", "/hold"])
+            assert client.post(f"/api/schedules/{made['id']}/run").status_code == 202
+            done, cut_again = wait_history(client, made["id"], 2)
+            assert done["outcome"] == "succeeded", done
+            assert cut_again == cut
+            assert [p.name for p in backups.iterdir()] == [done["archive"]]
+    finally:
+        server.stop()

@@ -105,8 +105,8 @@ class Schedule(Base):
     """A backup schedule. `stacks`: a JSON list of stack ids, null for every stack
     (`stack_id`, from before schedules covered several stacks, mirrors it: `*` or the
     first id). Runs are claimed by moving `next_run_at` in one conditional UPDATE, and
-    held by `lease_until`, so that a run never starts twice, also across services sharing
-    one database."""
+    held by `lease_until` (by the service `lease_holder`), so that a run never starts
+    twice, also across services sharing one database."""
 
     __tablename__ = "schedules"
 
@@ -133,6 +133,7 @@ class Schedule(Base):
     timezone: Mapped[str | None] = mapped_column(String(64))
     next_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    lease_holder: Mapped[str | None] = mapped_column(String(64))
 
 
 class ScheduleRun(Base):

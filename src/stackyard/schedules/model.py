@@ -13,7 +13,8 @@ from stackyard.schedules.retention import MAX_KEEP, Retention
 from stackyard.schedules.timetable import cron_of, zone_of
 from stackyard.slugs import check_slug
 
-RunOutcome = Literal["running", "succeeded", "failed", "missed"]
+#: "interrupted": the service stopped (killed, restarted) while the run went on.
+RunOutcome = Literal["running", "succeeded", "failed", "missed", "interrupted"]
 
 
 class ScheduleSpec(StrictModel):

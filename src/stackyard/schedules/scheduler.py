@@ -5,7 +5,9 @@ Firing is a claim in the database, not a lock in this process: a due schedule is
 by one conditional UPDATE that moves `next_run_at` on and sets a lease (`lease_until`),
 so of two services sharing one PostgreSQL database exactly one fires it, and a run whose
 lease is held is never started again. The lease is renewed while the run goes on and
-released at its end; a service that dies mid-run lets it expire. A time missed while
+released at its end; a service that dies mid-run lets it expire, and the runs it left
+"running" are recorded as interrupted: by itself when it starts again (the lease names
+its holder), or by whoever claims the schedule next. A time missed while
 the service was down runs once at start-up when it is at most the grace period old
 (`STACKYARD_SCHEDULE_GRACE_MINUTES`), and is recorded as missed otherwise; a run that
 outlasts its next time does not overlap it: the next time is computed from its end.
@@ -59,8 +61,12 @@ class Scheduler:
         transfers: Transfers,
         grace: timedelta,
         agent_host: Callable[[int], Awaitable[BackupHost]] | None = None,
+        holder: str = "",
     ) -> None:
+        """`holder`: this service's name in the leases (`Settings.instance_id`)."""
         self.store = store
+        self.holder = holder
+        self._started = utcnow()
         self.db = store.db
         self.backups = backups
         self.destinations = destinations
@@ -73,6 +79,10 @@ class Scheduler:
     async def serve(self) -> None:
         """Fire due schedules until cancelled."""
         changed = self.store.changed
+        try:
+            await asyncio.to_thread(self.recover)
+        except Exception:  # the database away for a moment: the next claims recover it
+            log.exception("Recovering the schedules of a previous start failed")
         while True:
             changed.clear()  # before looking: a change made meanwhile wakes the next wait
             try:
@@ -112,6 +122,25 @@ class Scheduler:
             return MAX_SLEEP
         return min(MAX_SLEEP, max(0.2, (soonest - utcnow()).total_seconds()))
 
+    def recover(self) -> None:
+        """What this service held when it last stopped (killed in a run): the runs it
+        left "running" recorded as interrupted, and its leases released at once rather
+        than when they expire."""
+        if not self.holder:
+            return
+        with self.db.session() as session:
+            held = session.scalars(
+                select(Row).where(
+                    Row.lease_holder == self.holder,
+                    Row.lease_until.is_not(None),
+                    Row.lease_until <= self._started + LEASE,  # not a claim of this start
+                )
+            ).all()
+            for row in held:
+                if self.store.interrupt(session, row.id):
+                    row.last_run_at, row.last_status = utcnow(), "interrupted"
+                row.lease_until = row.lease_holder = None
+
     # -- claims -------------------------------------------------------------------------
     def _claim(self, schedule_id: int, due_at: datetime, now: datetime) -> bool:
         """Take the run due at `due_at`: true for exactly one claimant."""
@@ -127,7 +156,7 @@ class Scheduler:
                     Row.next_run_at == due_at,
                     or_(Row.lease_until.is_(None), Row.lease_until < now),
                 )
-                .values(next_run_at=following, lease_until=now + LEASE)
+                .values(next_run_at=following, lease_until=now + LEASE, lease_holder=self.holder)
                 .execution_options(synchronize_session=False)
             )
             return bool(getattr(taken, "rowcount", 0) == 1)
@@ -140,7 +169,7 @@ class Scheduler:
             taken = session.execute(
                 update(Row)
                 .where(Row.id == schedule_id, or_(Row.lease_until.is_(None), Row.lease_until < now))
-                .values(lease_until=now + LEASE)
+                .values(lease_until=now + LEASE, lease_holder=self.holder)
                 .execution_options(synchronize_session=False)
             )
             if getattr(taken, "rowcount", 0) != 1:
@@ -161,7 +190,7 @@ class Scheduler:
             row = session.get(Row, schedule_id)
             if row is None:
                 return
-            row.lease_until = None
+            row.lease_until = row.lease_holder = None
             row.last_run_at, row.last_status = now, status
             if row.enabled and row.next_run_at is not None and row.next_run_at <= now:
                 # The run outlasted its next time: the next one is the next after its end.
@@ -179,6 +208,8 @@ class Scheduler:
         status = "failed"
         recorded: list[int] = []
         try:
+            with self.db.session() as session:  # runs of a holder whose lease expired
+                self.store.interrupt(session, schedule_id)
             view = self.store.get(schedule_id)
             if missed:
                 error = _missed(due_at, self.grace)

@@ -165,6 +165,24 @@ class ScheduleStore:
                 )
                 row.finished_at = utcnow()
 
+    def interrupt(self, session: Session, schedule_id: int) -> int:
+        """The schedule's runs still "running" when nobody holds it any more (the service
+        that ran them stopped): recorded as interrupted. How many."""
+        now = utcnow()
+        runs = session.scalars(
+            select(RunRow).where(RunRow.schedule_id == schedule_id, RunRow.outcome == "running")
+        ).all()
+        for run in runs:
+            run.outcome, run.finished_at, run.error = "interrupted", now, INTERRUPTED
+        return len(runs)
+
+
+#: What an interrupted run's history says.
+INTERRUPTED = (
+    "The service stopped while this run went on (killed or restarted): the run did not "
+    "finish, and kept no archive"
+)
+
 
 def _trim(session: Session, schedule_id: int) -> None:
     """Keep the newest HISTORY runs of a schedule."""

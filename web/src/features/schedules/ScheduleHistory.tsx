@@ -14,6 +14,7 @@ const OUTCOME_LABELS: Record<ScheduleRun["outcome"], string> = {
   succeeded: "Succeeded",
   failed: "Failed",
   missed: "Missed",
+  interrupted: "Interrupted",
 };
 
 /** "4 s", "2 min 5 s", "1 h 3 min"; "—" while it runs. */
