@@ -9,7 +9,7 @@ import gc
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Literal
@@ -127,9 +127,15 @@ def _streamed(prefix: str) -> Callable[[str, str], bool]:
 WARM_UP_DELAY = 0.1
 
 
-async def _warm_up_soon(app: FastAPI, machine: Machine, *clean_ups: Callable[[], None]) -> None:
+async def _warm_up_soon(
+    app: FastAPI,
+    machine: Machine,
+    recover: Callable[[], Awaitable[None]],
+    *clean_ups: Callable[[], None],
+) -> None:
     await asyncio.sleep(WARM_UP_DELAY)
     await asyncio.get_running_loop().run_in_executor(None, _warm_up, app, machine, clean_ups)
+    await recover()  # once what an interrupted run left is cleaned up
 
 
 def _warm_up(
@@ -228,7 +234,9 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         clean_ups = [app.state.backups.clean_up]
         if mode == "central":
             clean_ups.append(app.state.agent_transfers.clean_up)
-        app.state.warm_up = asyncio.ensure_future(_warm_up_soon(app, machine, *clean_ups))
+        app.state.warm_up = asyncio.ensure_future(
+            _warm_up_soon(app, machine, app.state.backups.recover, *clean_ups)
+        )
         watcher = None
         if settings.update_check_interval:
             watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))

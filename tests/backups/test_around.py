@@ -4,6 +4,7 @@ killed mid-capture, a full disk) leaves the stack as it was and no file behind."
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import threading
@@ -12,11 +13,14 @@ from pathlib import Path
 from typing import ClassVar
 
 import docker
+import httpx
 import pytest
 
 from stackyard.docker.helper import Helpers
 from tests.backups.trees import helper
+from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
 from tests.support.stacks import compose, start_restore, wait_run
+from tests.support.waiting import PATIENCE, wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -298,3 +302,60 @@ def test_a_restore_that_fails_midway_leaves_everything_as_it_was(
         assert all(after[n][1] != started[n][1] for n in started)  # stopped, started again
     finally:
         subprocess.run(["umount", str(disk)], check=True)
+
+
+#: A helper image whose `tar` waits while /data/.hold exists: a capture held mid-way.
+HOLDING_TAR = '#!/bin/sh\nwhile [ -e /data/.hold ]; do sleep 0.2; done\nexec /bin/tar "$@"\n'
+
+
+@pytest.fixture
+def holding_helper(tmp_path, docker_client, docker_cleanup) -> str:
+    context = tmp_path / "holding-helper"
+    context.mkdir()
+    (context / "tar").write_text(HOLDING_TAR)
+    (context / "tar").chmod(0o755)
+    (context / "Dockerfile").write_text(
+        "FROM stackyard-test/busybox:1\nCOPY tar /usr/local/bin/tar\n"
+    )
+    tag = f"stackyard-test/holding-helper:{uuid.uuid4().hex[:8]}"
+    docker_client.images.build(path=str(context), tag=tag, labels=docker_cleanup.labels)
+    return tag
+
+
+def test_a_service_killed_while_a_stack_is_stopped_for_its_backup_starts_it_again(
+    tmp_path, docker_cleanup, docker_client, holding_helper
+):
+    """SIGKILL of the service while the capture runs (held by the helper) with the stack
+    stopped: at the next start the stack runs again, as a run that says why, and nothing
+    of the backup is left."""
+    stacks_dir = tmp_path / "stacks"
+    stacks_dir.mkdir()
+    stack_id = make(stacks_dir, docker_cleanup, pre="true")
+    helper("volume", f"{stack_id}_db", "touch /data/.hold")
+    env = service_env(tmp_path, BACKUP_HELPER_IMAGE=holding_helper)
+    server = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            assert client.post(f"/api/stacks/{stack_id}/backups", json={}).status_code == 202
+            wait_until(
+                lambda: {s for s, _ in states(docker_client, stack_id).values()} == {"exited"},
+                PATIENCE,
+                "the stack to stop for the copy",
+            )
+        server.process.kill()
+        server.process.wait()
+        assert {s for s, _ in states(docker_client, stack_id).values()} == {"exited"}
+
+        server = start_server(tmp_path, env=env)
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            run = wait_run(client, stack_id)
+            assert run["action"] == "start" and run["status"] == "succeeded", run
+            assert any("stopped during a backup" in ln["text"] for ln in run["progress"]["lines"])
+        assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
+        backups = tmp_path / "data" / "backups"
+        assert not backups.exists() or list(backups.iterdir()) == []
+        assert json.loads((tmp_path / "data" / "journal.json").read_text()) == {}
+    finally:
+        server.stop()

@@ -25,6 +25,7 @@ from stackyard import __version__
 from stackyard.backups import capture, restore
 from stackyard.backups.archive import ArchiveReader
 from stackyard.backups.inventory import inventory
+from stackyard.backups.journal import Entry, Journal
 from stackyard.backups.model import Asset, Inventory, Manifest
 from stackyard.backups.names import archive_name
 from stackyard.backups.restore import Declared, RestorePlan
@@ -67,6 +68,7 @@ class BackupService:
         self.stacks = stacks
         self.machine = stacks.machine
         self.store = ArchiveStore(self.machine.settings.data_dir / "backups")
+        self.journal = Journal(self.machine.settings.data_dir / "journal.json")
 
     def helpers(self) -> Helpers:
         return self.machine.helpers()
@@ -321,15 +323,38 @@ class BackupService:
             run.feed_line("The stack is not running: it stays stopped")
             yield
             return
-        run.feed_line("Stopping the stack for a consistent copy")
-        if await self.stacks.compose_steps(stack_id, (("stop",),), run) != 0:
-            raise Conflict("The stack could not be stopped: nothing was copied")
-        try:
-            yield
-        finally:
-            run.feed_line("Starting the stack again")
-            if await self.stacks.compose_steps(stack_id, (("up", "-d"),), run) != 0:
-                run.fail("The stack could not be started again: see the output above")
+        with self.journal.stopping(stack_id, run.action):  # (so a restart starts it again)
+            run.feed_line("Stopping the stack for a consistent copy")
+            if await self.stacks.compose_steps(stack_id, (("stop",),), run) != 0:
+                raise Conflict("The stack could not be stopped: nothing was copied")
+            try:
+                yield
+            finally:
+                run.feed_line("Starting the stack again")
+                if await self.stacks.compose_steps(stack_id, (("up", "-d"),), run) != 0:
+                    run.fail("The stack could not be started again: see the output above")
+
+    async def recover(self) -> None:
+        """The stacks a backup or a restore had stopped when the service was killed:
+        each started again, as a run of its own that says why."""
+        for entry in await asyncio.to_thread(self.journal.pending):
+
+            async def steps(run: Run, entry: Entry = entry) -> int:
+                run.feed_line(
+                    f"This service stopped during a {entry.action} of {entry.stack} (begun "
+                    f"{entry.began}), which had stopped the stack: starting it again"
+                )
+                try:
+                    return await self.stacks.compose_steps(entry.stack, (("up", "-d"),), run)
+                finally:
+                    await asyncio.to_thread(self.journal.forget, entry)
+
+            try:
+                mode = "json" if self.machine.tool.json_progress else "text"
+                self.machine.runs.start(entry.stack, "start", ProgressFold(mode=mode), steps)
+            except StackyardError as exc:  # a stack removed meanwhile, say
+                log.warning("%s was not started again: %s", entry.stack, exc.detail)
+                await asyncio.to_thread(self.journal.forget, entry)
 
     def _declared(self, staged: Path, target: str) -> Declared | None:
         """What a staged stack folder's compose file uses, as the stack `target` will
