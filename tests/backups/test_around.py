@@ -350,12 +350,55 @@ def test_a_service_killed_while_a_stack_is_stopped_for_its_backup_starts_it_agai
         server = start_server(tmp_path, env=env)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             sign_in(client, "admin", ADMIN_PASSWORD)
-            run = wait_run(client, stack_id)
-            assert run["action"] == "start" and run["status"] == "succeeded", run
+
+            # Its backup says interrupted until the stack's start again has begun.
+            def started_again() -> dict | None:
+                run = client.get(f"/api/stacks/{stack_id}/run").json()
+                return run if run["action"] == "start" and run["status"] != "running" else None
+
+            run = wait_until(started_again, PATIENCE, "the stack to be started again")
+            assert run["status"] == "succeeded", run
             assert any("stopped during a backup" in ln["text"] for ln in run["progress"]["lines"])
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
         backups = tmp_path / "data" / "backups"
         assert not backups.exists() or list(backups.iterdir()) == []
         assert json.loads((tmp_path / "data" / "journal.json").read_text()) == {}
+    finally:
+        server.stop()
+
+
+def test_a_backup_cut_short_by_a_killed_service_says_interrupted(
+    tmp_path, docker_cleanup, docker_client, holding_helper
+):
+    """SIGKILL while the capture of a stopped stack runs: after the restart its run says
+    interrupted (not running for ever, not a success), the stack stays stopped, and
+    nothing of the backup is left."""
+    stacks_dir = tmp_path / "stacks"
+    stacks_dir.mkdir()
+    stack_id = make(stacks_dir, docker_cleanup, pre="true", up=False)
+    helper("volume", f"{stack_id}_db", "touch /data/.hold")
+    env = service_env(tmp_path, BACKUP_HELPER_IMAGE=holding_helper)
+    server = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            assert client.post(f"/api/stacks/{stack_id}/backups", json={}).status_code == 202
+            wait_until(
+                lambda: docker_client.containers.list(filters={"ancestor": holding_helper}),
+                PATIENCE,
+                "the capture to wait in its helper",
+            )
+        server.process.kill()
+        server.process.wait()
+
+        server = start_server(tmp_path, env=env)
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            run = client.get(f"/api/stacks/{stack_id}/run").json()
+            assert run["action"] == "backup" and run["status"] == "interrupted", run
+            assert "killed or restarted" in run["progress"]["errors"][-1]
+        assert {s for s, _ in states(docker_client, stack_id).values()} == {"created"}
+        backups = tmp_path / "data" / "backups"
+        assert not backups.exists() or list(backups.iterdir()) == []
     finally:
         server.stop()

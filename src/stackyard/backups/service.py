@@ -350,8 +350,8 @@ class BackupService:
                     await asyncio.to_thread(self.journal.forget, entry)
 
             try:
-                mode = "json" if self.machine.tool.json_progress else "text"
-                self.machine.runs.start(entry.stack, "start", ProgressFold(mode=mode), steps)
+                fold = ProgressFold(mode="json" if self.machine.tool.json_progress else "text")
+                self.machine.runs.start(entry.stack, "start", fold, steps)
             except StackyardError as exc:  # a stack removed meanwhile, say
                 log.warning("%s was not started again: %s", entry.stack, exc.detail)
                 await asyncio.to_thread(self.journal.forget, entry)

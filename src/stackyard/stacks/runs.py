@@ -34,7 +34,10 @@ from stackyard.process.request_scope import detached
 log = logging.getLogger(__name__)
 #: "partial": it ended without an error, but left out some of what was asked for (a
 #: restore that did not write a part of the archive; its lines say which and why).
-RunStatus = Literal["running", "succeeded", "partial", "failed"]
+#: "interrupted": the service stopped (killed, restarted) while it ran.
+RunStatus = Literal["running", "succeeded", "partial", "failed", "interrupted"]
+#: What an interrupted run's errors say.
+INTERRUPTED = "The service stopped while this ran (killed or restarted): it did not finish"
 #: Followers get at most this many updates per second.
 FOLLOW_INTERVAL = 0.1
 
@@ -234,6 +237,10 @@ class RunBoard:
             raise Conflict(f"Stack {stack!r} is busy" + (f" ({busy} in progress)" if busy else ""))
         run = Run(secrets.token_hex(8), stack, action, fold)
         self._runs[stack] = run
+        # Kept as running from its start: should the service die, the next start finds
+        # it (unlocked) and says it was interrupted.
+        with contextlib.suppress(OSError):
+            self._file(stack).write(dump_state(run.state()))
         # The run outlives the request that started it: its children are not the request's.
         self._tasks[stack] = asyncio.create_task(self._drive(run, lock, steps), context=detached())
         return run
@@ -268,9 +275,17 @@ class RunBoard:
         if run is not None:
             return run.state()
         try:
-            return load_state(self._file(stack).read(), stack)
+            state = load_state(self._file(stack).read(), stack)
         except OSError:
             return None
+        if state is None or state.status != "running":
+            return state
+        lock = StackLock(self.locks_dir / f"{stack}.lock")
+        if not lock.try_acquire():
+            return state  # another process (the CLI, say) runs it now
+        lock.release()
+        progress = dataclasses.replace(state.progress, errors=[*state.progress.errors, INTERRUPTED])
+        return dataclasses.replace(state, status="interrupted", progress=progress)
 
     async def follow(self, stack: str) -> AsyncIterator[RunState]:
         """The run's state now, then after each change (throttled), until it ends."""

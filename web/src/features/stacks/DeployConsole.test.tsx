@@ -161,6 +161,18 @@ describe("deploy console rendering", () => {
     expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveClass("tone-warn");
   });
 
+  it("shows a run the service was killed in as interrupted", async () => {
+    installFakeEventSource();
+    installFakeFetch({
+      "GET /api/stacks/web/run": makeRun({ action: "backup", status: "interrupted", finished_at: null, exit_code: null }),
+    });
+    renderConsole();
+
+    await waitFor(() => expect(screen.getByRole("status")).toHaveTextContent("backup interrupted: the service stopped"));
+    expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveClass("tone-bad");
+    expect(openSource()).toBeUndefined();
+  });
+
   it("says so when the stack never ran anything", async () => {
     installFakeEventSource();
     installFakeFetch({ "GET /api/stacks/web/run": () => json({ detail: "No run" }, { status: 404 }) });

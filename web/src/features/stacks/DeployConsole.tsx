@@ -157,6 +157,13 @@ function StatusLine({ run }: { run: Run }) {
   } else if (run.status === "succeeded") {
     text = <strong>{run.action} succeeded</strong>;
     className += " success";
+  } else if (run.status === "interrupted") {
+    text = (
+      <>
+        <strong>{run.action} interrupted</strong>: the service stopped while it ran (killed or restarted)
+      </>
+    );
+    className += " error";
   } else if (run.status === "partial") {
     text = (
       <>
@@ -187,7 +194,7 @@ function RunView({ run }: { run: Run }) {
   const counter = counterText(progress);
   const containers = containersText(progress);
   const tone =
-    run.status === "failed"
+    run.status === "failed" || run.status === "interrupted"
       ? "bad"
       : run.status === "succeeded"
         ? "good"
