@@ -5,7 +5,9 @@
 # Expects `scripts/setup.sh --test` to have run (`make test` does both).
 #
 # The checks run at a lower priority while pytest runs: pytest spends much of its time
-# waiting on Docker, servers and browsers, and they fill the cores meanwhile. Their output
+# waiting on Docker, servers and browsers, and they fill the cores meanwhile. When pytest
+# is done they get the normal priority back (where the user may raise it: root may), so
+# that on a machine busy with other work they are not left with its crumbs. Their output
 # is printed after pytest's; the run fails when either fails.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,12 +15,15 @@ cd "$ROOT"
 
 checks_log="$(mktemp)"
 trap 'rm -f "$checks_log"' EXIT
-(
-    nice -n 10 scripts/lint.sh
+# In a process group of their own (setsid), to renice them all at once.
+setsid nice -n 10 bash -c 'set -euo pipefail
+    scripts/lint.sh
     echo "== vitest"
-    cd web && nice -n 10 npm test --silent 2>&1 | grep -v 'config "nodedir"'
-) >"$checks_log" 2>&1 &
+    cd web && npm test --silent 2>&1 | grep -v "config \"nodedir\""
+' >"$checks_log" 2>&1 &
 checks=$!
+# Ctrl-C reaches pytest only (the checks have a session of their own): end them too.
+trap 'kill -- -"$checks" 2>/dev/null; rm -f "$checks_log"' EXIT
 
 # Four workers on two cores: most tests wait on Docker, compose, a server or a browser.
 # Each worker has its own servers, registry, PostgreSQL cluster and Docker label.
@@ -26,6 +31,7 @@ echo "== pytest (${PYTEST_WORKERS:-4} workers)"
 status=0
 .venv/bin/pytest -n "${PYTEST_WORKERS:-4}" --dist worksteal "$@" || status=$?
 
+renice -n 0 -g "$checks" >/dev/null 2>&1 || true
 if wait "$checks"; then
     cat "$checks_log"
 else

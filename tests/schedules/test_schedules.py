@@ -290,6 +290,7 @@ HELD = """services:
   app:
     image: stackyard-test/busybox:1
     command: ["sleep", "3600"]
+    stop_signal: SIGKILL  # (sleep as pid 1 ignores SIGTERM: 10 s for each stop)
     labels:
       stackyard.test: stack
       stackyard.backup.pre: "while [ -e /hold ]; do sleep 0.2; done"

@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { ArchiveInfo, BackupManifest, Destination, RemoteArchive } from "../../api/types";
+import type { ArchiveInfo, BackupManifest, Destination, RemoteArchive, RestorePreview } from "../../api/types";
 import { openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs } from "../../test/fixtures";
@@ -263,6 +263,15 @@ describe("destinations page", () => {
     expect(fake.calls("POST", `/api/destinations/1/archives/${NAME}/pull`)).toHaveLength(1);
   });
 
+  const nothingOutside: RestorePreview = {
+    stack: "web-copy",
+    stack_exists: false,
+    renamed: true,
+    writes: ["volume web-copy_db"],
+    outside: [],
+    skipped: {},
+  };
+
   it("restores a remote archive: pulls it, then opens the restore dialog for the local copy", async () => {
     let here: ArchiveInfo[] = [];
     installFakeFetch(
@@ -274,6 +283,7 @@ describe("destinations page", () => {
         },
         "GET /api/backups": () => json(here),
         [`GET /api/backups/${NAME}`]: manifest,
+        [`POST /api/backups/${NAME}/restore/preview`]: nothingOutside,
         [`POST /api/backups/${NAME}/restore`]: () =>
           json(makeRun({ id: "r1", stack: "web-copy", action: "restore" }, { mode: "transfer" }), { status: 202 }),
       }),
@@ -291,6 +301,8 @@ describe("destinations page", () => {
     );
     const dialog = await screen.findByRole("dialog", { name: `Restore ${NAME}` });
     await user.type(within(dialog).getByLabelText("Restore as (empty: as itself)"), "web-copy");
+    // Enabled once the preview of what the restore writes has come.
+    await waitFor(() => expect(within(dialog).getByRole("button", { name: "Restore" })).toBeEnabled());
     await user.click(within(dialog).getByRole("button", { name: "Restore" }));
     expect(await screen.findByRole("region", { name: "Deploy web-copy" })).toBeInTheDocument();
     expect(screen.getByRole("heading", { name: "Restoring into web-copy" })).toBeInTheDocument();
@@ -304,6 +316,7 @@ describe("destinations page", () => {
           json({ detail: `${NAME} is already on this host` }, { status: 409 }),
         "GET /api/backups": [local],
         [`GET /api/backups/${NAME}`]: manifest,
+        [`POST /api/backups/${NAME}/restore/preview`]: nothingOutside,
       }),
     );
     const { user } = renderApp("/destinations");
