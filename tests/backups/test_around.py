@@ -304,18 +304,21 @@ def test_a_restore_that_fails_midway_leaves_everything_as_it_was(
         subprocess.run(["umount", str(disk)], check=True)
 
 
-#: A helper image whose `tar` waits while /data/.hold exists: a capture held mid-way.
-HOLDING_TAR = '#!/bin/sh\nwhile [ -e /data/.hold ]; do sleep 0.2; done\nexec /bin/tar "$@"\n'
+#: A helper whose `tar` and `stat` wait while /data/.hold exists: a capture, or a restore
+#: preparing a target, held mid-way.
+HOLDING = '#!/bin/sh\nwhile [ -e /data/.hold ]; do sleep 0.2; done\nexec "/bin/${0##*/}" "$@"\n'
 
 
 @pytest.fixture
 def holding_helper(tmp_path, docker_client, docker_cleanup) -> str:
     context = tmp_path / "holding-helper"
     context.mkdir()
-    (context / "tar").write_text(HOLDING_TAR)
-    (context / "tar").chmod(0o755)
+    for name in ("tar", "stat"):
+        (context / name).write_text(HOLDING)
+        (context / name).chmod(0o755)
     (context / "Dockerfile").write_text(
-        "FROM stackyard-test/busybox:1\nCOPY tar /usr/local/bin/tar\n"
+        "FROM stackyard-test/busybox:1\nCOPY tar stat /usr/local/bin/\n"
+        "ENV PATH=/usr/local/bin:/bin\n"
     )
     tag = f"stackyard-test/holding-helper:{uuid.uuid4().hex[:8]}"
     docker_client.images.build(path=str(context), tag=tag, labels=docker_cleanup.labels)
@@ -400,5 +403,81 @@ def test_a_backup_cut_short_by_a_killed_service_says_interrupted(
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"created"}
         backups = tmp_path / "data" / "backups"
         assert not backups.exists() or list(backups.iterdir()) == []
+    finally:
+        server.stop()
+
+
+RESTORED = """services:
+  db:
+    image: stackyard-test/busybox:1
+    command: ["sleep", "3600"]
+    stop_signal: SIGKILL
+    labels: [stackyard.test=stack]
+    volumes: [db:/var/lib/db, "{outside}:/outside"]
+volumes:
+  db:
+"""
+
+
+def test_a_restore_cut_short_by_a_killed_service_is_undone_at_the_next_start(
+    tmp_path, docker_cleanup, docker_client, holding_helper
+):
+    """SIGKILL while a restore over a running stack has written the volume beside its
+    contents and waits before its bind folder: at the next start the staged writes are
+    gone (nothing in the volume where the app sees it, nothing beside the stack
+    folder), the data is as it was before the restore, and the stack runs again."""
+    stacks_dir = tmp_path / "stacks"
+    stack_id = f"around-{uuid.uuid4().hex[:6]}"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept").write_text("outside, before")
+    (stacks_dir / stack_id).mkdir(parents=True)
+    (stacks_dir / stack_id / "compose.yaml").write_text(RESTORED.format(outside=outside))
+    docker_cleanup.compose_project(stack_id)
+    compose(stacks_dir, stack_id, "up", "-d")
+    volume = f"{stack_id}_db"
+    helper("volume", volume, "echo before > /data/file")
+    env = service_env(tmp_path, BACKUP_HELPER_IMAGE=holding_helper)
+    server = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            made = back_up(client, stack_id)
+            assert made["status"] == "succeeded", made["progress"]["errors"]
+            helper("volume", volume, "echo after > /data/file")
+            (outside / ".hold").write_text("")
+            started = start_restore(client, made["artifact"], overwrite=True)
+            assert started.status_code == 202, started.text
+            wait_until(
+                lambda: ".stackyard-restoring-" in helper("volume", volume, "ls -a /data"),
+                PATIENCE,
+                "the volume's contents to be staged",
+            )
+            wait_until(
+                lambda: docker_client.containers.list(filters={"ancestor": holding_helper}),
+                PATIENCE,
+                "the restore to wait before the bind folder",
+            )
+        server.process.kill()
+        server.process.wait()
+        (outside / ".hold").unlink()
+
+        server = start_server(tmp_path, env=env)
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+
+            def started_again() -> dict | None:
+                run = client.get(f"/api/stacks/{stack_id}/run").json()
+                return run if run["action"] == "start" and run["status"] != "running" else None
+
+            run = wait_until(started_again, PATIENCE, "the stack to be started again")
+            assert run["status"] == "succeeded", run
+            lines = [line["text"] for line in run["progress"]["lines"]]
+            assert any("was interrupted: undone" in line for line in lines), lines
+        assert helper("volume", volume, "ls -A /data; cat /data/file") == "file\nafter\n"
+        assert sorted(p.name for p in outside.iterdir()) == ["kept"]
+        assert sorted(p.name for p in stacks_dir.iterdir()) == [stack_id]
+        assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
+        assert json.loads((tmp_path / "data" / "journal.json").read_text()) == {}
     finally:
         server.stop()

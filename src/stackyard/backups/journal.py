@@ -1,33 +1,37 @@
 """What a backup or a restore has changed that must be undone should the service die
-before the work ends: today, a running stack it stopped for a consistent copy.
+before the work ends: a running stack it stopped, a restore's staged writes.
 
 Each entry is written (`<data>/journal.json`, the one JSON store) before the change it
-names is made, and removed when the work ends (having undone the change itself). An
-entry still there at the next start is work the service was killed in:
-`BackupService.recover` starts the stack again.
+names is made, kept up to date while the work goes on, and removed when the work ends
+(having undone or finished its changes itself). An entry still there at the next start
+is work the service was killed in: `BackupService.recover` undoes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import secrets
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from stackyard.db.types import utcnow
 from stackyard.fs.jsonstore import JsonStore
 
+Kind = Literal["stopped", "staging"]
+
 
 @dataclass(frozen=True)
 class Entry:
-    """A running stack that a backup or a restore stopped."""
-
     id: str
+    kind: Kind  # stopped: a running stack a backup or restore stopped; staging: a restore's writes
     action: str  # backup, restore
     stack: str
     began: str  # ISO time
+    #: staging: the restore's staged writes (`Staging.snapshot`).
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 class Journal:
@@ -35,15 +39,30 @@ class Journal:
         self._store = JsonStore(path)
 
     @contextlib.contextmanager
-    def stopping(self, stack: str, action: str) -> Iterator[Entry]:
+    def stopping(self, stack: str, action: str) -> Iterator[None]:
         """An entry written before the block stops the stack, removed when the block
         ends however it ends (having started the stack again)."""
-        entry = Entry(secrets.token_hex(6), action, stack, utcnow().isoformat())
-        self._store.update(lambda entries: {**(entries or {}), entry.id: asdict(entry)}, {})
+        with self._entry("stopped", stack, action):
+            yield
+
+    @contextlib.contextmanager
+    def staging(self, stack: str) -> Iterator[Callable[[dict[str, Any]], None]]:
+        """An entry for a restore's staged writes: the block records each state of them
+        with the function it is given, before it acts on it."""
+        with self._entry("staging", stack, "restore") as entry:
+            yield lambda data: self._put(dataclasses.replace(entry, data=data))
+
+    @contextlib.contextmanager
+    def _entry(self, kind: Kind, stack: str, action: str) -> Iterator[Entry]:
+        entry = Entry(secrets.token_hex(6), kind, action, stack, utcnow().isoformat())
+        self._put(entry)
         try:
             yield entry
         finally:
             self.forget(entry)
+
+    def _put(self, entry: Entry) -> None:
+        self._store.update(lambda entries: {**(entries or {}), entry.id: asdict(entry)}, {})
 
     def forget(self, entry: Entry) -> None:
         self._store.update(lambda entries: _without(entries, entry.id), {})

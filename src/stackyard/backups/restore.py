@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from stackyard.backups.archive import ROOT, ArchiveReader, check_member
 from stackyard.backups.model import Asset, AssetResult, Manifest
@@ -313,10 +314,11 @@ def restore_data(
     folder_host: str,
     declared: Callable[[Path], Declared | None],
     progress: Progress,
+    record: Callable[[dict[str, Any]], None] = lambda snapshot: None,
 ) -> tuple[list[str], list[str]]:
     """Write the checked archive back (see the module and `stackyard.backups.staging`);
     what was done, and what was left out and why, line by line. `folders`: the members
-    whose data is a folder.
+    whose data is a folder. `record` keeps each state of the staged writes (a journal).
     `declared` gives what the compose file of a (staged) stack folder uses (None: it
     does not resolve): a volume is written only when it is one of its volumes (or,
     without them, when it has the stack's project prefix), a bind folder outside the
@@ -333,7 +335,7 @@ def restore_data(
             progress(written, len(done))
             yield chunk
 
-    staging = Staging(helpers, folder_local, folder_host)
+    staging = Staging(helpers, folder_local, folder_host, record)
     deferred: list[RestoreItem] = []
     try:
         if manifest.stack_member:

@@ -29,7 +29,7 @@ from stackyard.backups.journal import Entry, Journal
 from stackyard.backups.model import Asset, Inventory, Manifest
 from stackyard.backups.names import archive_name
 from stackyard.backups.restore import Declared, RestorePlan
-from stackyard.backups.staging import host_paths
+from stackyard.backups.staging import Staging, host_paths
 from stackyard.backups.store import ArchiveStore, VerifyReport
 from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import normalize_project_name
@@ -285,17 +285,19 @@ class BackupService:
             try:
                 folders = await asyncio.to_thread(restore.check_archive, reader, plan, checking)
                 async with self._quiet(target, running, run):
-                    done, left_out = await asyncio.to_thread(
-                        restore.restore_data,
-                        reader,
-                        plan,
-                        folders,
-                        self.helpers(),
-                        folder_local,
-                        folder_host,
-                        lambda staged: self._declared(staged, target),
-                        writing,
-                    )
+                    with self.journal.staging(target) as record:
+                        done, left_out = await asyncio.to_thread(
+                            restore.restore_data,
+                            reader,
+                            plan,
+                            folders,
+                            self.helpers(),
+                            folder_local,
+                            folder_host,
+                            lambda staged: self._declared(staged, target),
+                            writing,
+                            record,
+                        )
             except StackyardError as exc:
                 run.fail(f"Restore failed: {exc.detail}")
                 return 1
@@ -335,11 +337,26 @@ class BackupService:
                     run.fail("The stack could not be started again: see the output above")
 
     async def recover(self) -> None:
-        """The stacks a backup or a restore had stopped when the service was killed:
-        each started again, as a run of its own that says why."""
-        for entry in await asyncio.to_thread(self.journal.pending):
+        """The work a killed service left (its journal): each restore's staged writes
+        finished or undone, then each stack a backup or a restore had stopped started
+        again, as a run of its own that says why and what was done."""
+        notes: dict[str, list[str]] = {}
+        pending = await asyncio.to_thread(self.journal.pending)
+        for entry in (e for e in pending if e.kind == "staging"):
+            try:
+                lines = await asyncio.to_thread(Staging.recover, self.helpers(), entry.data)
+            except (StackyardError, OSError, KeyError, TypeError) as exc:
+                log.warning("The interrupted restore of %s was not resolved: %s", entry.stack, exc)
+                continue  # (the next start tries again)
+            said = f"A restore into {entry.stack} begun {entry.began} was interrupted"
+            notes.setdefault(entry.stack, []).extend(f"{said}: {line}" for line in lines)
+            log.warning("%s: %s", said, "; ".join(lines))
+            await asyncio.to_thread(self.journal.forget, entry)
+        for entry in (e for e in pending if e.kind == "stopped"):
 
             async def steps(run: Run, entry: Entry = entry) -> int:
+                for line in notes.get(entry.stack, []):
+                    run.feed_line(line)
                 run.feed_line(
                     f"This service stopped during a {entry.action} of {entry.stack} (begun "
                     f"{entry.began}), which had stopped the stack: starting it again"

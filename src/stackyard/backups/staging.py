@@ -22,10 +22,10 @@ import contextlib
 import os
 import posixpath
 import secrets
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal, cast
+from typing import Any, Literal, cast
 
 from stackyard.backups.archive import ROOT
 from stackyard.docker.containers import PROJECT
@@ -148,19 +148,74 @@ class _Place:
     swapped: bool = False
 
 
+Phase = Literal["staging", "switching", "switched"]
+
+
 @dataclass
 class Staging:
     """One restore's staged writes (see the module). `folder_local` and `folder_host`:
-    the stack folder as the service and as the host see it."""
+    the stack folder as the service and as the host see it. `record` is given the
+    `snapshot` before each change (a journal keeps it, for `recover` after a crash)."""
 
     helpers: Helpers
     folder_local: Path
     folder_host: str
+    record: Callable[[dict[str, Any]], None] = lambda snapshot: None
     token: str = field(default_factory=lambda: secrets.token_hex(6))
     places: list[_Place] = field(default_factory=list)
     volumes_made: list[str] = field(default_factory=list)
     folders_made: list[str] = field(default_factory=list)
+    phase: Phase = "staging"
     _inside: set[str] = field(default_factory=set)
+
+    # -- after a crash ----------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        return {
+            "folder_local": str(self.folder_local),
+            "folder_host": self.folder_host,
+            "token": self.token,
+            "places": [asdict(place) for place in self.places],
+            "volumes_made": self.volumes_made,
+            "folders_made": self.folders_made,
+            "phase": self.phase,
+        }
+
+    def _record(self) -> None:
+        self.record(self.snapshot())
+
+    @classmethod
+    def recover(cls, helpers: Helpers, snapshot: dict[str, Any]) -> list[str]:
+        """Resolve the staged writes of a restore the service was killed in: finished
+        when every target was switched already, else undone (everything as before the
+        restore, nothing of it left). What was done, as lines."""
+        places = [
+            _Place(HelperMount(**p["mount"]), p["file"], p["mtime"], p["swapped"])
+            for p in snapshot["places"]
+        ]
+        staging = cls(
+            helpers,
+            Path(snapshot["folder_local"]),
+            snapshot["folder_host"],
+            token=snapshot["token"],
+            places=places,
+            volumes_made=list(snapshot["volumes_made"]),
+            folders_made=list(snapshot["folders_made"]),
+        )
+        if snapshot["phase"] == "switched":
+            problems: list[str] = []
+            staging._finish(problems)
+            _remove_local(staging._aside)
+            _remove_local(staging.stack)
+            return ["its data had been switched in: the old contents were removed", *problems]
+        if staging._aside.exists():
+            return [
+                f"it was switching the stack folder: the files it replaced are kept in "
+                f"{staging._aside}, the rest of the archive's in {staging.stack} (nothing "
+                "was deleted: compare and remove them by hand)"
+            ]
+        staging._unswitch()
+        staging.discard()
+        return ["undone: every volume and folder is as it was before it, nothing of it left"]
 
     # -- where things go ------------------------------------------------------------------
     @property
@@ -186,6 +241,7 @@ class Staging:
     def stack_folder(self, chunks: Iterable[bytes] | None) -> Path:
         """The staged stack folder, made (and filled with `chunks`, a tar of `data/`,
         whose first entry gives the folder its owner, mode and times)."""
+        self._record()
         self.stack.mkdir(mode=0o755)
         if chunks is not None:
             with self.helpers.created([self._stack_mount]) as helper:
@@ -206,6 +262,7 @@ class Staging:
     def volume(self, name: str, project: str, key: str | None, chunks: Iterable[bytes]) -> None:
         if _ensure_volume(self.helpers.client, name, project, key):
             self.volumes_made.append(name)
+            self._record()
         self._stage(_Place(HelperMount("volume", name, f"/{ROOT}"), None), chunks)
 
     def bind(self, path: str, is_folder: bool, chunks: Iterable[bytes]) -> None:
@@ -214,14 +271,17 @@ class Staging:
         if is_folder:
             if self._make_folder(parent or "/", name):
                 self.folders_made.append(path)
+                self._record()
             place = _Place(HelperMount("bind", path, f"/{ROOT}"), None)
         else:
             place = _Place(HelperMount("bind", parent or "/", f"/{ROOT}"), name)
         self._stage(place, chunks)
 
     def _stage(self, place: _Place, chunks: Iterable[bytes]) -> None:
-        place.mtime = self._script([place.mount], _PREPARE, self.token).strip()
         self.places.append(place)
+        self._record()
+        place.mtime = self._script([place.mount], _PREPARE, self.token).strip()
+        self._record()
         with self.helpers.created([place.mount]) as helper:
             self.helpers.write_tar(helper, f"/{ROOT}/{_NEW}{self.token}", chunks)
 
@@ -240,22 +300,30 @@ class Staging:
         failure of the switch everything is switched back and the error raised. What
         could not be cleaned up afterwards, as lines."""
         problems: list[str] = []
+        self.phase = "switching"
         try:
             for place in self.places:
                 swap = _SWAP_FOLDER if place.file is None else _SWAP_FILE
                 place.swapped = True  # a half-done swap is undone too
+                self._record()
                 self._script([place.mount], swap, self.token, place.file or "")
             self._switch_stack(problems)
         except BaseException:
             self._unswitch()
             raise
+        self.phase = "switched"
+        self._record()
+        self._finish(problems)
+        return problems
+
+    def _finish(self, problems: list[str]) -> None:
+        """The old contents of every switched target removed."""
         for place in self.places:
             finish = _FINISH_FOLDER if place.file is None else _FINISH_FILE
             try:
                 self._script([place.mount], finish, self.token, place.file or "")
             except Exception as exc:
                 problems.append(f"The old contents of {place.mount.source} stay in {_OLD}*: {exc}")
-        return problems
 
     def _switch_stack(self, problems: list[str]) -> None:
         """The staged stack folder in place: renamed there when there is none, merged
