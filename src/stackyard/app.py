@@ -234,8 +234,10 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         clean_ups = [app.state.backups.clean_up]
         if mode == "central":
             clean_ups.append(app.state.agent_transfers.clean_up)
+        # What a killed run of the service left, read before this one begins any work.
+        left = app.state.backups.journal.pending()
         app.state.warm_up = asyncio.ensure_future(
-            _warm_up_soon(app, machine, app.state.backups.recover, *clean_ups)
+            _warm_up_soon(app, machine, lambda: app.state.backups.recover(left), *clean_ups)
         )
         watcher = None
         if settings.update_check_interval:

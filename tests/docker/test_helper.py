@@ -29,8 +29,8 @@ def test_a_detached_helper_runs_alone_and_is_removed_when_it_ends(
     )
     wait_until(lambda: (tmp_path / "said").exists(), what="the helper's file")
     assert (tmp_path / "said").read_text() == "hello\n"
-    wait_until(
-        lambda: not docker_client.containers.list(all=True, filters={"name": name}),
+    wait_until(  # (the low-level list: the high-level one inspects, racing the removal)
+        lambda: not docker_client.api.containers(all=True, filters={"name": name}),
         what="the helper removed",
     )
 

@@ -336,13 +336,15 @@ class BackupService:
                 if await self.stacks.compose_steps(stack_id, (("up", "-d"),), run) != 0:
                     run.fail("The stack could not be started again: see the output above")
 
-    async def recover(self) -> None:
-        """The work a killed service left (its journal): each restore's staged writes
-        finished or undone, then each stack a backup or a restore had stopped started
-        again, as a run of its own that says why and what was done."""
+    async def recover(self, pending: list[Entry]) -> None:
+        """The work a killed service left (`pending`: its journal as read when this
+        start began, before any work of its own): each restore's staged writes finished
+        or undone, then each stack a backup or a restore had stopped started again, as a
+        run of its own that says why and what was done."""
         notes: dict[str, list[str]] = {}
-        pending = await asyncio.to_thread(self.journal.pending)
         for entry in (e for e in pending if e.kind == "staging"):
+            if self.machine.runs.held(entry.stack):
+                continue  # its restore is alive after all (a CLI's), and ends it
             try:
                 lines = await asyncio.to_thread(Staging.recover, self.helpers(), entry.data)
             except (StackyardError, OSError, KeyError, TypeError) as exc:
@@ -369,6 +371,8 @@ class BackupService:
             try:
                 fold = ProgressFold(mode="json" if self.machine.tool.json_progress else "text")
                 self.machine.runs.start(entry.stack, "start", fold, steps)
+            except Conflict:  # busy: its work is alive after all (a CLI's), and ends it
+                continue
             except StackyardError as exc:  # a stack removed meanwhile, say
                 log.warning("%s was not started again: %s", entry.stack, exc.detail)
                 await asyncio.to_thread(self.journal.forget, entry)

@@ -266,6 +266,14 @@ class RunBoard:
             with contextlib.suppress(OSError):
                 self._file(run.stack).write(dump_state(run.state()))
 
+    def held(self, stack: str) -> bool:
+        """Whether a run of the stack goes on now, in this process or another."""
+        lock = StackLock(self.locks_dir / f"{stack}.lock")
+        if not lock.try_acquire():
+            return True
+        lock.release()
+        return False
+
     def _file(self, stack: str) -> JsonStore:
         return JsonStore(self.runs_dir / f"{stack}.json")
 
@@ -278,12 +286,8 @@ class RunBoard:
             state = load_state(self._file(stack).read(), stack)
         except OSError:
             return None
-        if state is None or state.status != "running":
-            return state
-        lock = StackLock(self.locks_dir / f"{stack}.lock")
-        if not lock.try_acquire():
-            return state  # another process (the CLI, say) runs it now
-        lock.release()
+        if state is None or state.status != "running" or self.held(stack):
+            return state  # (held: another process, the CLI say, runs it now)
         progress = dataclasses.replace(state.progress, errors=[*state.progress.errors, INTERRUPTED])
         return dataclasses.replace(state, status="interrupted", progress=progress)
 
