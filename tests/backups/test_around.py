@@ -325,6 +325,17 @@ def holding_helper(tmp_path, docker_client, docker_cleanup) -> str:
     return tag
 
 
+def started_again(client, stack_id: str) -> dict:
+    """The run that starts the stack again after a restart, once it has ended (until
+    it begins, the stack's run is the one that was cut short: interrupted)."""
+
+    def ended() -> dict | None:
+        run = client.get(f"/api/stacks/{stack_id}/run").json()
+        return run if run["action"] == "start" and run["status"] != "running" else None
+
+    return wait_until(ended, PATIENCE, "the stack to be started again")
+
+
 def test_a_service_killed_while_a_stack_is_stopped_for_its_backup_starts_it_again(
     tmp_path, docker_cleanup, docker_client, holding_helper
 ):
@@ -353,13 +364,7 @@ def test_a_service_killed_while_a_stack_is_stopped_for_its_backup_starts_it_agai
         server = start_server(tmp_path, env=env)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             sign_in(client, "admin", ADMIN_PASSWORD)
-
-            # Its backup says interrupted until the stack's start again has begun.
-            def started_again() -> dict | None:
-                run = client.get(f"/api/stacks/{stack_id}/run").json()
-                return run if run["action"] == "start" and run["status"] != "running" else None
-
-            run = wait_until(started_again, PATIENCE, "the stack to be started again")
+            run = started_again(client, stack_id)
             assert run["status"] == "succeeded", run
             assert any("stopped during a backup" in ln["text"] for ln in run["progress"]["lines"])
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
@@ -465,12 +470,7 @@ def test_a_restore_cut_short_by_a_killed_service_is_undone_at_the_next_start(
         server = start_server(tmp_path, env=env)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             sign_in(client, "admin", ADMIN_PASSWORD)
-
-            def started_again() -> dict | None:
-                run = client.get(f"/api/stacks/{stack_id}/run").json()
-                return run if run["action"] == "start" and run["status"] != "running" else None
-
-            run = wait_until(started_again, PATIENCE, "the stack to be started again")
+            run = started_again(client, stack_id)
             assert run["status"] == "succeeded", run
             lines = [line["text"] for line in run["progress"]["lines"]]
             assert any("was interrupted: undone" in line for line in lines), lines
