@@ -177,7 +177,7 @@ class Settings(BaseSettings):
         if not path.exists():
             self._private_data_dir()
             write_atomic(path, secrets.token_hex(16).encode(), mode=0o600)
-        return path.read_text().strip() or ""
+        return path.read_text().strip()
 
     def check_safe(self, mode: str) -> None:
         """Refuse unsafe values outside development, naming what to change."""

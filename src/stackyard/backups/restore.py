@@ -39,6 +39,7 @@ from stackyard.backups.staging import PathState, Staging
 from stackyard.backups.system_paths import system_reason
 from stackyard.compose.project import normalize_project_name
 from stackyard.docker.helper import HelperMount, Helpers
+from stackyard.docker.own import path_overlap
 from stackyard.errors import Invalid
 from stackyard.fs.at import DIRECTORY, Fd, write_atomic_at
 from stackyard.slugs import slugify
@@ -203,7 +204,7 @@ def plan(
                 path = ((moved or {}).get(name) or clone_path(name, target)) if renamed else name
                 if reason := _unwritable(path, target_folder_host) or guarded(path):
                     skipped[result.key] = reason
-                elif renamed and any(_overlap(path, original) for original in originals):
+                elif renamed and any(path_overlap(path, original) for original in originals):
                     skipped[result.key] = (
                         f"{path} is, holds or is inside a folder of the original stack: "
                         "a clone never writes the original's folders"
@@ -220,11 +221,6 @@ def clone_path(path: str, clone: str) -> str:
     beside the original's, named for the clone (`/srv/media/photos` of a clone
     `web-2`: `/srv/media/photos-web-2`)."""
     return f"{path.rstrip('/')}-{clone}"
-
-
-def _overlap(a: str, b: str) -> bool:
-    a, b = a.rstrip("/") + "/", b.rstrip("/") + "/"
-    return a.startswith(b) or b.startswith(a)
 
 
 #: Why an asset is skipped when the user chose so (every other reason leaves out what
@@ -258,10 +254,10 @@ def _unwritable(path: str, folder_host: str) -> str | None:
         return f"{path!r} is not a plain absolute path: never written"
     if reason := system_reason(path):
         return reason + ": never written"
-    stacks = posixpath.dirname(folder_host)
-    if stacks == path or stacks.startswith(path.rstrip("/") + "/"):
+    how = path_overlap(path, posixpath.dirname(folder_host))
+    if how == "holds":
         return f"{path} holds the stacks folder: never written"
-    if path.startswith(stacks + "/"):
+    if how == "inside":
         return f"{path} is inside the stacks folder (another stack's, or the trash): never written"
     return None
 

@@ -76,9 +76,13 @@ def overlap(
     """How `host_path` overlaps the folder this process sees at `local`: it is that
     folder or holds it, or it lies inside it; None when apart (or out of reach)."""
     seen = to_local(host_path, mappings, in_container)
-    if seen is None:
-        return None
-    path, folder = PurePosixPath(seen), PurePosixPath(local)
-    if path == folder or path in folder.parents:
+    return None if seen is None else path_overlap(seen, str(local))
+
+
+def path_overlap(path: str, folder: str) -> Literal["holds", "inside"] | None:
+    """How two plain absolute paths overlap: `path` is `folder` or holds it, or lies
+    inside it; None when apart."""
+    inner, outer = PurePosixPath(path), PurePosixPath(folder)
+    if inner == outer or inner in outer.parents:
         return "holds"
-    return "inside" if folder in path.parents else None
+    return "inside" if outer in inner.parents else None
