@@ -177,6 +177,8 @@ image_recipe_hash() {
     case "$1" in
         busybox) cat "$SCRIPTS/images/busybox/Dockerfile" ;;
         big) cat "$SCRIPTS/images/busybox/Dockerfile" "$SCRIPTS/images/big/Dockerfile" ;;
+        helper) cat "$SCRIPTS/images/busybox/Dockerfile" "$SCRIPTS/images/helper/Dockerfile"
+                tar --version | head -n 1 ;;
     esac | sha256sum | cut -c1-16
 }
 
@@ -193,6 +195,14 @@ build_test_image() {
         [ -x /bin/busybox ] || die "/bin/busybox missing (busybox-static not installed?)"
         cp /bin/busybox "$ctx/busybox"
     fi
+    if [ "$name" = helper ]; then
+        # GNU tar and what it links, at the same paths (the loader's too).
+        local lib
+        install -D -m 0755 "$(command -v tar)" "$ctx/root/usr/local/bin/tar"
+        for lib in $(ldd "$(command -v tar)" | grep -o '/[^ ]*'); do
+            install -D -m 0755 "$(readlink -f "$lib")" "$ctx/root$lib"
+        done
+    fi
     local rc=0
     DOCKER_BUILDKIT=0 docker build --label "stackyard.test-image.recipe=$recipe" -t "$tag" "$ctx" \
         >"$LOGDIR/image-$name.log" 2>&1 || rc=$?
@@ -206,7 +216,7 @@ build_test_image() {
 
 step_images() {
     local spec name tag recipe have
-    for spec in busybox:stackyard-test/busybox:1 big:stackyard-test/big:1; do
+    for spec in busybox:stackyard-test/busybox:1 big:stackyard-test/big:1 helper:stackyard-test/helper:1; do
         name="${spec%%:*}"; tag="${spec#*:}"
         recipe="$(image_recipe_hash "$name")"
         have="$(image_recipe_of "$tag")"

@@ -62,7 +62,9 @@ class Settings(BaseSettings):
     env: Environment = Field(Environment.production, validation_alias=_env("STACKYARD_ENV"))
     stacks_dir: Path = Field(Path("./stacks"), validation_alias=_env("STACKS_DIR"))
     stacks_host_dir: Path | None = Field(None, validation_alias=_env("STACKS_HOST_DIR"))
-    backup_helper_image: str = Field("busybox:1.37", validation_alias=_env("BACKUP_HELPER_IMAGE"))
+    backup_helper_image: str = Field(
+        "debian:bookworm-slim", validation_alias=_env("BACKUP_HELPER_IMAGE")
+    )
     backup_level: int = Field(1, ge=0, le=9, validation_alias=_env("STACKYARD_BACKUP_LEVEL"))
     host_name: str | None = Field(None, validation_alias=_env("STACKYARD_HOST_NAME"))
     data_dir: Path = Field(Path("./data"), validation_alias=_env("STACKYARD_DATA_DIR"))

@@ -33,7 +33,7 @@ services:
   stackyard:
     environment:
       STACKYARD_UPDATE_CHECK_INTERVAL: "0"
-      BACKUP_HELPER_IMAGE: stackyard-test/busybox:1
+      BACKUP_HELPER_IMAGE: stackyard-test/helper:1
     healthcheck:
       interval: 1s
       timeout: 5s

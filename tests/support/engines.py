@@ -39,7 +39,7 @@ import requests
 from docker.errors import DockerException
 
 #: Loaded into every extra engine unless the test asks for others.
-DEFAULT_IMAGES = ("stackyard-test/busybox:1",)
+DEFAULT_IMAGES = ("stackyard-test/busybox:1", "stackyard-test/helper:1")
 #: Short: a unix socket path is limited to 108 bytes (containerd's sockets live under
 #: the exec root too).
 ROOT_PREFIX = "sy-eng-"

@@ -22,6 +22,7 @@ import stackyard.app
 from stackyard.app import create_app
 from stackyard.settings import Settings
 from tests.support.processes import free_port, stop_process
+from tests.support.stacks import HELPER
 from tests.support.waiting import PATIENCE
 
 ADMIN_PASSWORD = "admin-password-for-tests"
@@ -60,7 +61,7 @@ def settings_in(folder: Path, **changes: Any) -> Settings:
         "stacks_dir": folder / "stacks",
         "secret_key": secrets.token_urlsafe(48),
         "admin_password": ADMIN_PASSWORD,
-        "backup_helper_image": "stackyard-test/busybox:1",
+        "backup_helper_image": HELPER,
         "update_check_interval": 0,  # tests ask for checks; nothing reaches out on its own
         "test_cheap_password_hashes": True,
     }
@@ -174,7 +175,7 @@ def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         STACKS_DIR=str(tmp_path / "stacks"),
         STACKYARD_ADMIN_PASSWORD=ADMIN_PASSWORD,
         STACKYARD_SECRET_KEY=secrets.token_urlsafe(48),
-        BACKUP_HELPER_IMAGE="stackyard-test/busybox:1",
+        BACKUP_HELPER_IMAGE=HELPER,
         STACKYARD_UPDATE_CHECK_INTERVAL="0",
         STACKYARD_TEST_CHEAP_PASSWORD_HASHES="true",
     )

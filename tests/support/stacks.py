@@ -12,6 +12,8 @@ from tests.support.waiting import wait_until
 
 BUSYBOX = "stackyard-test/busybox:1"
 BIG = "stackyard-test/big:1"
+#: The helper image of the tests: busybox with GNU tar (see scripts/images/helper).
+HELPER = "stackyard-test/helper:1"
 
 
 def service(image: str = BUSYBOX, **extra: str) -> str:

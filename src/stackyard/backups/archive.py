@@ -28,13 +28,13 @@ import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 
 from zlib_ng import zlib_ng
 
 from stackyard.backups.model import Manifest, dump_manifest, load_manifest
 from stackyard.backups.tarscan import TarScanner
-from stackyard.errors import Invalid, StackyardError
+from stackyard.errors import Invalid
 
 MANIFEST = "manifest.json"
 STACK_MEMBER = "stack.tar.gz"
@@ -264,29 +264,21 @@ def check_member(
     files unless `special`. `read` hears of every chunk's length."""
     digest = hashlib.sha256()
     scan = scanner()
-    decompressor = zlib_ng.decompressobj(31) if gzipped else None
-    try:
+
+    def counted() -> Iterator[bytes]:
         for chunk in _hashed_ahead(reader.chunks(name), digest):
             read(len(chunk))
-            if decompressor is None:
-                scan.feed(chunk)
-            else:
-                decompressor = _inflate(decompressor, chunk, scan)
-        if decompressor is not None:
-            scan.feed(decompressor.flush())
-            if not decompressor.eof:
-                raise Invalid(f"{name} in the archive is cut short")
-    except StackyardError:
-        raise
-    except Exception as exc:  # zlib's own error: the compressed data is damaged
-        raise Invalid(f"{name} in the archive is damaged: {exc}") from exc
+            yield chunk
+
+    for data in inflated(counted(), name) if gzipped else counted():
+        scan.feed(data)
     scan.finish()
     if sha256 is not None and digest.hexdigest() != sha256:
         raise Invalid(f"{name} in the archive does not match its checksum: it is damaged")
     if scan.special and not special:
         shown = ", ".join(repr(n.removeprefix(ROOT + "/")) for n in scan.special[:5])
         raise Invalid(
-            f"{name} in the archive holds device nodes or setuid/setgid files ({shown}): "
+            f"{name} in the archive holds device nodes, setuid/setgid files or files with capabilities ({shown}): "
             "they are written outside volumes only when asked for (special_files)"
         )
     return scan
@@ -357,17 +349,26 @@ def _hashed_ahead(chunks: Iterator[bytes], digest: hashlib._Hash) -> Iterator[by
         reader.join()
 
 
-def _inflate(decompressor: Any, data: bytes, scan: TarScanner) -> Any:
-    """Feed `data`'s decompressed bytes to the scanner, at most CHUNK at a time (text
-    compresses a hundredfold: a chunk must not become a hundred megabytes in memory);
-    a gzip stream of several members goes on with the next. The decompressor in use."""
-    while data:
-        scan.feed(decompressor.decompress(data, CHUNK))
-        data = decompressor.unconsumed_tail
-        if decompressor.eof and decompressor.unused_data:
-            data = decompressor.unused_data
-            decompressor = zlib_ng.decompressobj(31)
-    return decompressor
+def inflated(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
+    """A gzip member's chunks decompressed, at most CHUNK at a time (text compresses a
+    hundredfold: a chunk must not become a hundred megabytes in memory); a gzip stream
+    of several members goes on with the next. Invalid when it is damaged or cut short."""
+    decompressor = zlib_ng.decompressobj(31)
+    try:
+        for data in chunks:
+            while data:
+                if out := decompressor.decompress(data, CHUNK):
+                    yield out
+                data = decompressor.unconsumed_tail
+                if decompressor.eof and decompressor.unused_data:
+                    data = decompressor.unused_data
+                    decompressor = zlib_ng.decompressobj(31)
+        if tail := decompressor.flush():
+            yield tail
+    except zlib_ng.error as exc:  # type: ignore[misc]  # (its stub types it loosely)
+        raise Invalid(f"{name} in the archive is damaged: {exc}") from exc
+    if not decompressor.eof:
+        raise Invalid(f"{name} in the archive is cut short")
 
 
 def write_manifest(writer: ArchiveWriter, manifest: Manifest) -> None:

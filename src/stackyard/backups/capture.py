@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import stat
 import tarfile
 from collections.abc import Callable, Generator, Iterable
@@ -23,6 +22,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from stackyard.backups import tartool
 from stackyard.backups.archive import (
     ROOT,
     STACK_MEMBER,
@@ -34,9 +34,16 @@ from stackyard.backups.archive import (
     scanner,
     write_manifest,
 )
-from stackyard.backups.model import FORMAT_VERSION, Asset, AssetResult, Inventory, Manifest
+from stackyard.backups.model import (
+    FORMAT_VERSION,
+    Asset,
+    AssetResult,
+    Fidelity,
+    Inventory,
+    Manifest,
+)
 from stackyard.backups.tarscan import TarScanner
-from stackyard.docker.helper import Helper, HelperFailed, HelperMount, Helpers
+from stackyard.docker.helper import Helper, HelperMount, Helpers
 from stackyard.errors import Invalid
 from stackyard.fs.errors import converted
 
@@ -146,27 +153,6 @@ def _renamed(info: tarfile.TarInfo, prefix: str) -> tarfile.TarInfo:
     return info
 
 
-_VANISHED = re.compile(rf"^tar: {ROOT}/(.+): No such file or directory$")
-_DELAYED = "tar: error exit delayed from previous errors"
-
-
-def _vanishing(
-    stream: Generator[bytes, None, None], vanished: list[str]
-) -> Generator[bytes, None, None]:
-    """The helper tar's stream, where files that went away between the listing of their
-    folder and their reading (something outside the stack still writes there) are not
-    a failure: busybox tar skips them whole, before their header, and ends with status 1
-    naming each. Their names go to `vanished`; any other failure stays one."""
-    try:
-        yield from stream
-    except HelperFailed as exc:
-        lines = exc.errors.splitlines()
-        names = [m.group(1) for m in map(_VANISHED.match, lines) if m]
-        if exc.status != 1 or not names or len(names) + lines.count(_DELAYED) != len(lines):
-            raise
-        vanished.extend(names)
-
-
 class _TarOut:
     """A file-like that a `tarfile` in write mode writes into a gzip writer, every entry
     checked on the way as a restore will check it (`scan`)."""
@@ -212,42 +198,61 @@ class Capture:
         self, writer: ArchiveWriter, member: str, mount: HelperMount, exact: bool
     ) -> AssetResult:
         """One asset's data (mounted at /data in a helper), as a gzip member: read by
-        the helper's own `tar` (fast), or, for owners beyond what its headers hold
-        (`exact`), through the engine's archive API."""
-        vanished: list[str] = []
+        the helper's GNU tar (everything kept), or else by its busybox tar, or, for owners
+        beyond what busybox headers hold (`exact`), through the engine's archive API."""
+        moving = tartool.Moving()
         with writer.member(member) as sink:
             gzip = GzipWriter(sink, self.level)
-            if exact:
+            if self.helpers.gnu_tar():
+                summary = self._copy(tartool.read_gnu(self.helpers, mount, [], moving), gzip)
+                kept = tartool.fidelity("gnu-tar")
+            elif exact:
                 with self.helpers.created([mount]) as helper:
                     summary = self._copy(self.helpers.read_tar(helper, f"/{ROOT}"), gzip)
+                kept = tartool.fidelity("engine")
             else:
-                command = ["tar", "-cf", "-", "-C", "/", ROOT]
-                stream = self.helpers.stream_output([mount], command, f"Reading {mount.source}")
-                summary = self._copy(_vanishing(stream, vanished), gzip)
+                summary = self._copy(tartool.read_busybox(self.helpers, mount, moving), gzip)
+                kept = tartool.fidelity("busybox-tar")
             gzip.close()
         self.done += 1
         self.progress(self.read, self.done)
         key = f"{mount.kind}:{mount.source}"
         return AssetResult(
-            key, member, True, sink.size, summary.files, sink.sha256(), None, vanished
+            key,
+            member,
+            True,
+            sink.size,
+            summary.files,
+            sink.sha256(),
+            None,
+            moving.vanished,
+            moving.changed,
+            kept,
         )
 
     def stack_folder(
         self, writer: ArchiveWriter, folder_local: Path, folder_host: str, excluded: set[str]
-    ) -> tuple[str, TarScanner]:
+    ) -> tuple[str, Fidelity]:
         """The stack folder without the binds inside it (captured on their own, or not
         at all): its files read through a helper, under `data/`."""
         mount = HelperMount("bind", folder_host, f"/{ROOT}", read_only=True)
-        cover = _cover(folder_local, {PurePosixPath(p) for p in excluded})
-        summary: TarScanner
-        with writer.member(STACK_MEMBER) as sink, self.helpers.created([mount]) as helper:
+        with writer.member(STACK_MEMBER) as sink:
             gzip = GzipWriter(sink, self.level)
-            if cover == [PurePosixPath(".")]:
-                summary = self._copy(self.helpers.read_tar(helper, f"/{ROOT}"), gzip)
+            if self.helpers.gnu_tar():
+                moving = tartool.Moving()
+                stream = tartool.read_gnu(self.helpers, mount, sorted(excluded), moving)
+                self._copy(stream, gzip)
+                kept = tartool.fidelity("gnu-tar")
             else:
-                summary = self._stack_parts(helper, gzip, folder_local, cover)
+                cover = _cover(folder_local, {PurePosixPath(p) for p in excluded})
+                with self.helpers.created([mount]) as helper:
+                    if cover == [PurePosixPath(".")]:
+                        self._copy(self.helpers.read_tar(helper, f"/{ROOT}"), gzip)
+                    else:
+                        self._stack_parts(helper, gzip, folder_local, cover)
+                kept = tartool.fidelity("engine")
             gzip.close()
-        return sink.sha256(), summary
+        return sink.sha256(), kept
 
     def _stack_parts(
         self, helper: Helper, gzip: GzipWriter, folder: Path, cover: list[PurePosixPath]
@@ -313,7 +318,7 @@ def write_archive(
             os.fdopen(os.open(path, flags, 0o600), "wb") as file,
         ):
             writer = ArchiveWriter(file, created.timestamp())
-            stack_sha, _ = capture.stack_folder(
+            stack_sha, stack_kept = capture.stack_folder(
                 writer, folder_local, inventory.folder, {p for p in excluded if p}
             )
             counters = {"volume": 0, "bind": 0}
@@ -340,6 +345,7 @@ def write_archive(
                 assets=results,
                 stack_member=STACK_MEMBER,
                 stack_sha256=stack_sha,
+                stack_fidelity=stack_kept,
             )
             write_manifest(writer, manifest)
             writer.close()

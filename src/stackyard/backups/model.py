@@ -75,6 +75,34 @@ class Inventory:
     assets: list[Asset]
 
 
+#: What a capture can keep of each file beside its bytes.
+Attribute = Literal[
+    "mode",
+    "owners",
+    "mtime_ns",
+    "symlinks",
+    "hardlinks",
+    "fifos",
+    "devices",
+    "empty_folders",
+    "xattrs",
+    "acls",
+    "sparse",
+    "trusted_xattrs",
+]
+CaptureTool = Literal["gnu-tar", "busybox-tar", "engine"]
+
+
+@dataclass(frozen=True)
+class Fidelity:
+    """How a part was read, and what of its files it kept (`kept`) and did not
+    (`not_kept`): restored as it was captured, no more."""
+
+    tool: CaptureTool
+    kept: list[Attribute]
+    not_kept: list[Attribute]
+
+
 @dataclass(frozen=True)
 class AssetResult:
     """What the capture of one asset gave, or why it was not captured."""
@@ -89,6 +117,13 @@ class AssetResult:
     vanished: list[str] = field(
         default_factory=list,
         metadata={"description": "Files that went away while they were read (not in it)"},
+    )
+    changed: list[str] = field(
+        default_factory=list,
+        metadata={"description": "Files that changed while they were read (as read)"},
+    )
+    fidelity: Fidelity | None = field(
+        default=None, metadata={"description": "What was kept; null: an older archive"}
     )
 
 
@@ -108,6 +143,9 @@ class Manifest:
     )
     stack_sha256: str | None = None
     compression: str = "gzip"
+    stack_fidelity: Fidelity | None = field(
+        default=None, metadata={"description": "What the stack folder's tar kept"}
+    )
 
 
 _MANIFEST = TypeAdapter(Manifest)

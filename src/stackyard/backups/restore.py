@@ -33,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stackyard.backups import tartool
 from stackyard.backups.archive import ROOT, ArchiveReader, check_member
 from stackyard.backups.model import Asset, AssetResult, Manifest
-from stackyard.backups.staging import PathState, Staging
+from stackyard.backups.staging import Part, PathState, Staging
 from stackyard.backups.system_paths import system_reason
 from stackyard.compose.project import normalize_project_name
 from stackyard.docker.helper import HelperMount, Helpers
@@ -324,12 +325,15 @@ def restore_data(
     left_out: list[str] = []
     written = 0
 
-    def counted(name: str) -> Iterator[bytes]:
-        nonlocal written
-        for chunk in reader.chunks(name):
-            written += len(chunk)
-            progress(written, len(done))
-            yield chunk
+    def counted(name: str) -> Part:
+        def chunks() -> Iterator[bytes]:
+            nonlocal written
+            for chunk in reader.chunks(name):
+                written += len(chunk)
+                progress(written, len(done))
+                yield chunk
+
+        return chunks(), name
 
     staging = Staging(helpers, folder_local, folder_host, record)
     deferred: list[RestoreItem] = []
@@ -383,8 +387,7 @@ def restore_data(
         raise
     for item in deferred:  # NFS/CIFS: written where they are, over what is there
         mount = HelperMount("volume", item.target, f"/{ROOT}")
-        with helpers.created([mount]) as helper:
-            helpers.write_tar(helper, "/", counted(item.result.member or ""))
+        tartool.write(helpers, [mount], "/", *counted(item.result.member or ""))
         done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
         progress(written, len(done))
     return done, left_out

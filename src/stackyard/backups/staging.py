@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from stackyard.backups import tartool
 from stackyard.backups.archive import ROOT
 from stackyard.docker.containers import PROJECT
 from stackyard.docker.engine import Engine
@@ -97,6 +98,8 @@ _HOST_PATHS = (
 )
 
 PathState = Literal["link", "exists", "missing"]
+#: An archive member to write: its chunks (as stored), and its name.
+Part = tuple[Iterable[bytes], str]
 
 
 def host_paths(helpers: Helpers, paths: list[str]) -> dict[str, PathState]:
@@ -238,34 +241,32 @@ class Staging:
         return self.helpers.check_output(mounts, command, timeout=3600)
 
     # -- staging ----------------------------------------------------------------------------
-    def stack_folder(self, chunks: Iterable[bytes] | None) -> Path:
-        """The staged stack folder, made (and filled with `chunks`, a tar of `data/`,
-        whose first entry gives the folder its owner, mode and times)."""
+    def stack_folder(self, part: Part | None) -> Path:
+        """The staged stack folder, made (and filled with `part`, a tar of `data/`, whose
+        first entry gives the folder its owner, mode and times)."""
         self._record()
         self.stack.mkdir(mode=0o755)
-        if chunks is not None:
-            with self.helpers.created([self._stack_mount]) as helper:
-                self.helpers.write_tar(helper, "/", chunks)
+        if part is not None:
+            tartool.write(self.helpers, [self._stack_mount], "/", *part)
         return self.stack
 
-    def inside(self, path: str, chunks: Iterable[bytes]) -> None:
+    def inside(self, path: str, part: Part) -> None:
         """A bind folder or file inside the stack folder, at `path` of the staged one.
         The folders on its way keep the times the archive gave them."""
         mount = self._stack_mount
         with _times_kept(self.stack, posixpath.dirname(path)):
             self.helpers.check_output([mount], ["mkdir", f"/{ROOT}/.in-{self.token}"])
-            with self.helpers.created([mount]) as helper:
-                self.helpers.write_tar(helper, f"/{ROOT}/.in-{self.token}", chunks)
+            tartool.write(self.helpers, [mount], f"/{ROOT}/.in-{self.token}", *part)
             self._script([mount], _PLACE_INSIDE, self.token, path)
         self._inside.add(path)
 
-    def volume(self, name: str, project: str, key: str | None, chunks: Iterable[bytes]) -> None:
+    def volume(self, name: str, project: str, key: str | None, part: Part) -> None:
         if _ensure_volume(self.helpers.client, name, project, key):
             self.volumes_made.append(name)
             self._record()
-        self._stage(_Place(HelperMount("volume", name, f"/{ROOT}"), None), chunks)
+        self._stage(_Place(HelperMount("volume", name, f"/{ROOT}"), None), part)
 
-    def bind(self, path: str, is_folder: bool, chunks: Iterable[bytes]) -> None:
+    def bind(self, path: str, is_folder: bool, part: Part) -> None:
         """A bind folder or file outside the stack folder (its folder must exist)."""
         parent, name = posixpath.split(path.rstrip("/"))
         if is_folder:
@@ -275,15 +276,14 @@ class Staging:
             place = _Place(HelperMount("bind", path, f"/{ROOT}"), None)
         else:
             place = _Place(HelperMount("bind", parent or "/", f"/{ROOT}"), name)
-        self._stage(place, chunks)
+        self._stage(place, part)
 
-    def _stage(self, place: _Place, chunks: Iterable[bytes]) -> None:
+    def _stage(self, place: _Place, part: Part) -> None:
         self.places.append(place)
         self._record()
         place.mtime = self._script([place.mount], _PREPARE, self.token).strip()
         self._record()
-        with self.helpers.created([place.mount]) as helper:
-            self.helpers.write_tar(helper, f"/{ROOT}/{_NEW}{self.token}", chunks)
+        tartool.write(self.helpers, [place.mount], f"/{ROOT}/{_NEW}{self.token}", *part)
 
     def _make_folder(self, parent: str, name: str) -> bool:
         """`name` in the host folder `parent`, made when missing; whether it was made."""

@@ -17,12 +17,21 @@ from stackyard.errors import Invalid
 
 BLOCK = 512
 _EXTENDED = {tarfile.XHDTYPE, tarfile.XGLTYPE, tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK}
-#: Entries followed by their data blocks.
-_WITH_DATA = {tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE, tarfile.GNUTYPE_SPARSE}
+#: The PAX records of GNU tar's sparse files (format 1.0) that name the file, and of a
+#: file capability (which, like setuid, gives whoever runs the file privileges).
+_SPARSE_NAME = "GNU.sparse.name"
+_CAPABILITY = "SCHILY.xattr.security.capability"
 #: Extended headers larger than this are refused (long names are a few kilobytes).
 MAX_EXTENDED = 1024 * 1024
 #: Special entries named at most (a tar of /dev has hundreds).
 MAX_SPECIAL = 100
+
+
+def _number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise Invalid("A tar in the archive has a damaged size") from exc
 
 
 def _pax_records(data: bytes) -> dict[str, str]:
@@ -56,7 +65,8 @@ class TarScanner:
     data_bytes: int = 0
     ended: bool = False
     first: tarfile.TarInfo | None = None
-    #: Device nodes and setuid/setgid files (the first `MAX_SPECIAL` of them).
+    #: Device nodes, setuid/setgid files and files with capabilities (the first
+    #: `MAX_SPECIAL` of them).
     special: list[str] = field(default_factory=list)
     _skip: int = 0
     _header: bytearray = field(default_factory=bytearray)
@@ -114,32 +124,35 @@ class TarScanner:
             if size == 0:
                 self._extended_done()
             return
+        if info.type == tarfile.GNUTYPE_SPARSE:
+            raise Invalid("A tar in the archive has an old GNU sparse entry (not accepted)")
         pending, self._pending = self._pending, {}
         if "path" in pending:
             info.name = pending["path"]
         if "linkpath" in pending:
             info.linkname = pending["linkpath"]
         if "size" in pending:
-            try:
-                size = info.size = int(pending["size"])
-            except ValueError as exc:
-                raise Invalid("A tar in the archive has a damaged size") from exc
+            size = info.size = _number(pending["size"])
+        real_size = size
+        if _SPARSE_NAME in pending:  # GNU tar's sparse file: written under this name
+            self.on_entry(info)
+            info.name = pending[_SPARSE_NAME]
+            real_size = _number(pending.get("GNU.sparse.realsize", str(size)))
         self.on_entry(info)
         if self.first is None:
             self.first = info
-        special = info.ischr() or info.isblk() or (info.isreg() and info.mode & 0o6000)
+        special = (
+            info.ischr()
+            or info.isblk()
+            or (info.isreg() and (info.mode & 0o6000 or _CAPABILITY in pending))
+        )
         if special and len(self.special) < MAX_SPECIAL:
             self.special.append(info.name)
         self.entries += 1
         if info.isreg():
             self.files += 1
-            self.data_bytes += size
-        if info.type in (
-            tarfile.REGTYPE,
-            tarfile.AREGTYPE,
-            tarfile.CONTTYPE,
-            tarfile.GNUTYPE_SPARSE,
-        ):
+            self.data_bytes += real_size
+        if info.type in (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE):
             self._skip = size + (-size % BLOCK)
 
     def _extended_done(self) -> None:

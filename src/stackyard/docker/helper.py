@@ -17,16 +17,22 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import socket
+import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, explain, unreachable
+from stackyard.docker.frames import split
 from stackyard.docker.images import pull
 from stackyard.errors import Invalid, NotFound, Unavailable
 
 log = logging.getLogger(__name__)
+
+#: Whether an image (by id) has GNU tar.
+_GNU_TAR: dict[str, bool] = {}
 
 HELPER_LABEL = "stackyard.helper"
 #: Bytes per chunk of a tar read out of a helper.
@@ -100,14 +106,16 @@ class Helpers:
 
     @contextlib.contextmanager
     def created(
-        self, mounts: Iterable[HelperMount], command: list[str] | None = None
+        self, mounts: Iterable[HelperMount], command: list[str] | None = None, stdin: bool = False
     ) -> Iterator[Helper]:
-        """A helper created with `mounts` (not started); removed on leaving, always."""
+        """A helper created with `mounts` (not started; with `stdin`, its standard input
+        open to one attached writer); removed on leaving, always."""
         self.ensure_image()
         try:
             container = self.client.containers.create(
                 self.image,
                 command or ["true"],
+                stdin_open=stdin,
                 mounts=[m.docker_mount() for m in mounts],
                 labels={HELPER_LABEL: self.owner},
                 network_disabled=True,
@@ -208,6 +216,58 @@ class Helpers:
             if code != 0:
                 raise HelperFailed(what, code, errors.decode(errors="replace").strip())
 
+    def feed(
+        self, mounts: Iterable[HelperMount], command: list[str], chunks: Iterable[bytes], what: str
+    ) -> None:
+        """Run `command` in a helper with `chunks` as its standard input (closed after the
+        last); HelperFailed when it ends with a status other than 0 (also when it stopped
+        reading early), HelperError when the engine breaks off. A failure of `chunks`
+        itself removes the helper with what runs in it."""
+        api = self.client.api
+        with self.created(mounts, command, stdin=True) as helper:
+            try:
+                attached = api.attach_socket(
+                    helper.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+                )
+                api.start(helper.id)
+            except sdk.DockerException as exc:
+                raise HelperError(f"{what}: the helper did not start: {explain(exc)}") from exc
+            sock: socket.socket = getattr(attached, "_sock", attached)
+            output = bytearray()
+            reader = threading.Thread(target=_drain, args=(sock, output), daemon=True)
+            reader.start()
+            try:
+                with contextlib.suppress(OSError):  # it stopped reading: its status says why
+                    for chunk in chunks:
+                        sock.sendall(chunk)
+                    sock.shutdown(socket.SHUT_WR)
+                reader.join()
+                status = api.wait(helper.id, timeout=60)
+            except (sdk.DockerException, sdk.RequestException) as exc:
+                raise HelperError(f"{what}: the helper broke off: {exc}") from exc
+            finally:
+                with contextlib.suppress(OSError):
+                    sock.close()
+            code = int(status.get("StatusCode", -1))
+            if code != 0:
+                errors = b"".join(f.data for f in split(output) if f.stream == "stderr")
+                raise HelperFailed(what, code, errors.decode(errors="replace").strip())
+
+    def gnu_tar(self) -> bool:
+        """Whether the helper image has GNU tar (asked once per image and process)."""
+        self.ensure_image()
+        try:
+            key = str(self.client.images.get(self.image).id)
+        except sdk.DockerException as exc:
+            raise unreachable(exc) from exc
+        if key not in _GNU_TAR:
+            try:
+                result = self.run([], ["tar", "--version"], timeout=60)
+                _GNU_TAR[key] = result.exit_code == 0 and "GNU tar" in result.output
+            except HelperError:  # no tar at all
+                _GNU_TAR[key] = False
+        return _GNU_TAR[key]
+
     def write_tar(self, helper: Helper, path: str, chunks: Iterable[bytes]) -> None:
         """Extract a tar (plain or gzip) stream at `path` of the helper."""
         try:
@@ -235,6 +295,14 @@ class Helpers:
                 container.remove(force=True, v=False)
                 removed += 1
         return removed
+
+
+def _drain(sock: socket.socket, into: bytearray) -> None:
+    """What a helper writes (both streams, framed), the first MiB of it."""
+    with contextlib.suppress(OSError):
+        while data := sock.recv(65536):
+            if len(into) < 1 << 20:
+                into += data
 
 
 def start_detached(

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import struct
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -22,13 +21,11 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from stackyard.docker.frames import Frame, StreamName
+from stackyard.docker.frames import Frame, split
 from stackyard.errors import Invalid, NotFound, Unavailable
 from stackyard.uncancellable import to_the_end
 
 DEFAULT_SOCKET = "/var/run/docker.sock"
-
-_STREAMS: dict[int, StreamName] = {0: "stdout", 1: "stdout", 2: "stderr"}
 
 
 def _transport(docker_host: str | None) -> tuple[httpx.AsyncBaseTransport, str]:
@@ -165,21 +162,10 @@ def _message(body: str) -> str:
         return body.strip()[:300]
 
 
-_HEADER = struct.Struct(">BxxxL")
-
-
 async def _demultiplex(chunks: AsyncIterator[bytes]) -> AsyncIterator[Frame]:
-    """The engine's multiplexed stream (an 8-byte header: stream and length, then the
-    payload) as frames. Partial frames wait for their rest; nothing else is kept."""
+    """The engine's multiplexed stream as frames; nothing but a partial frame is kept."""
     pending = bytearray()
     async for chunk in chunks:
         pending += chunk
-        offset = 0
-        while len(pending) - offset >= _HEADER.size:
-            kind, size = _HEADER.unpack_from(pending, offset)
-            end = offset + _HEADER.size + size
-            if end > len(pending):
-                break
-            yield Frame(_STREAMS.get(kind, "stdout"), bytes(pending[offset + _HEADER.size : end]))
-            offset = end
-        del pending[:offset]
+        for frame in split(pending):
+            yield frame
