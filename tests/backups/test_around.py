@@ -243,7 +243,9 @@ def test_a_full_archive_folder_fails_cleanly(
     try:
         run = back_up(admin_client, stack_id)
         assert run["status"] == "failed"
-        assert any("space" in e.lower() for e in run["progress"]["errors"]), run["progress"]["errors"]
+        assert any("space" in e.lower() for e in run["progress"]["errors"]), run["progress"][
+            "errors"
+        ]
         assert list(folder.iterdir()) == []  # nothing half-written is left
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
     finally:
@@ -292,7 +294,9 @@ def test_a_restore_that_fails_midway_leaves_everything_as_it_was(
         assert restoring.status_code == 202
         run = wait_run(admin_client, stack_id)
         assert run["status"] == "failed"
-        assert any("space" in e.lower() for e in run["progress"]["errors"]), run["progress"]["errors"]
+        assert any("space" in e.lower() for e in run["progress"]["errors"]), run["progress"][
+            "errors"
+        ]
         assert helper("volume", f"{stack_id}_db", listing) == volume_before
         assert (sorted(os.listdir(disk)), (disk / "blob").read_bytes()) == disk_before
         assert (folder / "compose.yaml").read_text() == edited

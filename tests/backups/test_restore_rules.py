@@ -317,7 +317,10 @@ def test_device_nodes_and_setuid_files_outside_volumes_are_written_only_when_ask
     admin_client.post(f"/api/backups/{name}/restore", json={})
     run = wait_run(admin_client, stack_id)
     assert run["status"] == "failed"
-    assert "setuid/setgid files or files with capabilities ('null', 'sh')" in run["progress"]["errors"][0]
+    assert (
+        "setuid/setgid files or files with capabilities ('null', 'sh')"
+        in run["progress"]["errors"][0]
+    )
     assert not (stacks_dir / stack_id).exists()
 
     admin_client.post(f"/api/backups/{name}/restore", json={"special_files": True})

@@ -1,10 +1,13 @@
 """A stack with all its data, backed up and restored, on the real engine: a named volume
 and bind folders (inside and outside the stack folder) holding files of several owners
-(ids above 65535) and modes (setuid, a 0555 folder), symlinks (relative, absolute,
-dangling), hardlinks, a FIFO, empty folders, long and non-ASCII names and a sparse file.
-After a restore every entry's type, mode, owner, group, mtime, link target, link count
-and content hash are what they were: restored in place (over changed data, which must
-not survive) and under a new name (a clone beside the original)."""
+(ids above 65535) and modes (setuid, also on a file with two links, a 0555 folder),
+symlinks (relative, absolute, dangling), hardlinks, a FIFO, empty folders, xattrs, ACLs,
+a file capability, sparse files, nanosecond times, and names of every kind (non-ASCII,
+not UTF-8, a newline, a leading dash, 255 bytes, a path of 4,000 bytes). After a restore
+every entry's type, mode, owner, group, mtime (ns), link count, size, content hash, link
+target, xattrs and sparseness are what they were (`trees.snapshot`): restored in place
+(over changed data, which must not survive) and under a new name (a clone beside the
+original)."""
 
 from __future__ import annotations
 
@@ -17,8 +20,16 @@ from pathlib import Path
 import pytest
 from zlib_ng import gzip_ng
 
-from tests.backups.trees import LONG, helper, make_tree, snapshot
-from tests.support.stacks import compose, start_restore, wait_run
+from tests.backups.trees import (
+    LONG,
+    ODD_NAMES,
+    decorate,
+    helper,
+    make_tree,
+    snapshot,
+)
+from tests.support.service import settings_in
+from tests.support.stacks import BUSYBOX, HELPER, compose, start_restore, wait_run
 
 pytestmark = pytest.mark.docker
 
@@ -37,6 +48,21 @@ COMPOSE = """services:
 volumes:
   db:
 """
+
+
+#: The userland of the default helper image (debian:bookworm-slim): dash, coreutils and
+#: GNU tar run the restore's scripts there.
+DEBIAN = "stackyard-test/debian:bookworm"
+
+
+@pytest.fixture
+def helper_image() -> str:
+    return HELPER
+
+
+@pytest.fixture
+def settings(tmp_path, stacks_dir, database_url, helper_image):
+    return settings_in(tmp_path, database_url=database_url, backup_helper_image=helper_image)
 
 
 @pytest.fixture
@@ -63,11 +89,18 @@ def rich_stack(stacks_dir, tmp_path, docker_cleanup) -> tuple[str, Path]:
     long.mkdir(parents=True)
     (long / f"{LONG}.txt").write_text("deep\n")
     os.link(long / f"{LONG}.txt", folder / "long" / "hard-to-deep")
+    for odd in ODD_NAMES:
+        (folder / os.fsdecode(odd)).write_bytes(odd)
+    os.setxattr(folder / "config" / "app.ini", "user.origin", b"stack folder")
     docker_cleanup.compose_project(stack_id)
     compose(stacks_dir, stack_id, "create")  # the volume exists; nothing runs
-    make_tree("volume", f"{stack_id}_db")
-    make_tree("bind", str(folder / "data"))
+    for kind, source in [("volume", f"{stack_id}_db"), ("bind", str(folder / "data"))]:
+        make_tree(kind, source)
+        decorate(kind, source)
     make_tree("bind", str(outside))
+    decorate("bind", str(outside))
+    os.utime(folder / "config", ns=(0, 1_500_000_000_000_000_001))
+    os.utime(folder, ns=(0, 1_500_000_000_987_654_321))  # the folder that holds binds
     return stack_id, outside
 
 
@@ -91,6 +124,7 @@ def restore(client, name: str, target: str, **body) -> dict:
     return run
 
 
+@pytest.mark.parametrize("helper_image", [HELPER, DEBIAN])
 def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack, stacks_dir):
     stack_id, outside = rich_stack
     folder = stacks_dir / stack_id
@@ -100,11 +134,22 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
         "outside": snapshot("bind", str(outside)),
         "stack": _stack_files(folder),
     }
-    assert before["stack"]["./ünïcødé"].startswith("regular file|644|")
-    assert before["stack"][f"./long/{LONG}/{LONG}/{LONG}.txt"].split("|")[5] == "2"
-    assert before["volume"]["./owned"].startswith("regular file|644|100000|200000|")
-    assert before["volume"]["./suid"].startswith("regular file|4755|")
-    assert before["volume"]["./hard1"].split("|")[5] == "2"
+    # (type, mode, uid, gid, mtime, links, size, hash, target, xattrs, sparse)
+    assert before["stack"]["./ünïcødé".encode()][1] == "0o644"
+    assert before["stack"][f"./long/{LONG}/{LONG}/{LONG}.txt".encode()][5] == 2
+    assert before["stack"][b"."][4] == 1_500_000_000_987_654_321
+    assert before["volume"][b"./owned"][1:4] == ("0o644", 100000, 200000)
+    assert before["volume"][b"./suid"][1] == "0o4755"
+    assert before["volume"][b"./suid-hard"][1] == "0o4750"
+    assert before["volume"][b"./suid-hard"][5] == 2
+    assert before["volume"][b"./hard1"][5] == 2
+    assert before["volume"][b"./sparse"][10] is True
+    assert dict(before["volume"][b"./dir/file"][9]).keys() == {
+        "user.note",
+        "system.posix_acl_access",
+    }
+    assert before["volume"][b"."][4] == 1_600_000_000_123_456_794
+    assert max(len(path) for path in before["volume"]) > 3900
 
     name = back_up(admin_client, stack_id)
     manifest = admin_client.get(f"/api/backups/{name}").json()
@@ -113,6 +158,11 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert captured[f"volume:{stack_id}_db"]["captured"]
     assert all(a["sha256"] and a["bytes"] > 0 for a in captured.values() if a["captured"])
     assert manifest["inventory"]["assets"]
+    # Read by GNU tar: everything kept but trusted.* xattrs, and the manifest says so.
+    assert manifest["stack_fidelity"]["tool"] == "gnu-tar"
+    for asset in (a for a in manifest["assets"] if a["captured"]):
+        assert asset["fidelity"]["tool"] == "gnu-tar"
+        assert asset["fidelity"]["not_kept"] == ["trusted_xattrs"]
 
     # Changed after the backup: these must not survive the restore.
     (folder / "data" / "new-after-backup").write_text("x")
@@ -139,7 +189,7 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert snapshot("volume", f"{stack_id}_db") == before["volume"]
     assert snapshot("bind", str(folder / "data")) == before["data"]
     assert snapshot("bind", str(outside)) == before["outside"]
-    assert _stack_files(folder) == before["stack"] | _stack_files(folder, only="./kept.txt")
+    assert _stack_files(folder) == before["stack"] | _stack_files(folder, only=b"./kept.txt")
     assert "# edited" not in (folder / "compose.yaml").read_text()  # stack files come back
     assert (folder / ".env").read_text() == "SECRET=hunter2\n"
     assert (folder / ".secrets").read_text() == "TOKEN=t0k3n\n"
@@ -180,14 +230,14 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert outside_file.read_text() == "outside=1\n"
 
 
-def _stack_files(folder: Path, only: str | None = None) -> dict[str, str]:
+def _stack_files(folder: Path, only: bytes | None = None) -> dict[bytes, tuple]:
     """The snapshot of the stack folder's own files (the binds inside it apart), or of
     one of them."""
     entries = snapshot("bind", str(folder))
     return {
         path: line
         for path, line in entries.items()
-        if not path.startswith(("./data/", "./app.ini")) and (only is None or path == only)
+        if not path.startswith((b"./data/", b"./app.ini")) and (only is None or path == only)
     }
 
 
@@ -262,9 +312,13 @@ def test_what_is_left_out_stays_out_and_a_restore_can_take_one_part(
     assert snapshot("bind", str(folder / "data")) != before  # untouched: still has its new file
 
 
-def test_owners_beyond_a_tar_header_are_kept(admin_client, stacks_dir, docker_cleanup):
+@pytest.mark.parametrize("helper_image", [HELPER, BUSYBOX])
+def test_owners_beyond_a_tar_header_are_kept(
+    admin_client, stacks_dir, docker_cleanup, helper_image
+):
     """Ids above 16777215 (8 octal digits, all a plain tar header holds): the volume is
-    read the exact way, and the owner comes back as it was."""
+    read the exact way (GNU tar's PAX headers, or without it the engine's archive API),
+    and the owner comes back as it was."""
     stack_id = f"wide-{uuid.uuid4().hex[:6]}"
     folder = stacks_dir / stack_id
     folder.mkdir()
@@ -279,6 +333,8 @@ def test_owners_beyond_a_tar_header_are_kept(admin_client, stacks_dir, docker_cl
     inventory = admin_client.get(f"/api/stacks/{stack_id}/backup/inventory").json()
     assert [a["wide_ids"] for a in inventory["assets"]] == [True]
     name = back_up(admin_client, stack_id)
+    (asset,) = admin_client.get(f"/api/backups/{name}").json()["assets"]
+    assert asset["fidelity"]["tool"] == ("gnu-tar" if helper_image == HELPER else "engine")
     helper("volume", volume, "chown 0:0 /data/f")
     restore(admin_client, name, stack_id, overwrite=True)
     assert helper("volume", volume, "stat -c '%u %g' /data/f") == "20000000 30000000\n"

@@ -278,8 +278,9 @@ def check_member(
     if scan.special and not special:
         shown = ", ".join(repr(n.removeprefix(ROOT + "/")) for n in scan.special[:5])
         raise Invalid(
-            f"{name} in the archive holds device nodes, setuid/setgid files or files with capabilities ({shown}): "
-            "they are written outside volumes only when asked for (special_files)"
+            f"{name} in the archive holds device nodes, setuid/setgid files or files with "
+            f"capabilities ({shown}): they are written outside volumes only when asked for "
+            "(special_files)"
         )
     return scan
 

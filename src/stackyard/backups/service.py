@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from stackyard import __version__
-from stackyard.backups import capture, restore
+from stackyard.backups import capture, restore, tartool
 from stackyard.backups.archive import ArchiveReader
 from stackyard.backups.inventory import inventory
 from stackyard.backups.journal import Entry, Journal
@@ -150,12 +150,19 @@ class BackupService:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
         for result in manifest.assets:
+            part = result.key.partition(":")[2]
             if result.vanished:
-                shown = ", ".join(result.vanished[:5]) + (", ..." * (len(result.vanished) > 5))
                 run.feed_line(
-                    f"{result.key.partition(':')[2]}: {len(result.vanished)} files went away "
-                    f"while they were read, so they are not in the archive ({shown})"
+                    f"{part}: {len(result.vanished)} files went away while they were read, "
+                    f"so they are not in the archive ({_some(result.vanished)})"
                 )
+            if result.changed:
+                run.feed_line(
+                    f"{part}: {len(result.changed)} files changed while they were read "
+                    f"(kept as read: {_some(result.changed)})"
+                )
+        if lost := tartool.lost(manifest):
+            run.feed_line(lost)
         size = target.stat().st_size
         run.artifact = target.name
         run.advance(
@@ -276,6 +283,8 @@ class BackupService:
             )
             writing = progress_reporter(run, total, len(plan.items), "Writing the data (2 of 2)")
             run.feed_line(f"Restoring {path.name} as {target}: checking the archive first")
+            if not await asyncio.to_thread(self.helpers().gnu_tar):
+                run.feed_line(tartool.WRITTEN_WITHOUT_GNU_TAR)
             for key, reason in plan.skipped.items():
                 line = f"Not restored: {key.partition(':')[2]} ({reason})"
                 if reason in restore.CHOSEN:
@@ -462,6 +471,10 @@ class BackupService:
             return inspect_container(self.machine.docker, container_id).labels
         except StackyardError:
             return {}
+
+
+def _some(names: list[str]) -> str:
+    return ", ".join(names[:5]) + (", ..." * (len(names) > 5))
 
 
 def _folder_size(folder: Path) -> int:

@@ -45,10 +45,14 @@ _OLD = ".stackyard-replaced-"
 # Run in a helper with the target at /data (a volume or a bound folder; for a bound
 # file, its folder, the file's name as $2); $1 is the restore's token.
 _VARS = f'cd /data; S="{_NEW}$1"; O="{_OLD}$1"; '
-_PREPARE = _VARS + 'stat -c %Y .; mkdir "$S"'
+# Times to the nanosecond go by reference (`touch -r`: busybox's `-d` takes no fraction):
+# the target's own in "$S/time", the staged root's as the time of "$S/meta", each
+# carried over in the helper's /r while the entries around it change.
+_PREPARE = _VARS + 'stat -c %Y .; touch -r . /r; mkdir "$S" "$S/time"; touch -r /r "$S/time"'
 _SWAP_FOLDER = (
     _VARS
-    + 'set -e; stat -c \'%u:%g %a %Y\' "$S/data" > "$S/meta"; mkdir "$O"; '
+    + 'set -e; stat -c \'%u:%g %a\' "$S/data" > "$S/meta"; touch -r "$S/data" "$S/meta"; '
+    + 'mkdir "$O"; '
     + 'find . -mindepth 1 -maxdepth 1 ! -name "$S" ! -name "$O" -exec mv -- {} "$O/" \\; ; '
     + '[ -z "$(find . -mindepth 1 -maxdepth 1 ! -name "$S" ! -name "$O")" ]; '
     + 'find "$S/data" -mindepth 1 -maxdepth 1 -exec mv -- {} . \\; ; rmdir "$S/data"'
@@ -61,8 +65,8 @@ _UNSWAP_FOLDER = (
 )
 _FINISH_FOLDER = (
     _VARS
-    + 'set -e; read owner mode mtime < "$S/meta"; rm -rf "$O" "$S"; '
-    + 'chown "$owner" .; chmod "$mode" .; touch -d "@$mtime" .'
+    + 'set -e; read owner mode rest < "$S/meta"; touch -r "$S/meta" /r; rm -rf "$O" "$S"; '
+    + 'chown "$owner" .; chmod "$mode" .; touch -r /r .'
 )
 _SWAP_FILE = (
     _VARS
@@ -76,8 +80,12 @@ _UNSWAP_FILE = (
     + 'if [ -e "$O/$2" ] || [ -L "$O/$2" ]; then mv -- "$O/$2" "$2"; fi; rmdir "$O"'
 )
 _FINISH_FILE = _VARS + 'rm -rf "$O" "$S"'
-# The folder's mtime as it was (to the second: busybox's touch takes no fraction).
-_DISCARD = _VARS + 'rm -rf "$S"; touch -d "@$2" .'
+# The folder's mtime as it was ($2: to the second, from a journal of before "$S/time").
+_DISCARD = (
+    _VARS
+    + 'if [ -d "$S/time" ]; then touch -r "$S/time" /r; else touch -d "@$2" /r; fi; '
+    + 'rm -rf "$S"; touch -r /r .'
+)
 # An inside target, written in the staged stack folder at /data: into a folder of its
 # own, then renamed to its path ($2) there.
 _PLACE_INSIDE = (

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import get_args
 
 from stackyard.backups.archive import ROOT, inflated
-from stackyard.backups.model import Attribute, CaptureTool, Fidelity
+from stackyard.backups.model import Attribute, CaptureTool, Fidelity, Manifest
 from stackyard.docker.helper import HelperFailed, HelperMount, Helpers
 from stackyard.errors import Unavailable
 
@@ -35,6 +35,37 @@ _BASIC: tuple[Attribute, ...] = (
     "devices",
     "empty_folders",
 )
+
+
+#: Said by a restore whose helper image has no GNU tar.
+WRITTEN_WITHOUT_GNU_TAR = (
+    "The helper image has no GNU tar: the data is written through the engine's archive "
+    "API, which writes sparse files in full and drops the setuid and setgid bits of files "
+    "with more than one link (BACKUP_HELPER_IMAGE: an image with GNU tar keeps them, such "
+    "as debian:bookworm-slim)"
+)
+_SAID: dict[Attribute, str] = {
+    "mtime_ns": "times finer than a second",
+    "xattrs": "xattrs",
+    "acls": "ACLs",
+    "sparse": "sparseness",
+}
+
+
+def lost(manifest: Manifest) -> str | None:
+    """What the archive's parts did not keep of what a helper with GNU tar keeps, in a
+    line (None: nothing)."""
+    parts = [("the stack folder", manifest.stack_fidelity)] + [
+        (a.key.partition(":")[2], a.fidelity) for a in manifest.assets if a.captured
+    ]
+    short = [(part, f) for part, f in parts if f is not None and f.tool != "gnu-tar"]
+    if not short:
+        return None
+    missing = sorted({_SAID[a] for _, f in short for a in f.not_kept if a in _SAID})
+    return (
+        f"Not kept ({', '.join(missing)}) in {', '.join(part for part, _ in short)}: "
+        "the helper image has no GNU tar (BACKUP_HELPER_IMAGE)"
+    )
 
 
 def fidelity(tool: CaptureTool) -> Fidelity:

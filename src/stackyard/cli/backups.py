@@ -76,11 +76,18 @@ def backup_list() -> None:
 @app.command("verify")
 def backup_verify(name: Annotated[str, typer.Argument(help="The archive's name")]) -> None:
     """Read an archive through: every member's checksum, every entry safe to restore."""
-    report = services.backups().store.verify(name)
+    service = services.backups()
+    report = service.store.verify(name)
+    manifest = service.manifest(name) if report.ok else None
+    kept = {a.member: a.fidelity for a in manifest.assets} if manifest else {}
+    if manifest:
+        kept[manifest.stack_member] = manifest.stack_fidelity
     for member in report.members:
         typer.echo(f"{member.member}\t{member.bytes} bytes\t{member.files} files\tok")
+        if (fidelity := kept.get(member.member)) and fidelity.tool != "gnu-tar":
+            typer.echo(f"  read by {fidelity.tool}, not kept: {', '.join(fidelity.not_kept)}")
         for entry in member.special:
-            typer.echo(f"  device node or setuid/setgid file: {entry}")
+            typer.echo(f"  device node, setuid/setgid file or file with capabilities: {entry}")
     if not report.ok:
         typer.secho(f"error: {report.error}", err=True, fg=typer.colors.RED)
         raise typer.Exit(1)

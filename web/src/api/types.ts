@@ -73,6 +73,7 @@ export type Inventory = ResponseBody<"/api/stacks/{stack_id}/backup/inventory", 
 export type BackupAsset = Inventory["assets"][number];
 export type ArchiveInfo = ResponseBody<"/api/backups", "get">[number];
 export type BackupManifest = ResponseBody<"/api/backups/{name}", "get">;
+export type Fidelity = components["schemas"]["Fidelity"];
 export type VerifyReport = ResponseBody<"/api/backups/{name}/verify", "post">;
 export type NewBackup = RequestBody<"/api/stacks/{stack_id}/backups", "post">;
 export type RestoreOptions = RequestBody<"/api/backups/{name}/restore", "post">;

@@ -39,7 +39,20 @@ const manifest = {
   stack_sha256: "x",
   compression: "gzip",
   assets: [
-    { key: "volume:web_db", member: "volumes/0.tar.gz", captured: true, bytes: 10, files: 1, sha256: "a", skipped: null },
+    {
+      key: "volume:web_db",
+      member: "volumes/0.tar.gz",
+      captured: true,
+      bytes: 10,
+      files: 1,
+      sha256: "a",
+      skipped: null,
+      fidelity: {
+        tool: "busybox-tar",
+        kept: ["mode", "owners"],
+        not_kept: ["mtime_ns", "xattrs", "acls", "sparse", "trusted_xattrs"],
+      },
+    },
     { key: "bind:/srv/web/data", member: "binds/0.tar.gz", captured: true, bytes: 10, files: 1, sha256: "b", skipped: null },
   ],
 } as unknown as BackupManifest;
@@ -101,6 +114,13 @@ describe("backups page", () => {
     await user.click(within(table).getByRole("button", { name: "Restore" }));
     const dialog = await screen.findByRole("dialog", { name: `Restore ${archive.name}` });
     await waitFor(() => expect(within(dialog).getAllByRole("checkbox")).toHaveLength(4));
+    // A part read without GNU tar says what it did not keep; one read with it says nothing.
+    expect(within(dialog).getByRole("checkbox", { name: /web_db/ }).closest("label")).toHaveTextContent(
+      "not kept: times finer than a second, xattrs, ACLs, sparseness, trusted.* xattrs",
+    );
+    expect(within(dialog).getByRole("checkbox", { name: /\/srv\/web\/data/ }).closest("label")).not.toHaveTextContent(
+      "not kept",
+    );
     await user.click(within(dialog).getByRole("checkbox", { name: /\/srv\/web\/data/ }));
     await user.click(within(dialog).getByRole("button", { name: "Restore" }));
     expect(await within(dialog).findByRole("alert")).toHaveTextContent("needs overwrite");

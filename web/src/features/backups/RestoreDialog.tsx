@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { ApiError } from "../../api/errors";
-import type { ArchiveInfo, RestoreOptions, RestorePreview, Run } from "../../api/types";
+import type { ArchiveInfo, Fidelity, RestoreOptions, RestorePreview, Run } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
@@ -76,6 +76,11 @@ export function RestoreDialog({
             }}
           />
         </Field>
+        {manifest.data?.stack_fidelity && manifest.data.stack_fidelity.tool !== "gnu-tar" && (
+          <p className="small">
+            Stack folder: <NotKept fidelity={manifest.data.stack_fidelity} />
+          </p>
+        )}
         <label className="check">
           <input type="checkbox" checked={restoreBinds} onChange={(e) => setRestoreBinds(e.target.checked)} />
           <span>Write bind folders back to their paths</span>
@@ -98,6 +103,7 @@ export function RestoreDialog({
                 <span>
                   <code>{asset.key.replace(/^(volume|bind):/, "")}</code>{" "}
                   <span className="muted small">{asset.key.startsWith("volume:") ? "volume" : "folder"}</span>
+                  <NotKept fidelity={asset.fidelity} />
                 </span>
               </label>
             ))}
@@ -204,5 +210,25 @@ function RestorePlan({
         </details>
       )}
     </section>
+  );
+}
+
+const ATTRIBUTE: Record<string, string> = {
+  mtime_ns: "times finer than a second",
+  xattrs: "xattrs",
+  acls: "ACLs",
+  sparse: "sparseness",
+  trusted_xattrs: "trusted.* xattrs",
+};
+
+/** What a part of the archive did not keep (its helper image had no GNU tar), said beside it. */
+function NotKept({ fidelity }: { fidelity?: Fidelity | null }) {
+  if (!fidelity || fidelity.tool === "gnu-tar") return null;
+  const missing = fidelity.not_kept.map((attribute) => ATTRIBUTE[attribute] ?? attribute);
+  return (
+    <span className="warn-text small" title={`Read by ${fidelity.tool}: kept ${fidelity.kept.join(", ")}`}>
+      {" "}
+      not kept: {missing.join(", ")}
+    </span>
   );
 }
