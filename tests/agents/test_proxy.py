@@ -12,6 +12,7 @@ import pytest
 
 from tests.agents.helpers import add_agent
 from tests.support.stacks import BUSYBOX, act, compose_text, service, wait_run
+from tests.support.waiting import wait_until
 
 SLEEPER = compose_text(app=service(BUSYBOX, command='["sleep", "3600"]'))
 
@@ -140,12 +141,17 @@ def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_ho
     )
     assert check == b"precious\n"
 
-    # Each admin action on an agent is in the central's audit log, with the user and host.
-    entries = admin_client.get("/api/audit", params={"limit": 100}).json()["items"]
-    seen = {(e["actor"], e["action"], e["target"], e["outcome"]) for e in entries}
-    assert ("admin", "backup.download", f"alpha: {archive['name']}", "success") in seen
-    assert ("admin", "backup.restore", f"beta: {uploaded.json()['name']}", "success") in seen
-    assert ("admin", "stack.create", f"alpha: {shop}", "success") in seen
+    # Each admin action on an agent is in the central's audit log, with the user and host;
+    # the restore's outcome once the central saw it end on the agent.
+    def seen() -> set:
+        entries = admin_client.get("/api/audit", params={"limit": 100}).json()["items"]
+        return {(e["actor"], e["action"], e["target"], e["outcome"]) for e in entries}
+
+    restored = ("admin", "backup.restore", f"beta: {uploaded.json()['name']}")
+    wait_until(lambda: (*restored, "success") in seen(), 30, "the restore's outcome audited")
+    assert (*restored, "started") in seen()
+    assert ("admin", "backup.download", f"alpha: {archive['name']}", "success") in seen()
+    assert ("admin", "stack.create", f"alpha: {shop}", "success") in seen()
 
 
 def test_the_users_role_applies_on_the_agent(two_hosts, app, admin_client):

@@ -49,12 +49,16 @@ def test_roles_and_audit(admin_client, user_client, viewer_client, stack):
     assert admin_client.get("/api/backups").json() == []
 
     audit = [
-        (e["actor"], e["action"], e["target"])
+        (e["actor"], e["action"], e["target"], e["outcome"])
         for e in admin_client.get("/api/audit").json()["items"]
     ]
-    assert ("alice", "backup.create", stack) in audit
-    assert ("admin", "backup.download", name) in audit
-    assert ("admin", "backup.delete", name) in audit
+    # The backup: that it started (when it was accepted), and its outcome (when it ended).
+    assert [e for e in audit if e[1] == "backup.create"] == [
+        ("alice", "backup.create", stack, "success"),
+        ("alice", "backup.create", stack, "started"),
+    ]
+    assert ("admin", "backup.download", name, "success") in audit
+    assert ("admin", "backup.delete", name, "success") in audit
 
 
 def test_a_choice_of_unknown_assets_is_refused_before_anything_runs(admin_client, stack):

@@ -334,3 +334,48 @@ def test_device_nodes_and_setuid_files_outside_volumes_are_written_only_when_ask
         if e["action"] == "backup.restore"
     ]
     assert any("with device nodes and setuid/setgid files" in (d or "") for d in restores)
+
+
+BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
+    for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+)
+REFUSED_COMPOSE = {
+    "env file outside": COMPOSE.replace("    volumes:", "    env_file: /etc/shadow\n    volumes:"),
+    "include outside": "include: [../../../etc/compose.yaml]\n" + COMPOSE,
+    "yaml bomb": BOMB + COMPOSE,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REFUSED_COMPOSE))
+def test_a_compose_file_an_edit_would_refuse_refuses_the_restore(
+    admin_client, app, stacks_dir, docker_cleanup, docker_client, kind
+):
+    """The restored compose file passes the checks of an edit before anything is written:
+    the stack's folder as it was, its volume unmade, nothing staged left."""
+    stack_id = f"refused-{uuid.uuid4().hex[:6]}"
+    (stacks_dir / stack_id).mkdir()
+    (stacks_dir / stack_id / "compose.yaml").write_text(COMPOSE)
+    archives_dir(app).mkdir(parents=True, exist_ok=True)
+    name = f"{stack_id}--crafted--20260101T000000Z.tar"
+    stack = [
+        entry("data", tarfile.DIRTYPE),
+        entry("data/compose.yaml", data=REFUSED_COMPOSE[kind].encode()),
+    ]
+    v2_archive(archives_dir(app) / name, stack_id, [entry("data", tarfile.DIRTYPE)], stack)
+    docker_cleanup.compose_project(stack_id)
+    started = admin_client.post(f"/api/backups/{name}/restore", json={"overwrite": True})
+    assert started.status_code == 202, started.text
+    run = wait_run(admin_client, stack_id)
+    assert run["status"] == "failed"
+    (error,) = run["progress"]["errors"]
+    assert "The archive's compose file is refused, as an edit would be" in error
+    assert (stacks_dir / stack_id / "compose.yaml").read_text() == COMPOSE
+    assert [p.name for p in stacks_dir.iterdir()] == [stack_id]
+    assert docker_client.volumes.list(filters={"name": f"{stack_id}_db"}) == []
+    # Audited as it ended: a failure, with why.
+    (ended, started) = [
+        e for e in admin_client.get("/api/audit").json()["items"] if e["action"] == "backup.restore"
+    ]
+    assert (started["outcome"], ended["outcome"]) == ("started", "failure")
+    assert "refused, as an edit would be" in ended["detail"]

@@ -9,12 +9,18 @@ agent's."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+from pydantic import TypeAdapter
+
+from stackyard.agents import outcomes
 from stackyard.agents.service import Agents
 from stackyard.auth.audit import RELAY_HEADER, Recorder, relayed_entries
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal
+from stackyard.stacks.runs import RunState
+
+_RUN = TypeAdapter(RunState)
 
 #: Agent routes reached whatever the agent's version: its update (or why it cannot be
 #: updated) and its health.
@@ -76,14 +82,36 @@ async def forward(
         headers={**sent, **as_user(principal)},
         content=body if _has_body(method, headers) else None,
     )
+    started: list[tuple[str, str, str | None]] = []
     for entry in relayed_entries(answer.headers.get(RELAY_HEADER)):
+        target = f"{name}: {entry.target}" if entry.target else name
         await asyncio.to_thread(
-            record,
-            principal.username,
-            entry.action,
-            f"{name}: {entry.target}" if entry.target else name,
-            entry.outcome,
-            entry.detail,
+            record, principal.username, entry.action, target, entry.outcome, entry.detail
         )
+        if entry.outcome == "started":
+            started.append((entry.action, target, entry.detail))
     returned = {name: answer.headers[name] for name in RETURNED if name in answer.headers}
-    return Proxied(answer.status_code, returned, answer.body())
+    if not started or answer.status_code != 202:
+        return Proxied(answer.status_code, returned, answer.body())
+    # Work that goes on (a backup, a restore): its outcome is recorded when it ends.
+    answered = await client.read_bytes(answer)
+    run = _RUN.validate_json(answered)
+    for action, target, detail in started:
+        ended = _ended(record, principal.username, action, target, detail)
+        outcomes.follow(agents, agent_id, run, ended)
+    return Proxied(answer.status_code, returned, _once(answered))
+
+
+def _ended(
+    record: Recorder, user: str, action: str, target: str, detail: str | None
+) -> Callable[[str, str | None], None]:
+    """Records the outcome of work `user` started (the start's detail kept)."""
+
+    def ended(outcome: str, said: str | None) -> None:
+        record(user, action, target, outcome, "; ".join(p for p in (detail, said) if p) or None)
+
+    return ended
+
+
+async def _once(body: bytes) -> AsyncIterator[bytes]:
+    yield body

@@ -21,7 +21,7 @@ class AuditRow(BaseModel):
     actor: str
     action: str
     target: str | None
-    outcome: Literal["success", "failure"]
+    outcome: Literal["success", "failure", "started"]
     detail: str | None
 
 

@@ -28,7 +28,7 @@ from stackyard.backups.model import Inventory, Manifest
 from stackyard.backups.restore import RestorePreview
 from stackyard.backups.service import BackupService, RestoreRequest
 from stackyard.backups.store import ArchiveInfo, VerifyReport
-from stackyard.stacks.runs import RunState
+from stackyard.stacks.runs import RunState, ended_by
 
 router = APIRouter(tags=["backups"], dependencies=[Depends(current_principal)])
 
@@ -107,8 +107,9 @@ async def create_backup(
     stack_id: str, body: BackupIn, operator: OperatorDep, audit: AuditDep, backups: BackupsDep
 ) -> RunState:
     """Start a backup; 409 while the stack is busy. Follow it at `/run/events`."""
-    with audit(operator, "backup.create", stack_id):
+    with audit(operator, "backup.create", stack_id) as note:
         run = await backups.create(stack_id, body)
+        note.ends = ended_by(run)
     return run.state()
 
 
@@ -208,6 +209,7 @@ async def restore_backup(
     target stack's `/run/events`."""
     with audit(admin, "backup.restore", name) as note:
         run = await backups.restore(backups.store.path(name), body.request())
+        note.ends = ended_by(run)
         note.detail = (
             f"into {run.stack}"
             + (" (overwrite)" if body.overwrite else "")

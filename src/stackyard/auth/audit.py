@@ -31,6 +31,10 @@ class AuditNote:
 
     detail: str | None = None
     target: str | None = None
+    #: For work that goes on after the request (a run): called with the function that
+    #: records the work's outcome and detail, it calls that when the work ends. The
+    #: request itself is then recorded as "started".
+    ends: Callable[[Callable[[str, str | None], None]], None] | None = None
 
 
 #: The length of the audit log's target column.
@@ -64,7 +68,8 @@ def audited_by(
     recorder: Recorder, actor: str, action: str, target: str | None = None
 ) -> Iterator[AuditNote]:
     """Record the block's outcome (by `recorder`, in a transaction of its own for the
-    database, so a failure is kept too)."""
+    database, so a failure is kept too); for work that goes on (`AuditNote.ends`), that
+    it started, and its outcome when it ends."""
     note = AuditNote()
     try:
         yield note
@@ -75,7 +80,17 @@ def audited_by(
         detail = f"internal error ({type(exc).__name__})"
         recorder(actor, action, note.target or target, "failure", detail)
         raise
-    recorder(actor, action, note.target or target, "success", note.detail)
+    target = note.target or target
+    if note.ends is None:
+        recorder(actor, action, target, "success", note.detail)
+        return
+    recorder(actor, action, target, "started", note.detail)
+
+    def ended(outcome: str, detail: str | None) -> None:
+        said = "; ".join(part for part in (note.detail, detail) if part) or None
+        recorder(actor, action, target, outcome, said)
+
+    note.ends(ended)
 
 
 def audited(

@@ -309,17 +309,18 @@ def restore_data(
     helpers: Helpers,
     folder_local: Path,
     folder_host: str,
-    declared: Callable[[Path], Declared | None],
+    declared: Callable[[Path], Declared],
     progress: Progress,
     record: Callable[[dict[str, Any]], None] = lambda snapshot: None,
 ) -> tuple[list[str], list[str]]:
     """Write the checked archive back (see the module and `stackyard.backups.staging`);
     what was done, and what was left out and why, line by line. `folders`: the members
     whose data is a folder. `record` keeps each state of the staged writes (a journal).
-    `declared` gives what the compose file of a (staged) stack folder uses (None: it
-    does not resolve): a volume is written only when it is one of its volumes (or,
-    without them, when it has the stack's project prefix), a bind folder outside the
-    stack folder only when it is one of its binds, whatever the manifest says."""
+    `declared` gives what the compose file of a (staged) stack folder uses, and refuses
+    (Invalid) one an edit would refuse, before anything but the staged folder is
+    written: a volume is written only when it is one of its volumes, a bind folder
+    outside the stack folder only when it is one of its binds, whatever the manifest
+    says."""
     manifest = reader.manifest
     done: list[str] = []
     left_out: list[str] = []
@@ -355,9 +356,7 @@ def restore_data(
         for item in restore.items:
             member = item.result.member or ""
             if item.kind == "volume":
-                own = allowed is not None and item.target in allowed.volumes
-                prefixed = allowed is None and item.target.startswith(f"{project}_")
-                if not _VOLUME_NAME.match(item.target) or not (own or prefixed):
+                if not _VOLUME_NAME.match(item.target) or item.target not in allowed.volumes:
                     left_out.append(
                         f"volume {item.target!r}: the restored compose file does not use it "
                         "(a manifest cannot name other volumes)"
@@ -371,7 +370,7 @@ def restore_data(
                 staging.volume(item.target, project, key, counted(member))
             elif item.inside is not None:
                 staging.inside(item.inside, counted(member))
-            elif allowed is None or item.target not in allowed.binds:
+            elif item.target not in allowed.binds:
                 left_out.append(
                     f"{item.target}: the restored compose file does not bind it "
                     "(a manifest cannot name other folders)"

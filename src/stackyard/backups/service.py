@@ -386,14 +386,17 @@ class BackupService:
                 log.warning("%s was not started again: %s", entry.stack, exc.detail)
                 await asyncio.to_thread(self.journal.forget, entry)
 
-    def _declared(self, staged: Path, target: str) -> Declared | None:
+    def _declared(self, staged: Path, target: str) -> Declared:
         """What a staged stack folder's compose file uses, as the stack `target` will
-        name it (None when it does not resolve): a volume named after the staged
-        folder's project is named after the target's."""
+        name it: a volume named after the staged folder's project is named after the
+        target's. A compose file an edit would refuse (references outside the folder,
+        unbounded YAML, compose's own refusal) refuses the restore: Invalid."""
         try:
             raw = self.machine.projects.get(staged).raw
-        except StackyardError:
-            return None
+        except StackyardError as exc:
+            raise Invalid(
+                f"The archive's compose file is refused, as an edit would be: {exc.detail}"
+            ) from exc
         finally:
             self.machine.projects.forget(staged)
         staged_project = normalize_project_name(staged.name)

@@ -160,6 +160,14 @@ class Run:
     #: Parts of what was asked for that the run left out (`leave_out`).
     left_out: int = 0
     _changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
+    _ended: list[Callable[[Run], None]] = field(default_factory=list, repr=False)
+
+    def when_ended(self, callback: Callable[[Run], None]) -> None:
+        """Call `callback` with the run once it has ended (at once if it has)."""
+        if self.status == "running":
+            self._ended.append(callback)
+        else:
+            callback(self)
 
     def feed_line(self, line: str) -> None:
         self.fold.feed_line(line)
@@ -191,6 +199,12 @@ class Run:
             self.status = "partial" if self.left_out else "succeeded"
         self.finished_at = utcnow()
         self._touch()
+        for callback in self._ended:
+            try:
+                callback(self)
+            except Exception:
+                log.exception("A callback at the end of run %s failed", self.id)
+        self._ended.clear()
 
     def _touch(self) -> None:
         self.version += 1
@@ -213,6 +227,23 @@ class Run:
             progress=self.fold.snapshot(),
             artifact=self.artifact,
         )
+
+
+def outcome(status: RunStatus, errors: list[str]) -> tuple[str, str | None]:
+    """An ended run as an audit entry says it: outcome and detail."""
+    if status == "succeeded":
+        return "success", None
+    if status == "partial":
+        return "success", "partial: parts of it were left out (see the run)"
+    return "failure", errors[-1] if errors else status
+
+
+def ended_by(run: Run) -> Callable[[Callable[[str, str | None], None]], None]:
+    """For an audit entry of the work of `run` (`AuditNote.ends`): its outcome when it
+    ends."""
+    return lambda record: run.when_ended(
+        lambda ended: record(*outcome(ended.status, ended.fold.errors))
+    )
 
 
 Steps = Callable[[Run], Awaitable[int]]

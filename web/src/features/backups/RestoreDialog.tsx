@@ -7,6 +7,7 @@ import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { manifestQueryOptions, restorePreviewQueryOptions, useRestoreBackup } from "./queries";
 import { useHost } from "../hosts/host";
+import { useDebounced } from "../../hooks/useDebounced";
 import { FormActions } from "../../components/FormActions";
 
 /**
@@ -46,8 +47,12 @@ export function RestoreDialog({
     special_files: specialFiles,
     bind_paths: clone && Object.keys(bindPaths).length > 0 ? bindPaths : null,
   };
+  // Asked once typing has settled, not on every key of a new name or a moved path.
+  const asked = JSON.stringify(options);
+  const settledKey = useDebounced(asked, 300);
+  const settled = JSON.parse(settledKey) as RestoreOptions;
   const preview = useQuery({
-    ...restorePreviewQueryOptions(host, archive.name, options),
+    ...restorePreviewQueryOptions(host, archive.name, settled),
     enabled: manifest.isSuccess,
     placeholderData: keepPreviousData,
   });
@@ -139,7 +144,7 @@ export function RestoreDialog({
         <FormActions
           label={overwrite ? "Restore over it" : "Restore"}
           busy={restore.isPending}
-          disabled={(conflict && !overwrite) || !preview.isSuccess || preview.isPlaceholderData}
+          disabled={(conflict && !overwrite) || !preview.isSuccess || preview.isPlaceholderData || asked !== settledKey}
           onCancel={onClose}
         />
       </form>

@@ -2,6 +2,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useId, useMemo, useState, type FormEvent } from "react";
 import { errorMessage } from "../../api/errors";
 import type { Schedule, ScheduleSpec } from "../../api/types";
+import { useDebounced } from "../../hooks/useDebounced";
 import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
@@ -19,7 +20,6 @@ import {
   knownTimeZones,
   PRESETS,
   presetOf,
-  useDebounced,
   type Preset,
 } from "./timetable";
 import { FormActions } from "../../components/FormActions";

@@ -1,5 +1,3 @@
-import { useEffect, useState } from "react";
-
 export type Preset = "hourly" | "daily" | "weekly" | "monthly";
 
 /**
@@ -64,12 +62,3 @@ export function formatInZone(value: string, timezone: string): string {
   }
 }
 
-/** `value`, once it has stopped changing for `ms` (a typed expression is not sent on every key). */
-export function useDebounced<T>(value: T, ms: number): T {
-  const [settled, setSettled] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setSettled(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return settled;
-}
