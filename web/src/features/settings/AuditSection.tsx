@@ -4,11 +4,19 @@ import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { Table } from "../../components/Table";
+import type { AuditEntry } from "../../api/types";
 import { AUDIT_PAGE_SIZE, auditQueryOptions } from "./queries";
 
 const AUDIT_COLUMNS = ["Time", "Actor", "Action", "Target", "Outcome", "Detail"] as const;
 
 /** Admin only: who did what, newest first, a page at a time. */
+/** "started": work that goes on (a backup, a restore), whose outcome is an entry of its own. */
+const OUTCOME_TONE: Record<AuditEntry["outcome"], string> = {
+  success: "tone-good",
+  failure: "tone-bad",
+  started: "tone-info",
+};
+
 export function AuditSection() {
   const [offset, setOffset] = useState(0);
   const audit = useQuery(auditQueryOptions(AUDIT_PAGE_SIZE, offset));
@@ -39,7 +47,7 @@ export function AuditSection() {
                   </td>
                   <td>{entry.target ?? "—"}</td>
                   <td>
-                    <span className={entry.outcome === "success" ? "status tone-good" : "status tone-bad"}>
+                    <span className={`status ${OUTCOME_TONE[entry.outcome]}`}>
                       {entry.outcome}
                     </span>
                   </td>
