@@ -329,15 +329,21 @@ def holding_helper(tmp_path, docker_client, docker_cleanup) -> str:
     return tag
 
 
-def started_again(client, stack_id: str) -> dict:
-    """The run that starts the stack again after a restart, once it has ended (until
-    it begins, the stack's run is the one that was cut short: interrupted)."""
+def attention(client, stack_id: str) -> list[str]:
+    """What the fleet's attention list says of the stack."""
+    items = client.get("/api/dashboard/fleet").json()["attention"]
+    return [item["message"] for item in items if item["stack"] == stack_id]
+
+
+def recovered(client, stack_id: str, cut: str) -> dict:
+    """The run that tells, after a restart, what became of the run `cut` short (until
+    it begins, the stack's run is that one, interrupted), once it has ended."""
 
     def ended() -> dict | None:
         run = client.get(f"/api/stacks/{stack_id}/run").json()
-        return run if run["action"] == "start" and run["status"] != "running" else None
+        return run if run["id"] != cut and run["status"] != "running" else None
 
-    return wait_until(ended, PATIENCE, "the stack to be started again")
+    return wait_until(ended, PATIENCE, "the interrupted work to be resolved")
 
 
 def test_a_service_killed_while_a_stack_is_stopped_for_its_backup_starts_it_again(
@@ -355,7 +361,8 @@ def test_a_service_killed_while_a_stack_is_stopped_for_its_backup_starts_it_agai
     try:
         with httpx.Client(base_url=server.url, timeout=30) as client:
             sign_in(client, "admin", ADMIN_PASSWORD)
-            assert client.post(f"/api/stacks/{stack_id}/backups", json={}).status_code == 202
+            started = client.post(f"/api/stacks/{stack_id}/backups", json={})
+            assert started.status_code == 202
             wait_until(
                 lambda: {s for s, _ in states(docker_client, stack_id).values()} == {"exited"},
                 PATIENCE,
@@ -368,8 +375,8 @@ def test_a_service_killed_while_a_stack_is_stopped_for_its_backup_starts_it_agai
         server = start_server(tmp_path, env=env)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             sign_in(client, "admin", ADMIN_PASSWORD)
-            run = started_again(client, stack_id)
-            assert run["status"] == "succeeded", run
+            run = recovered(client, stack_id, started.json()["id"])
+            assert (run["action"], run["status"]) == ("backup", "interrupted"), run
             assert any("stopped during a backup" in ln["text"] for ln in run["progress"]["lines"])
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
         backups = tmp_path / "data" / "backups"
@@ -409,6 +416,10 @@ def test_a_backup_cut_short_by_a_killed_service_says_interrupted(
             run = client.get(f"/api/stacks/{stack_id}/run").json()
             assert run["action"] == "backup" and run["status"] == "interrupted", run
             assert "killed or restarted" in run["progress"]["errors"][-1]
+            assert attention(client, stack_id) == [
+                "The backup was interrupted (the service stopped while it ran): The service "
+                "stopped while this ran (killed or restarted): it did not finish"
+            ]
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"created"}
         backups = tmp_path / "data" / "backups"
         assert not backups.exists() or list(backups.iterdir()) == []
@@ -474,10 +485,12 @@ def test_a_restore_cut_short_by_a_killed_service_is_undone_at_the_next_start(
         server = start_server(tmp_path, env=env)
         with httpx.Client(base_url=server.url, timeout=30) as client:
             sign_in(client, "admin", ADMIN_PASSWORD)
-            run = started_again(client, stack_id)
-            assert run["status"] == "succeeded", run
+            run = recovered(client, stack_id, started.json()["id"])
+            assert (run["action"], run["status"]) == ("restore", "interrupted"), run
             lines = [line["text"] for line in run["progress"]["lines"]]
             assert any("was interrupted: undone" in line for line in lines), lines
+            (said,) = attention(client, stack_id)
+            assert said.startswith("The restore was interrupted") and "undone" in said
         assert helper("volume", volume, "ls -A /data; cat /data/file") == "file\nafter\n"
         assert sorted(p.name for p in outside.iterdir()) == ["kept"]
         assert sorted(p.name for p in stacks_dir.iterdir()) == [stack_id]

@@ -348,8 +348,9 @@ class BackupService:
     async def recover(self, pending: list[Entry]) -> None:
         """The work a killed service left (`pending`: its journal as read when this
         start began, before any work of its own): each restore's staged writes finished
-        or undone, then each stack a backup or a restore had stopped started again, as a
-        run of its own that says why and what was done."""
+        or undone, then each stack a backup or a restore had stopped started again. Per
+        stack, a run of the interrupted action says what was done, and ends as
+        "interrupted" (the stack's page, the fleet's attention list and the CLI show it)."""
         notes: dict[str, list[str]] = {}
         for entry in (e for e in pending if e.kind == "staging"):
             if self.machine.runs.held(entry.stack):
@@ -363,28 +364,35 @@ class BackupService:
             notes.setdefault(entry.stack, []).extend(f"{said}: {line}" for line in lines)
             log.warning("%s: %s", said, "; ".join(lines))
             await asyncio.to_thread(self.journal.forget, entry)
-        for entry in (e for e in pending if e.kind == "stopped"):
+        stopped = {e.stack: e for e in pending if e.kind == "stopped"}
+        actions = {e.stack: e.action for e in pending}
+        for stack in sorted(notes.keys() | stopped.keys()):
 
-            async def steps(run: Run, entry: Entry = entry) -> int:
-                for line in notes.get(entry.stack, []):
+            async def steps(run: Run, stack: str = stack) -> int:
+                run.recovering = True
+                for line in notes.get(stack, []):
                     run.feed_line(line)
+                entry = stopped.get(stack)
+                if entry is None:
+                    return 0
                 run.feed_line(
-                    f"This service stopped during a {entry.action} of {entry.stack} (begun "
+                    f"This service stopped during a {entry.action} of {stack} (begun "
                     f"{entry.began}), which had stopped the stack: starting it again"
                 )
                 try:
-                    return await self.stacks.compose_steps(entry.stack, (("up", "-d"),), run)
+                    return await self.stacks.compose_steps(stack, (("up", "-d"),), run)
                 finally:
                     await asyncio.to_thread(self.journal.forget, entry)
 
             try:
                 fold = ProgressFold(mode="json" if self.machine.tool.json_progress else "text")
-                self.machine.runs.start(entry.stack, "start", fold, steps)
+                self.machine.runs.start(stack, actions[stack], fold, steps)
             except Conflict:  # busy: its work is alive after all (a CLI's), and ends it
                 continue
             except StackyardError as exc:  # a stack removed meanwhile, say
-                log.warning("%s was not started again: %s", entry.stack, exc.detail)
-                await asyncio.to_thread(self.journal.forget, entry)
+                log.warning("%s was not started again: %s", stack, exc.detail)
+                if stack in stopped:
+                    await asyncio.to_thread(self.journal.forget, stopped[stack])
 
     def _declared(self, staged: Path, target: str) -> Declared:
         """What a staged stack folder's compose file uses, as the stack `target` will

@@ -122,6 +122,10 @@ def attention_of(card: HostCard) -> list[Attention]:
         items.append(
             item("critical", "backup_failed", f"The last backup failed{why}", failed.stack)
         )
+    for cut in report.interrupted:
+        what = f": {cut.detail}" if cut.detail else ""
+        message = f"The {cut.action} was interrupted (the service stopped while it ran){what}"
+        items.append(item("warning", "run_interrupted", message, cut.stack))
     resources = report.resources
     if resources.disk_total:
         used = _percent(resources.disk_total - (resources.disk_free or 0), resources.disk_total)

@@ -52,6 +52,17 @@ class FailedBackup:
 
 
 @dataclass(frozen=True)
+class InterruptedRun:
+    """A stack whose last run was cut short by a stop of the service: why, or what
+    became of its work (the first line of the run that resolved it)."""
+
+    stack: str
+    action: str
+    at: datetime
+    detail: str | None
+
+
+@dataclass(frozen=True)
 class HostReport:
     name: str
     version: str
@@ -63,6 +74,7 @@ class HostReport:
     resources: Resources
     engine_error: str | None
     capabilities: Capabilities = field(default_factory=list)  # what the host serves
+    interrupted: list[InterruptedRun] = field(default_factory=list)
 
 
 def _meminfo() -> tuple[int, int]:
@@ -106,6 +118,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
     counts: dict[str, int] = dict.fromkeys(STATES, 0)
     troubles: list[ContainerTrouble] = []
     failed: list[FailedBackup] = []
+    interrupted: list[InterruptedRun] = []
     for view in views:
         counts[view.state] += 1
         for service in view.services:
@@ -114,10 +127,15 @@ def host_report(stacks: StackService, version: str) -> HostReport:
                 if state:
                     troubles.append(ContainerTrouble(view.id, container.name, state))
         last = machine.runs.last(view.id)
-        if last is not None and last.action == "backup" and last.status == "failed":
+        if last is None:
+            continue
+        at = last.finished_at or last.started_at
+        if last.action == "backup" and last.status == "failed":
             errors = last.progress.errors
-            at = last.finished_at or last.started_at
             failed.append(FailedBackup(view.id, at, errors[-1] if errors else None))
+        elif last.status == "interrupted":
+            said = last.progress.errors[-1:] or [line.text for line in last.progress.lines[:1]]
+            interrupted.append(InterruptedRun(view.id, last.action, at, next(iter(said), None)))
     summary = stacks.updates.summary()
     memory_total, memory_available = _meminfo()
     disk_total, disk_free = _disk(engine.root_dir)
@@ -129,6 +147,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
         troubles=troubles,
         updates=[s.stack for s in summary.stacks if s.has_update],
         failed_backups=failed,
+        interrupted=interrupted,
         resources=Resources(
             cpus=os.cpu_count() or 1,
             load=os.getloadavg(),

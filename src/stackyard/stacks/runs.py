@@ -159,6 +159,8 @@ class Run:
     artifact: str | None = None
     #: Parts of what was asked for that the run left out (`leave_out`).
     left_out: int = 0
+    #: The run tells what became of work a killed service left: it ends "interrupted".
+    recovering: bool = False
     _changed: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     _ended: list[Callable[[Run], None]] = field(default_factory=list, repr=False)
 
@@ -193,7 +195,9 @@ class Run:
     def finish(self, exit_code: int) -> None:
         self.exit_code = exit_code
         self.fold.finish(exit_code)
-        if exit_code != 0 or self.fold.errors:
+        if self.recovering:
+            self.status = "interrupted"
+        elif exit_code != 0 or self.fold.errors:
             self.status = "failed"
         else:
             self.status = "partial" if self.left_out else "succeeded"
