@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from stackyard.docker.helper import Helpers
-from tests.backups.trees import helper
+from tests.backups.trees import helper, snapshot
 from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
 from tests.support.stacks import compose, start_restore, wait_run
 from tests.support.waiting import PATIENCE, wait_until
@@ -496,5 +496,53 @@ def test_a_restore_cut_short_by_a_killed_service_is_undone_at_the_next_start(
         assert sorted(p.name for p in stacks_dir.iterdir()) == [stack_id]
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
         assert json.loads((tmp_path / "data" / "journal.json").read_text()) == {}
+    finally:
+        server.stop()
+
+
+def test_a_restore_killed_while_it_merges_the_stack_folder_is_undone(tmp_path, docker_cleanup):
+    """SIGKILL while the restored stack folder is merged into the live one (every entry
+    of a folder of 20,000 files moved aside and in, each step written to a log first):
+    at the next start the merge is taken back from its log and the rest of the restore
+    undone; the stack folder is as it was before the restore, nothing of it is left."""
+    stacks_dir = tmp_path / "stacks"
+    stacks_dir.mkdir()
+    stack_id = make(stacks_dir, docker_cleanup, up=False)
+    folder = stacks_dir / stack_id
+    (folder / "many").mkdir()
+    for n in range(20_000):
+        (folder / "many" / f"f{n:05d}").write_text(f"{n}\n")
+    env = service_env(tmp_path)
+    server = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            made = back_up(client, stack_id)
+            assert made["status"] == "succeeded", made["progress"]["errors"]
+            (folder / "many" / "f00000").write_text("changed after the backup\n")
+            (folder / "made-later").write_text("stays")
+            before = snapshot("bind", str(folder))
+            started = start_restore(client, made["artifact"], overwrite=True)
+            assert started.status_code == 202, started.text
+            wait_until(
+                lambda: any(".merging-" in p.name for p in stacks_dir.iterdir()),
+                PATIENCE,
+                "the merge of the stack folder",
+                interval=0.002,
+            )
+        server.process.kill()
+        server.process.wait()
+        log = next(p for p in stacks_dir.iterdir() if ".merging-" in p.name)
+        assert log.read_bytes().count(b"\n") < 40_000  # killed halfway through
+
+        server = start_server(tmp_path, env=env)
+        with httpx.Client(base_url=server.url, timeout=30) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            run = recovered(client, stack_id, started.json()["id"])
+            assert (run["action"], run["status"]) == ("restore", "interrupted"), run
+            lines = [line["text"] for line in run["progress"]["lines"]]
+            assert any("was interrupted: undone" in line for line in lines), lines
+        assert snapshot("bind", str(folder)) == before
+        assert sorted(p.name for p in stacks_dir.iterdir()) == [stack_id]
     finally:
         server.stop()

@@ -4,12 +4,15 @@ and `undo` puts every entry, and every folder's owner, mode and times, back."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from stackyard.fs.merge import move_in
+from stackyard.fs.merge import Meta, Step, move_in, undo_noted
 
 
 def tree(root: Path) -> dict[str, tuple[str, int, int, str]]:
@@ -124,3 +127,53 @@ def test_a_failure_midway_is_undone(roots, monkeypatch):
         for fd in fds:
             os.close(fd)
     assert tree(target) == before
+
+
+_KILLED_MIDWAY = """
+import dataclasses, json, os, signal, sys
+from stackyard.fs.merge import move_in
+staged, target, aside, log = sys.argv[1:5]
+after, taken = int(sys.argv[5]), sys.argv[6] == "taken"
+fds = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in (staged, target, aside)]
+out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+noted = 0
+def note(step):
+    global noted
+    if noted == after and taken:  # every noted step was taken
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.write(out, json.dumps(dataclasses.astuple(step)).encode() + b"\\n")
+    noted += 1
+    if noted == after and not taken:  # the last noted step was not
+        os.kill(os.getpid(), signal.SIGKILL)
+move_in(*fds, replace=frozenset({"data"}), note=note)
+"""
+
+
+@pytest.mark.parametrize("taken", ["taken", "noted"])
+@pytest.mark.parametrize("after", [1, 2, 3, 6, 9, 12])
+def test_a_move_killed_midway_is_undone_from_its_log(roots, tmp_path, after, taken):
+    """SIGKILL of the process in the middle of a move (its last noted step taken, or
+    noted only): what its log says is taken back, and the target is as it was."""
+
+    staged, target, aside = roots
+    before, before_staged = tree(target), tree(staged)
+    log = tmp_path / "log"
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_MIDWAY, *map(str, roots), str(log), str(after), taken],
+        capture_output=True,
+    )
+    assert done.returncode == -9, done.stderr  # killed: the move did not finish
+    steps = []
+    for line in log.read_bytes().splitlines():
+        kind, path, meta = json.loads(line)
+        steps.append(Step(kind, path, Meta(*meta) if meta else None))
+    assert len(steps) == after
+    fds = [os.open(p, os.O_RDONLY | os.O_DIRECTORY) for p in roots]
+    try:
+        undo_noted(*fds, steps)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    assert tree(target) == before
+    assert {k: v[0] for k, v in tree(staged).items()} == {k: v[0] for k, v in before_staged.items()}
+    assert [name for _, _, files in os.walk(aside) for name in files] == []  # folders only

@@ -19,6 +19,8 @@ Needs room for the old and the new contents of each target until the switch.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import json
 import os
 import posixpath
 import secrets
@@ -36,7 +38,7 @@ from stackyard.docker.volumes import create_volume, remove_volume, volume
 from stackyard.errors import StackyardError
 from stackyard.fs.at import DIRECTORY, Fd, remove_tree_at, rename_at
 from stackyard.fs.beneath import open_beneath
-from stackyard.fs.merge import move_in
+from stackyard.fs.merge import Meta, Step, move_in, undo_noted
 
 VOLUME_LABEL = "com.docker.compose.volume"
 _NEW = ".stackyard-restoring-"
@@ -218,7 +220,9 @@ class Staging:
             _remove_local(staging._aside)
             _remove_local(staging.stack)
             return ["its data had been switched in: the old contents were removed", *problems]
-        if staging._aside.exists():
+        if staging._merge_log.exists():
+            staging._undo_merge()
+        elif staging._aside.exists():  # (left by a version that kept no log)
             return [
                 f"it was switching the stack folder: the files it replaced are kept in "
                 f"{staging._aside}, the rest of the archive's in {staging.stack} (nothing "
@@ -238,6 +242,11 @@ class Staging:
     def _aside(self) -> Path:
         """Where the stack folder's replaced entries wait for the end of the switch."""
         return self.folder_local.parent / f".{self.folder_local.name}.replaced-{self.token}"
+
+    @property
+    def _merge_log(self) -> Path:
+        """The steps of the stack folder's merge, each written before it is taken."""
+        return self.folder_local.parent / f".{self.folder_local.name}.merging-{self.token}"
 
     @property
     def _stack_mount(self) -> HelperMount:
@@ -343,15 +352,18 @@ class Staging:
             except FileExistsError:
                 pass
         self._aside.mkdir(mode=0o700)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
         with (
+            Fd(os.open(self._merge_log, flags, 0o600)) as log,
             Fd(os.open(self.stack, DIRECTORY | os.O_NOFOLLOW)) as staged,
             Fd(os.open(self.folder_local, DIRECTORY | os.O_NOFOLLOW)) as target,
             Fd(os.open(self._aside, DIRECTORY | os.O_NOFOLLOW)) as aside,
         ):
             try:
-                move = move_in(staged, target, aside, frozenset(self._inside))
+                move = move_in(staged, target, aside, frozenset(self._inside), _noting(log))
             except BaseException:
                 _remove_local(self._aside)
+                self._merge_log.unlink()
                 raise
             try:
                 move.finish()
@@ -360,6 +372,19 @@ class Staging:
                 return
         _remove_local(self._aside)
         _remove_local(self.stack)
+        self._merge_log.unlink()
+
+    def _undo_merge(self) -> None:
+        """Undo the merge of a process killed halfway, from its log on disk."""
+        steps = [_step(line) for line in self._merge_log.read_bytes().splitlines() if line]
+        with (
+            Fd(os.open(self.stack, DIRECTORY | os.O_NOFOLLOW)) as staged,
+            Fd(os.open(self.folder_local, DIRECTORY | os.O_NOFOLLOW)) as target,
+            Fd(os.open(self._aside, DIRECTORY | os.O_NOFOLLOW)) as aside,
+        ):
+            undo_noted(staged, target, aside, steps)
+        _remove_local(self._aside)
+        self._merge_log.unlink()
 
     def _unswitch(self) -> None:
         for place in reversed(self.places):
@@ -384,6 +409,20 @@ class Staging:
                 self.helpers.check_output(
                     [HelperMount("bind", parent or "/", "/parent")], ["rmdir", f"/parent/{name}"]
                 )
+
+
+def _noting(log: int) -> Callable[[Step], None]:
+    """Writes each step of a merge to the log `log` (a JSON line, before it is taken)."""
+
+    def note(step: Step) -> None:
+        os.write(log, json.dumps(dataclasses.astuple(step)).encode() + b"\n")
+
+    return note
+
+
+def _step(line: bytes) -> Step:
+    kind, path, before = json.loads(line)
+    return Step(kind, path, Meta(*before) if before else None)
 
 
 def _remove_local(path: Path) -> None:

@@ -6,8 +6,10 @@ merged the same way and the folder then takes the staged one's owner, mode and t
 anything else that `target` holds under the name is first moved into `aside` (at the
 same path), whole. Nothing of `target` that `staged` lacks is touched. Every step is a
 rename within one file system, and every step is logged: `undo` puts everything back,
-`finish` removes what was moved aside. All of it through descriptors, beneath the three
-roots, links never followed.
+`finish` removes what was moved aside. Each step is also handed to `note` before it is
+taken (a log on disk), so that a process killed halfway is undone from that log at its
+next start (`undo_noted`). All of it through descriptors, beneath the three roots,
+links never followed.
 """
 
 from __future__ import annotations
@@ -16,17 +18,33 @@ import contextlib
 import os
 import posixpath
 import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from stackyard.fs.at import DIRECTORY, Fd, lstat_at, remove_tree_at
 from stackyard.fs.beneath import open_beneath, open_parent
 
 
+class Meta(NamedTuple):
+    """A folder's own metadata: owner, group, mode and times (ns)."""
+
+    uid: int
+    gid: int
+    mode: int
+    atime_ns: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> Meta:
+        return cls(st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode), st.st_atime_ns, st.st_mtime_ns)
+
+
 @dataclass(frozen=True)
-class _Step:
+class Step:
     kind: str  # "in": staged -> target; "aside": target -> aside; "meta": a folder's own
     path: str
-    before: os.stat_result | None = None  # "meta": the folder's owner, mode, times before
+    before: Meta | None = None  # "meta": the folder's owner, mode, times before
 
 
 @dataclass
@@ -34,18 +52,21 @@ class TreeMove:
     staged: int
     target: int
     aside: int
-    log: list[_Step] = field(default_factory=list)
+    note: Callable[[Step], None] = lambda step: None
+    log: list[Step] = field(default_factory=list)
+
+    def take(self, step: Step) -> None:
+        """Take a rename step: noted first, logged once done."""
+        self.note(step)
+        if step.kind == "aside":
+            _move(self.target, self.aside, step.path, make_parents=True)
+        elif step.kind == "in":
+            _move(self.staged, self.target, step.path)
+        self.log.append(step)
 
     def undo(self) -> None:
         """Everything back where it was (newest step first)."""
-        for step in reversed(self.log):
-            if step.kind == "in":
-                _move(self.target, self.staged, step.path)
-            elif step.kind == "aside":
-                _move(self.aside, self.target, step.path)
-        for step in reversed(self.log):  # last: the moves above change folders' times
-            if step.before is not None:
-                _set_meta(self.target, step.path, step.before)
+        undo_noted(self.staged, self.target, self.aside, self.log)
         self.log.clear()
 
     def finish(self) -> None:
@@ -58,13 +79,19 @@ class TreeMove:
         self.log.clear()
 
 
-def move_in(staged: int, target: int, aside: int, replace: frozenset[str]) -> TreeMove:
+def move_in(
+    staged: int,
+    target: int,
+    aside: int,
+    replace: frozenset[str],
+    note: Callable[[Step], None] = lambda step: None,
+) -> TreeMove:
     """See the module. On a failure what was done is undone and the error raised."""
-    move = TreeMove(staged, target, aside)
+    move = TreeMove(staged, target, aside, note)
     # Merged folders with the staged one's own metadata, taken before any entry moves
     # (which changes a folder's times); the target's is logged first, for `undo`.
-    merged = [("", os.fstat(staged))]
-    move.log.append(_Step("meta", "", os.fstat(target)))
+    merged = [("", Meta.of(os.fstat(staged)))]
+    move.take(Step("meta", "", Meta.of(os.fstat(target))))
     try:
         pending = [""]
         while pending:
@@ -83,20 +110,34 @@ def move_in(staged: int, target: int, aside: int, replace: frozenset[str]) -> Tr
                     and stat.S_ISDIR(theirs.st_mode)
                 ):
                     pending.append(path)
-                    merged.append((path, ours))
-                    move.log.append(_Step("meta", path, theirs))
+                    merged.append((path, Meta.of(ours)))
+                    move.take(Step("meta", path, Meta.of(theirs)))
                     continue
                 if theirs is not None:
-                    _move(target, aside, path, make_parents=True)
-                    move.log.append(_Step("aside", path))
-                _move(staged, target, path)
-                move.log.append(_Step("in", path))
+                    move.take(Step("aside", path))
+                move.take(Step("in", path))
         for path, wanted in reversed(merged):  # deepest first, the root last
             _set_meta(target, path, wanted)
     except BaseException:
         move.undo()
         raise
     return move
+
+
+def undo_noted(staged: int, target: int, aside: int, steps: Iterable[Step]) -> None:
+    """Undo a move whose process was killed, from the steps it noted (the last of which
+    may not have been taken): each rename that happened is taken back, newest first,
+    then the merged folders get their metadata back."""
+    noted = list(steps)
+    for step in reversed(noted):
+        moved = _lstat(target, step.path) is not None
+        if step.kind == "in" and moved and _lstat(staged, step.path) is None:
+            _move(target, staged, step.path, make_parents=True)
+        elif step.kind == "aside" and not moved and _lstat(aside, step.path) is not None:
+            _move(aside, target, step.path)
+    for step in reversed(noted):
+        if step.before is not None and _lstat(target, step.path) is not None:
+            _set_meta(target, step.path, step.before)
 
 
 def _lstat(root: int, path: str) -> os.stat_result | None:
@@ -131,10 +172,10 @@ def _make_parents(root: int, path: str) -> None:
         os.close(fd)
 
 
-def _set_meta(root: int, path: str, meta: os.stat_result) -> None:
+def _set_meta(root: int, path: str, meta: Meta) -> None:
     """A folder's owner, mode and times (the owner first: it clears set-id bits)."""
     with Fd(open_beneath(root, path, DIRECTORY | os.O_NOFOLLOW)) as fd:
         with contextlib.suppress(PermissionError):  # not root: the owner stays
-            os.chown(fd, meta.st_uid, meta.st_gid)
-        os.chmod(fd, stat.S_IMODE(meta.st_mode))
-        os.utime(fd, ns=(meta.st_atime_ns, meta.st_mtime_ns))
+            os.chown(fd, meta.uid, meta.gid)
+        os.chmod(fd, meta.mode)
+        os.utime(fd, ns=(meta.atime_ns, meta.mtime_ns))
