@@ -8,4 +8,5 @@ pytest_plugins = [
     "tests.support.engines",
     "tests.support.peers",
     "tests.support.agents",
+    "tests.support.interrupted",
 ]

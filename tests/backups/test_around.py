@@ -18,6 +18,7 @@ import pytest
 
 from stackyard.docker.helper import Helpers
 from tests.backups.trees import helper, snapshot
+from tests.support.interrupted import attention
 from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
 from tests.support.stacks import compose, start_restore, wait_run
 from tests.support.waiting import PATIENCE, wait_until
@@ -306,33 +307,6 @@ def test_a_restore_that_fails_midway_leaves_everything_as_it_was(
         assert all(after[n][1] != started[n][1] for n in started)  # stopped, started again
     finally:
         subprocess.run(["umount", str(disk)], check=True)
-
-
-#: A helper whose `tar` and `stat` wait while /data/.hold exists: a capture, or a restore
-#: preparing a target, held mid-way.
-HOLDING = '#!/bin/sh\nwhile [ -e /data/.hold ]; do sleep 0.2; done\nexec "/bin/${0##*/}" "$@"\n'
-
-
-@pytest.fixture
-def holding_helper(tmp_path, docker_client, docker_cleanup) -> str:
-    context = tmp_path / "holding-helper"
-    context.mkdir()
-    for name in ("tar", "stat"):
-        (context / name).write_text(HOLDING)
-        (context / name).chmod(0o755)
-    (context / "Dockerfile").write_text(
-        "FROM stackyard-test/busybox:1\nCOPY tar stat /usr/local/bin/\n"
-        "ENV PATH=/usr/local/bin:/bin\n"
-    )
-    tag = f"stackyard-test/holding-helper:{uuid.uuid4().hex[:8]}"
-    docker_client.images.build(path=str(context), tag=tag, labels=docker_cleanup.labels)
-    return tag
-
-
-def attention(client, stack_id: str) -> list[str]:
-    """What the fleet's attention list says of the stack."""
-    items = client.get("/api/dashboard/fleet").json()["attention"]
-    return [item["message"] for item in items if item["stack"] == stack_id]
 
 
 def recovered(client, stack_id: str, cut: str) -> dict:
