@@ -19,7 +19,13 @@ import pytest
 from stackyard.docker.helper import Helpers
 from tests.backups.trees import helper, snapshot
 from tests.support.interrupted import attention
-from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    STACKYARD_BIN,
+    service_env,
+    sign_in,
+    start_server,
+)
 from tests.support.stacks import compose, start_restore, wait_run
 from tests.support.waiting import PATIENCE, wait_until
 
@@ -394,6 +400,11 @@ def test_a_backup_cut_short_by_a_killed_service_says_interrupted(
                 "The backup was interrupted (the service stopped while it ran): The service "
                 "stopped while this ran (killed or restarted): it did not finish"
             ]
+        listed = subprocess.run(
+            [STACKYARD_BIN, "stack", "list"], env=env, capture_output=True, text=True, check=True
+        )
+        (line,) = [ln for ln in listed.stdout.splitlines() if ln.startswith(f"{stack_id}\t")]
+        assert line.endswith("\tlast run: backup interrupted"), line
         assert {s for s, _ in states(docker_client, stack_id).values()} == {"created"}
         backups = tmp_path / "data" / "backups"
         assert not backups.exists() or list(backups.iterdir()) == []

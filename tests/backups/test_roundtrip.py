@@ -134,7 +134,7 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
         "outside": snapshot("bind", str(outside)),
         "stack": _stack_files(folder),
     }
-    # (type, mode, uid, gid, mtime, links, size, hash, target, xattrs, sparse)
+    # (type, mode, uid, gid, mtime, links, size, hash, target, xattrs, sparse, device)
     assert before["stack"]["./ünïcødé".encode()][1] == "0o644"
     assert before["stack"][f"./long/{LONG}/{LONG}/{LONG}.txt".encode()][5] == 2
     assert before["stack"][b"."][4] == 1_500_000_000_987_654_321
@@ -144,6 +144,7 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert before["volume"][b"./suid-hard"][5] == 2
     assert before["volume"][b"./hard1"][5] == 2
     assert before["volume"][b"./sparse"][10] is True
+    assert before["volume"][b"./dev-null"][11] == os.makedev(1, 3)
     assert dict(before["volume"][b"./dir/file"][9]).keys() == {
         "user.note",
         "system.posix_acl_access",

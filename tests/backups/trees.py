@@ -37,6 +37,7 @@ echo hard > hard1 && ln hard1 hard2
 head -c 100000 /dev/urandom > random.bin
 truncate -s 64M sparse && printf end >> sparse
 mkfifo fifo
+mknod dev-null c 1 3 && chmod 0640 dev-null
 touch -d @1600000000 dir/file random.bin
 touch -d @1500000000 dir empty
 """
@@ -133,7 +134,7 @@ def decorate(kind: str, source: str) -> None:
 def snapshot(kind: str, source: str) -> dict[bytes, tuple]:
     """Every entry of the tree (the root's own metadata too, as `.`), by relative path:
     (type, mode, uid, gid, mtime in ns, links, size, SHA-256, link target, xattrs,
-    sparse). Read on this machine, links never followed."""
+    sparse, device number). Read on this machine, links never followed."""
     root = os.fsencode(host_path(kind, source))
     entries: dict[bytes, tuple] = {}
 
@@ -172,6 +173,7 @@ def snapshot(kind: str, source: str) -> dict[bytes, tuple]:
             target,
             xattrs,
             sparse,
+            st.st_rdev if kind_ in (stat.S_IFCHR, stat.S_IFBLK) else None,
         )
 
     parent = os.open(os.path.dirname(root), os.O_RDONLY | os.O_DIRECTORY)

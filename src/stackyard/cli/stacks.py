@@ -29,9 +29,14 @@ def stack_list(agent: AgentOpt = None) -> None:
                 f"{stack.id}\t{stack.state}\t{running}/{len(stack.services)} services running"
             )
         return
-    for view in services.stacks().list():
+    stacks = services.stacks()
+    for view in stacks.list():
         running = sum(1 for s in view.services if s.running)
-        typer.echo(f"{view.id}\t{view.state}\t{running}/{len(view.services)} services running")
+        line = f"{view.id}\t{view.state}\t{running}/{len(view.services)} services running"
+        last = stacks.machine.runs.last(view.id)
+        if last is not None and last.status in ("failed", "interrupted"):
+            line += f"\tlast run: {last.action} {last.status}"  # (interrupted: the service stopped)
+        typer.echo(line)
 
 
 def _action(name: str, action: str, agent: str | None) -> None:
