@@ -117,7 +117,8 @@ export function RestoreDialog({
         <label className="check">
           <input type="checkbox" checked={specialFiles} onChange={(e) => setSpecialFiles(e.target.checked)} />
           <span>
-            Write device nodes and setuid/setgid files into the stack folder and bind folders too{" "}
+            Write device nodes, setuid/setgid files and files with capabilities into the stack folder and bind folders
+            too{" "}
             <span className="muted small">(volumes always keep them; Verify lists them)</span>
           </span>
         </label>
