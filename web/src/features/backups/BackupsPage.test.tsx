@@ -122,10 +122,14 @@ describe("backups page", () => {
       "not kept",
     );
     await user.click(within(dialog).getByRole("checkbox", { name: /\/srv\/web\/data/ }));
+    // The choice changed: Restore waits for the preview of it (asked once the choices settle).
+    expect(within(dialog).getByRole("button", { name: "Restore" })).toBeDisabled();
+    await waitFor(() => expect(within(dialog).getByRole("button", { name: "Restore" })).toBeEnabled());
     await user.click(within(dialog).getByRole("button", { name: "Restore" }));
     expect(await within(dialog).findByRole("alert")).toHaveTextContent("needs overwrite");
     expect(within(dialog).getByRole("button", { name: "Restore" })).toBeDisabled();
     await user.click(within(dialog).getByRole("checkbox", { name: /Replace stack web/ }));
+    await waitFor(() => expect(within(dialog).getByRole("button", { name: "Restore over it" })).toBeEnabled());
     await user.click(within(dialog).getByRole("button", { name: "Restore over it" }));
     expect(await screen.findByRole("region", { name: "Deploy web" })).toBeInTheDocument();
     const sent: unknown = await fake.calls("POST", `/api/backups/${archive.name}/restore`)[1]?.json();
@@ -163,13 +167,14 @@ describe("backups page", () => {
     expect(within(plan).getByText("will be replaced")).toBeInTheDocument();
 
     await user.type(within(dialog).getByLabelText("Restore as (empty: as itself)"), "web2");
-    const moved = await within(plan).findByLabelText("/srv/web/data for web2");
-    expect(moved).toHaveValue("/srv/web/data-web2");
+    await waitFor(() => expect(within(plan).getByLabelText("/srv/web/data for web2")).toHaveValue("/srv/web/data-web2"));
+    const moved = within(plan).getByLabelText("/srv/web/data for web2");
     expect(within(plan).getByText("will be created")).toBeInTheDocument();
     await user.clear(moved);
     await user.type(moved, "/srv/copies/web2-data");
     await user.tab();
     await waitFor(() => expect(within(plan).getByLabelText("/srv/web/data for web2")).toHaveValue("/srv/copies/web2-data"));
+    await waitFor(() => expect(within(dialog).getByRole("button", { name: "Restore" })).toBeEnabled());
     await user.click(within(dialog).getByRole("button", { name: "Restore" }));
     expect(await screen.findByRole("region", { name: "Deploy web2" })).toBeInTheDocument();
     const sent = (await fake.calls("POST", `/api/backups/${archive.name}/restore`)[0]?.json()) as RestoreOptions;

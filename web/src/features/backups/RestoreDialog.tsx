@@ -123,6 +123,7 @@ export function RestoreDialog({
           </span>
         </label>
         <RestorePlan
+          stale={asked !== settledKey || preview.isPlaceholderData}
           preview={preview.data}
           error={preview.error}
           clone={clone}
@@ -156,11 +157,13 @@ export function RestoreDialog({
 /** Where the restore writes outside the stack folder (each path made or replaced; a
  * clone's paths can be changed), and what it leaves out and why. */
 function RestorePlan({
+  stale,
   preview,
   error,
   clone,
   onMove,
 }: {
+  stale: boolean;
   preview: RestorePreview | undefined;
   error: Error | null;
   clone: string | null;
@@ -170,7 +173,7 @@ function RestorePlan({
   if (!preview) return <p className="muted">Working out what the restore writes…</p>;
   const skipped = Object.entries(preview.skipped);
   return (
-    <section aria-label="What the restore writes">
+    <section aria-label="What the restore writes" aria-busy={stale} className={stale ? "stale" : undefined}>
       {preview.outside.length > 0 ? (
         <fieldset>
           <legend>Written outside the stack folder</legend>
