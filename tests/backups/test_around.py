@@ -424,6 +424,19 @@ volumes:
 """
 
 
+def undone_at_start(server, stack_id: str, cut: str) -> None:
+    """The restarted service says the restore `cut` short was undone: its stack's run,
+    and the fleet's attention list."""
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        sign_in(client, "admin", ADMIN_PASSWORD)
+        run = recovered(client, stack_id, cut)
+        assert (run["action"], run["status"]) == ("restore", "interrupted"), run
+        lines = [line["text"] for line in run["progress"]["lines"]]
+        assert any("was interrupted: undone" in line for line in lines), lines
+        (said,) = attention(client, stack_id)
+        assert said.startswith("The restore was interrupted") and "undone" in said
+
+
 def test_a_restore_cut_short_by_a_killed_service_is_undone_at_the_next_start(
     tmp_path, docker_cleanup, docker_client, holding_helper
 ):
@@ -468,14 +481,7 @@ def test_a_restore_cut_short_by_a_killed_service_is_undone_at_the_next_start(
         (outside / ".hold").unlink()
 
         server = start_server(tmp_path, env=env)
-        with httpx.Client(base_url=server.url, timeout=30) as client:
-            sign_in(client, "admin", ADMIN_PASSWORD)
-            run = recovered(client, stack_id, started.json()["id"])
-            assert (run["action"], run["status"]) == ("restore", "interrupted"), run
-            lines = [line["text"] for line in run["progress"]["lines"]]
-            assert any("was interrupted: undone" in line for line in lines), lines
-            (said,) = attention(client, stack_id)
-            assert said.startswith("The restore was interrupted") and "undone" in said
+        undone_at_start(server, stack_id, started.json()["id"])
         assert helper("volume", volume, "ls -A /data; cat /data/file") == "file\nafter\n"
         assert sorted(p.name for p in outside.iterdir()) == ["kept"]
         assert sorted(p.name for p in stacks_dir.iterdir()) == [stack_id]
@@ -521,12 +527,7 @@ def test_a_restore_killed_while_it_merges_the_stack_folder_is_undone(tmp_path, d
         assert log.read_bytes().count(b"\n") < 40_000  # killed halfway through
 
         server = start_server(tmp_path, env=env)
-        with httpx.Client(base_url=server.url, timeout=30) as client:
-            sign_in(client, "admin", ADMIN_PASSWORD)
-            run = recovered(client, stack_id, started.json()["id"])
-            assert (run["action"], run["status"]) == ("restore", "interrupted"), run
-            lines = [line["text"] for line in run["progress"]["lines"]]
-            assert any("was interrupted: undone" in line for line in lines), lines
+        undone_at_start(server, stack_id, started.json()["id"])
         assert snapshot("bind", str(folder)) == before
         assert sorted(p.name for p in stacks_dir.iterdir()) == [stack_id]
     finally:

@@ -187,6 +187,14 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     unconfirmed = admin_client.post(f"/api/backups/{name}/restore", json={"overwrite": True})
     assert unconfirmed.status_code == 409 and str(outside) in unconfirmed.json()["detail"]
     restore(admin_client, name, stack_id, overwrite=True)
+    # Its audit entry, written as it ended, names every path it wrote.
+    ended = next(
+        e
+        for e in admin_client.get("/api/audit").json()["items"]
+        if e["action"] == "backup.restore" and e["outcome"] == "success"
+    )
+    for wrote in ("stack folder", f"volume {stack_id}_db", str(outside), str(outside_file)):
+        assert wrote in ended["detail"], ended
     assert snapshot("volume", f"{stack_id}_db") == before["volume"]
     assert snapshot("bind", str(folder / "data")) == before["data"]
     assert snapshot("bind", str(outside)) == before["outside"]

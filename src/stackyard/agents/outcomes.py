@@ -63,7 +63,7 @@ async def _follow(
             said = "failure", "another run replaced it on the agent before its end was seen"
             break
         if state.status != "running":
-            said = outcome(state.status, state.progress.errors)
+            said = outcome(state)
             break
         if loop.time() - began > FOLLOW_SECONDS:
             said = "failure", "still running after a day: no longer followed"

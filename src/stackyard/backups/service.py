@@ -165,6 +165,7 @@ class BackupService:
             run.feed_line(lost)
         size = target.stat().st_size
         run.artifact = target.name
+        run.summary = f"archive {target.name} ({size} bytes)"
         run.advance(
             max(total, run.fold.transfer.bytes_done),
             max(total, run.fold.transfer.bytes_done),
@@ -315,6 +316,7 @@ class BackupService:
         run.advance(total, total, len(plan.items), len(plan.items), "Writing the data (2 of 2)")
         for line in done:
             run.feed_line(f"Restored {line}")
+        run.summary = f"wrote {'; '.join(done)}" if done else "wrote nothing"
         for line in left_out:
             run.leave_out(f"Not restored: {line}")
         return 0

@@ -21,7 +21,7 @@ import socket
 import threading
 from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, explain, unreachable
@@ -212,9 +212,7 @@ class Helpers:
             finally:
                 with contextlib.suppress(Exception):
                     parts.close()
-            code = int(status.get("StatusCode", -1))
-            if code != 0:
-                raise HelperFailed(what, code, errors.decode(errors="replace").strip())
+            _succeeded(status, what, bytes(errors))
 
     def feed(
         self, mounts: Iterable[HelperMount], command: list[str], chunks: Iterable[bytes], what: str
@@ -248,10 +246,9 @@ class Helpers:
             finally:
                 with contextlib.suppress(OSError):
                     sock.close()
-            code = int(status.get("StatusCode", -1))
-            if code != 0:
-                errors = b"".join(f.data for f in split(output) if f.stream == "stderr")
-                raise HelperFailed(what, code, errors.decode(errors="replace").strip())
+            _succeeded(
+                status, what, b"".join(f.data for f in split(output) if f.stream == "stderr")
+            )
 
     def gnu_tar(self) -> bool:
         """Whether the helper image has GNU tar (asked once per image and process)."""
@@ -295,6 +292,14 @@ class Helpers:
                 container.remove(force=True, v=False)
                 removed += 1
         return removed
+
+
+def _succeeded(status: Mapping[str, Any], what: str, errors: bytes) -> None:
+    """A helper's end (the engine's answer to waiting for it): HelperFailed, with what it
+    wrote to its standard error, unless its status is 0."""
+    code = int(status.get("StatusCode", -1))
+    if code != 0:
+        raise HelperFailed(what, code, errors.decode(errors="replace").strip())
 
 
 def _drain(sock: socket.socket, into: bytearray) -> None:

@@ -80,6 +80,7 @@ class RunState:
     exit_code: int | None
     progress: ProgressState
     artifact: str | None = None  # what the run made: a backup's archive name
+    summary: str | None = None  # what it did, in a line (the paths a restore wrote)
 
 
 _RUN_STATE = TypeAdapter(RunState)
@@ -157,6 +158,8 @@ class Run:
     version: int = 0
     #: What the run made, for callers that go on with it (a backup's archive name).
     artifact: str | None = None
+    #: What it did, in a line (its audit entry says it too).
+    summary: str | None = None
     #: Parts of what was asked for that the run left out (`leave_out`).
     left_out: int = 0
     #: The run tells what became of work a killed service left: it ends "interrupted".
@@ -230,24 +233,25 @@ class Run:
             exit_code=self.exit_code,
             progress=self.fold.snapshot(),
             artifact=self.artifact,
+            summary=self.summary,
         )
 
 
-def outcome(status: RunStatus, errors: list[str]) -> tuple[str, str | None]:
+def outcome(state: RunState) -> tuple[str, str | None]:
     """An ended run as an audit entry says it: outcome and detail."""
-    if status == "succeeded":
-        return "success", None
-    if status == "partial":
-        return "success", "partial: parts of it were left out (see the run)"
-    return "failure", errors[-1] if errors else status
+    if state.status == "succeeded":
+        return "success", state.summary
+    if state.status == "partial":
+        said = "partial: parts of it were left out (see the run)"
+        return "success", f"{said}; {state.summary}" if state.summary else said
+    errors = state.progress.errors
+    return "failure", errors[-1] if errors else state.status
 
 
 def ended_by(run: Run) -> Callable[[Callable[[str, str | None], None]], None]:
     """For an audit entry of the work of `run` (`AuditNote.ends`): its outcome when it
     ends."""
-    return lambda record: run.when_ended(
-        lambda ended: record(*outcome(ended.status, ended.fold.errors))
-    )
+    return lambda record: run.when_ended(lambda ended: record(*outcome(ended.state())))
 
 
 Steps = Callable[[Run], Awaitable[int]]

@@ -4,6 +4,7 @@ import { Link, useNavigate, useSearchParams } from "react-router";
 import type { FileEntry } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { Loading } from "../../components/Loading";
+import { useCan } from "../auth/permissions";
 import { useCurrentUser } from "../auth/queries";
 import { useHostInfo } from "../hosts/capabilities";
 import { useHost } from "../hosts/host";
@@ -39,9 +40,10 @@ function AdminsOnly() {
 /** The stacks folder of the host chosen with the host switcher (`?host=`), admins only. */
 export function FilesPage() {
   const user = useCurrentUser();
+  const allowed = useCan("files");
   const host = useHost();
   const info = useHostInfo(host);
-  if (user && user.role !== "admin") return <AdminsOnly />;
+  if (user && !allowed) return <AdminsOnly />;
   const unavailable = info.unavailable("files");
   if (unavailable || !info.ready) {
     return (
