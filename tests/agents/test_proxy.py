@@ -5,8 +5,10 @@ one host to the other, roles and the audit log."""
 from __future__ import annotations
 
 import io
+import os
 import uuid
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +116,10 @@ def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_ho
         0
     ]
     container.exec_run(["sh", "-c", "echo precious > /data/file.txt"])
+    # What only GNU tar keeps, set where the agent's engine keeps the volume.
+    source = Path(one.client.volumes.get(f"{shop}_data").attrs["Mountpoint"]) / "file.txt"
+    os.setxattr(source, "user.origin", b"host one")
+    os.utime(source, ns=(0, 1_600_000_000_123_456_789))
 
     started = admin_client.post(f"{base_one}/stacks/{shop}/backups", json={})
     assert started.status_code == 202, started.text
@@ -140,6 +146,11 @@ def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_ho
         remove=True,
     )
     assert check == b"precious\n"
+    copied = Path(two.client.volumes.get(f"{copy}_data").attrs["Mountpoint"]) / "file.txt"
+    assert os.getxattr(copied, "user.origin") == b"host one"
+    assert copied.stat().st_mtime_ns == 1_600_000_000_123_456_789
+    manifest = admin_client.get(f"{base_two}/backups/{uploaded.json()['name']}").json()
+    assert {a["fidelity"]["tool"] for a in manifest["assets"]} == {"gnu-tar"}
 
     # Each admin action on an agent is in the central's audit log, with the user and host;
     # the restore's outcome once the central saw it end on the agent.

@@ -3,6 +3,7 @@ is written, version 1 archives, the 409, and uploads that are not archives."""
 
 from __future__ import annotations
 
+import os
 import stat
 import tarfile
 import uuid
@@ -21,7 +22,7 @@ from tests.backups.crafted import (
     v1_archive,
     v2_archive,
 )
-from tests.backups.trees import helper
+from tests.backups.trees import CAPABILITY, helper
 from tests.support.stacks import wait_run
 
 pytestmark = pytest.mark.docker
@@ -37,6 +38,18 @@ def upload(client, path: Path):
 
 def archives_dir(app) -> Path:
     return Path(app.state.settings.data_dir) / "backups"
+
+
+def _sparse(name: str) -> tuple:
+    """A GNU tar sparse file (format 1.0) to be written under `name`."""
+    info, data = entry("data/GNUSparseFile.0/x", data=b"x")
+    info.pax_headers = {
+        "GNU.sparse.major": "1",
+        "GNU.sparse.minor": "0",
+        "GNU.sparse.name": name,
+        "GNU.sparse.realsize": "1",
+    }
+    return info, data
 
 
 UNSAFE = {
@@ -56,6 +69,8 @@ UNSAFE = {
         entry("data", tarfile.DIRTYPE),
         entry("data/s", tarfile.SYMTYPE, "../../../etc"),
     ],
+    "sparse-named-out": [entry("data", tarfile.DIRTYPE), _sparse("data/../../evil")],
+    "old-gnu-sparse": [entry("data", tarfile.DIRTYPE), entry("data/s", tarfile.GNUTYPE_SPARSE)],
 }
 
 
@@ -294,7 +309,9 @@ def _special_entries() -> list:
     device.devmajor, device.devminor, device.mode = 1, 5, 0o666
     setuid, content = entry("data/sh", data=b"#!/bin/sh\necho root\n")
     setuid.mode = 0o4755
-    return [device, (setuid, content)]
+    capable, script = entry("data/cap", data=b"#!/bin/sh\n")
+    capable.pax_headers = {"SCHILY.xattr.security.capability": CAPABILITY.decode("ascii")}
+    return [device, (setuid, content), (capable, script)]
 
 
 def test_device_nodes_and_setuid_files_outside_volumes_are_written_only_when_asked(
@@ -310,7 +327,7 @@ def test_device_nodes_and_setuid_files_outside_volumes_are_written_only_when_ask
     checked = admin_client.post(f"/api/backups/{name}/verify").json()
     assert checked["ok"] is True
     assert {m["member"]: m["special"] for m in checked["members"]} == {
-        "stack.tar.gz": ["data/null", "data/sh"],
+        "stack.tar.gz": ["data/null", "data/sh", "data/cap"],
         "volumes/0.tar.gz": [],
     }
 
@@ -318,7 +335,7 @@ def test_device_nodes_and_setuid_files_outside_volumes_are_written_only_when_ask
     run = wait_run(admin_client, stack_id)
     assert run["status"] == "failed"
     assert (
-        "setuid/setgid files or files with capabilities ('null', 'sh')"
+        "setuid/setgid files or files with capabilities ('null', 'sh', 'cap')"
         in run["progress"]["errors"][0]
     )
     assert not (stacks_dir / stack_id).exists()
@@ -328,6 +345,7 @@ def test_device_nodes_and_setuid_files_outside_volumes_are_written_only_when_ask
     assert run["status"] == "succeeded", run["progress"]["errors"]
     assert (stacks_dir / stack_id / "sh").stat().st_mode & 0o7777 == 0o4755
     assert stat.S_ISCHR((stacks_dir / stack_id / "null").stat().st_mode)
+    assert os.getxattr(stacks_dir / stack_id / "cap", "security.capability") == CAPABILITY
     restores = [
         e["detail"]
         for e in admin_client.get("/api/audit").json()["items"]

@@ -141,6 +141,8 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     assert before["volume"][b"./owned"][1:4] == ("0o644", 100000, 200000)
     assert before["volume"][b"./suid"][1] == "0o4755"
     assert before["volume"][b"./suid-hard"][1] == "0o4750"
+    assert before["volume"][b"./sgid"][1] == "0o2755"
+    assert before["volume"][b"./sticky"][1] == "0o1777"
     assert before["volume"][b"./suid-hard"][5] == 2
     assert before["volume"][b"./hard1"][5] == 2
     assert before["volume"][b"./sparse"][10] is True

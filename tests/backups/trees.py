@@ -26,6 +26,8 @@ echo hello > dir/file
 echo deep > deep/{LONG}/{LONG}/{LONG}.txt
 echo "grüße" > "nön-ascii ✓/ünïcödé.txt"
 echo setuid > suid && chmod 4755 suid
+echo setgid > sgid && chmod 2755 sgid
+mkdir sticky && chmod 1777 sticky
 echo in > ro-dir/in && chmod 0555 ro-dir
 echo owned > owned && chown 100000:200000 owned
 echo app > app-owned && chown 999:999 app-owned && chown 999:999 dir/sub

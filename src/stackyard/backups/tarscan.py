@@ -125,7 +125,7 @@ class TarScanner:
                 self._extended_done()
             return
         if info.type == tarfile.GNUTYPE_SPARSE:
-            raise Invalid("A tar in the archive has an old GNU sparse entry (not accepted)")
+            raise Invalid(f"Unsafe member in the archive: {info.name!r} is an old GNU sparse entry")
         pending, self._pending = self._pending, {}
         if "path" in pending:
             info.name = pending["path"]
