@@ -69,14 +69,22 @@ class Deployment:
     docker: docker.DockerClient
     env_files: list[Path] = field(default_factory=list)
 
-    def compose(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    def compose_command(self) -> list[str]:
+        """`docker compose` for this deployment: its project, files and env files."""
         command = ["docker", "compose", "-p", self.project]
         for file in self.files:
             command += ["-f", str(file)]
         for env_file in self.env_files:
             command += ["--env-file", str(env_file)]
+        return command
+
+    def compose(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [*command, *args], capture_output=True, text=True, env=self.env, timeout=timeout
+            [*self.compose_command(), *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=timeout,
         )
 
     def container(self):

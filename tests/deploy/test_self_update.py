@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
 import time
 import uuid
 
@@ -84,11 +85,44 @@ def deploy_first_release(deploy, repository: str, tmp_path):
     )
 
 
+#: Labels compose sets for the image (its id, a hash of the configuration that holds it)
+#: and for a recreation (the container it replaced).
+_CHANGING_LABELS = (
+    "com.docker.compose.image",
+    "com.docker.compose.config-hash",
+    "com.docker.compose.replace",
+)
+
+
+def deployed_settings(container) -> dict:
+    """What the deployment decides of the service's container: its environment (but the
+    image's own release variable), mounts, network, ports, restart policy and compose's
+    labels."""
+    attrs = container.attrs
+    host = attrs["HostConfig"]
+    return {
+        "env": sorted(e for e in attrs["Config"]["Env"] if not e.startswith("APP_VERSION=")),
+        "mounts": sorted(
+            (m["Type"], m.get("Source"), m["Destination"], m["RW"]) for m in attrs["Mounts"]
+        ),
+        "host": {k: host[k] for k in ("NetworkMode", "PortBindings", "RestartPolicy")},
+        "labels": {
+            k: v
+            for k, v in attrs["Config"]["Labels"].items()
+            if k.startswith("com.docker.compose.") and k not in _CHANGING_LABELS
+        },
+    }
+
+
 def test_the_service_updates_itself_to_the_latest_release(
     releases, deploy, docker_client, tmp_path
 ):
     repository, _, _ = releases
     deployment = deploy_first_release(deploy, repository, tmp_path)
+    before = deployed_settings(deployment.container())
+    (env_file,) = deployment.env_files
+    env_before = env_file.read_bytes()
+    assert f"STACKS_DIR={tmp_path / 'stacks'}".encode() in env_before
     with deployment.client() as client:
         status = client.get("/api/system/update").json()
         assert status["update_supported"] is True, status
@@ -110,14 +144,27 @@ def test_the_service_updates_itself_to_the_latest_release(
 
     service = deployment.container()
     assert service.attrs["Config"]["Image"] == f"{repository}:1.1.0"
+    # Nothing of the deployment changed but the image: the image's own STACKS_DIR did
+    # not replace the .env's, and the new version sticks for a later `up -d`.
+    assert deployed_settings(service) == before
     wait_until(lambda: helpers(docker_client) == [], what="the helper gone")  # it removed itself
     with deployment.client() as client:  # the same data volume: the same admin
         status = client.get("/api/system/update").json()
         assert status["current_version"] == "1.1.0" and status["update_available"] is False
         assert status["last_update"]["status"] == "succeeded"
+        assert "STACKYARD_VERSION=1.1.0 written to" in status["last_update"]["output"]
         assert status["last_update"]["from_version"] == "1.0.0"
         entries = client.get("/api/audit").json()["items"]
         assert any(e["action"] == "system.update" and e["outcome"] == "success" for e in entries)
+    assert env_file.read_bytes() == env_before.replace(
+        b"STACKYARD_VERSION=1.0.0\n", b"STACKYARD_VERSION=1.1.0\n"
+    )
+    shell = {k: v for k, v in deployment.env.items() if not k.startswith(("STACKYARD_", "STACKS_"))}
+    again = subprocess.run(
+        [*deployment.compose_command(), "up", "-d"], capture_output=True, text=True, env=shell
+    )
+    assert again.returncode == 0, again.stderr
+    assert deployment.container().attrs["Config"]["Image"] == f"{repository}:1.1.0"
 
 
 def test_a_failed_pull_leaves_the_old_version_running(releases, deploy, registry, tmp_path):

@@ -233,6 +233,9 @@ class SelfUpdate:
             found.working_dir,
             *(str(Path(f).parent) for f in [*found.config_files, *found.env_files]),
         }
+        # The env file's folder is written: the new version is kept there (a `.env` in
+        # the working directory when compose was given none).
+        writable = {str(Path(f).parent) for f in found.env_files} or {found.working_dir}
         mounts = [
             HelperMount("bind", found.socket_source, SOCKET),
             HelperMount(
@@ -240,7 +243,10 @@ class SelfUpdate:
                 found.data_mount["Source"],
                 "/data",
             ),
-            *(HelperMount("bind", folder, folder, read_only=True) for folder in sorted(folders)),
+            *(
+                HelperMount("bind", folder, folder, read_only=folder not in writable)
+                for folder in sorted(folders)
+            ),
         ]
         command = [
             "python",

@@ -1,24 +1,62 @@
 """The self-update helper's program: `python -m stackyard.system.update_helper`, run in
 a detached container made from the service's own image (so it outlives the service
 container it replaces). It pulls the service's image and recreates the service with its
-own compose project, files and environment, then writes what happened where the new
+own compose project, files and env files, then writes what happened where the new
 process reads it (the service's data folder, mounted at the same place).
 
-Only the standard library: it starts in a moment and needs nothing of the service."""
+Compose gets only what it needs of this container's environment (PATH, HOME, DOCKER_*)
+and the new version: the image's own variables (its `STACKS_DIR`, say) would override
+the deployment's `.env`. Once the new release runs, its version is written into the env
+file that sets `STACKYARD_VERSION` (the line replaced, the rest kept byte for byte), so
+that a later `docker compose up -d` keeps it.
+
+Only the standard library and the service's one atomic write: it starts in a moment."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from stackyard.fs.atomic import write_atomic
+
 #: Time for the old service to answer the request that started the update.
 GRACE_SECONDS = 1.0
+#: The variable that names the release in the deployment's compose files.
+VERSION = "STACKYARD_VERSION"
+_VERSION_LINE = re.compile(rb"^(\s*(?:export\s+)?" + VERSION.encode() + rb"\s*=)[^\r\n]*", re.M)
+
+
+def compose_env(version: str) -> dict[str, str]:
+    """What compose is run with: this container's PATH, HOME and DOCKER_*, the version."""
+    kept = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME") or k.startswith("DOCKER_")}
+    return kept | {VERSION: version}
+
+
+def keep_version(env_files: list[Path], version: str) -> str:
+    """`version` written into the first of `env_files` that sets it (atomically; owner,
+    mode and every other byte kept), or appended to the last; what was done, as a line."""
+    existing = [path for path in env_files if path.is_file()]
+    if not existing:
+        return f"No env file: set {VERSION}={version} where you deploy, or `up -d` goes back"
+    target = next((p for p in existing if _VERSION_LINE.search(p.read_bytes())), existing[-1])
+    data = target.read_bytes()
+    if _VERSION_LINE.search(data):
+        data = _VERSION_LINE.sub(lambda m: m.group(1) + version.encode(), data, count=1)
+    else:
+        data += (
+            b"" if not data or data.endswith(b"\n") else b"\n"
+        ) + f"{VERSION}={version}\n".encode()
+    st = target.stat()
+    write_atomic(target, data)  # (its mode kept)
+    os.chown(target, st.st_uid, st.st_gid)
+    return f"{VERSION}={version} written to {target}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,11 +90,19 @@ def main(argv: list[str] | None = None) -> int:
         ["pull", args.service],
         ["up", "-d", "--no-deps", "--force-recreate", args.service],
     ):
-        done = subprocess.run([*compose, *step], capture_output=True, text=True, env=os.environ)
+        done = subprocess.run(
+            [*compose, *step], capture_output=True, text=True, env=compose_env(args.to_version)
+        )
         output.append(f"$ docker compose {' '.join(step)}\n{done.stdout}{done.stderr}")
         if done.returncode != 0:
             status = "failed"
             break
+    if status == "succeeded":
+        env_files = [Path(f) for f in args.env_file] or [Path(args.project_directory) / ".env"]
+        try:
+            output.append(keep_version(env_files, args.to_version) + "\n")
+        except OSError as exc:
+            output.append(f"{VERSION}={args.to_version} could not be written: {exc}\n")
     result = {
         "status": status,
         "from_version": args.from_version,
