@@ -19,6 +19,7 @@ import pytest
 
 from tests.support.docker import TEST_LABEL, DockerCleanup
 from tests.support.service import ADMIN_PASSWORD, free_port, sign_in
+from tests.support.stacks import HELPER
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 #: The image scripts/stackyard-image.sh builds (STACKYARD_TEST_IMAGE to try another).
@@ -27,13 +28,13 @@ HEALTHY_WITHIN = 60.0
 
 #: What the tests add to deploy/compose.yaml, as a user's override file would: a fast
 #: health check (the image's test, checked every second), nothing that reaches out of
-#: the machine, the local helper image, and this run's label for the cleanup.
+#: the machine, and this run's label for the cleanup. (The local helper image is a
+#: setting in the deployment's variables, as a user sets it.)
 OVERRIDE = """\
 services:
   stackyard:
     environment:
       STACKYARD_UPDATE_CHECK_INTERVAL: "0"
-      BACKUP_HELPER_IMAGE: stackyard-test/helper:1
     healthcheck:
       interval: 1s
       timeout: 5s
@@ -177,11 +178,12 @@ def deploy(
             STACKYARD_VERSION=version,
             STACKYARD_PORT=f"127.0.0.1:{port}",
             STACKYARD_ADMIN_PASSWORD=ADMIN_PASSWORD,
+            BACKUP_HELPER_IMAGE=HELPER,
         )
         env.update(variables)
         env_files = []
         if env_file:
-            names = ("STACKYARD_", "STACKS_")
+            names = ("STACKYARD_", "STACKS_", "BACKUP_")
             written = tmp_path / f"{project}.env"
             written.write_text("".join(f"{k}={v}\n" for k, v in env.items() if k.startswith(names)))
             env_files.append(written)

@@ -14,7 +14,11 @@ import pytest
 
 from tests.agents.helpers import add_agent
 from tests.deploy.conftest import DEPLOY
-from tests.deploy.test_self_update import helpers, releases  # noqa: F401 (a fixture)
+from tests.deploy.test_self_update import (  # noqa: F401 (releases: a fixture)
+    deployed_settings,
+    helpers,
+    releases,
+)
 from tests.support.agents import AgentProcess
 from tests.support.docker import TEST_LABEL
 from tests.support.service import ServerProcess, free_port
@@ -110,6 +114,10 @@ def test_an_agent_is_updated_from_the_central(
     url = f"https://127.0.0.1:{port}"
     try:
         wait_until(lambda: agent_version(url, token) == "1.0.0", what="the agent 1.0.0 answering")
+        (container,) = docker_client.containers.list(
+            filters={"label": f"com.docker.compose.project={project}"}
+        )
+        before, env_before = deployed_settings(container), env_file.read_bytes()
         logs = subprocess.run(
             [*compose, "logs", "--no-color"], env=env, capture_output=True, text=True
         ).stdout
@@ -134,5 +142,12 @@ def test_an_agent_is_updated_from_the_central(
         updates = [(e["target"], e["outcome"]) for e in entries if e["action"] == "system.update"]
         assert updates == [("deployed", "success")]
         wait_until(lambda: helpers(docker_client) == [], what="the helper gone")
+        # Nothing of the agent's deployment changed but the image; the version sticks.
+        (container,) = docker_client.containers.list(
+            filters={"label": f"com.docker.compose.project={project}"}
+        )
+        assert container.attrs["Config"]["Image"] == f"{repository}:1.1.0"
+        assert deployed_settings(container) == before
+        assert env_file.read_bytes() == env_before.replace(b"=1.0.0\n", b"=1.1.0\n")
     finally:
         subprocess.run([*compose, "down", "-v", "-t", "5"], env=env, capture_output=True)

@@ -123,6 +123,7 @@ def test_the_service_updates_itself_to_the_latest_release(
     (env_file,) = deployment.env_files
     env_before = env_file.read_bytes()
     assert f"STACKS_DIR={tmp_path / 'stacks'}".encode() in env_before
+    assert "BACKUP_HELPER_IMAGE=stackyard-test/helper:1" in before["env"]  # from the env file
     with deployment.client() as client:
         status = client.get("/api/system/update").json()
         assert status["update_supported"] is True, status
