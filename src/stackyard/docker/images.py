@@ -50,8 +50,13 @@ def local_images(client: Engine, refs: list[ImageRef]) -> dict[str, LocalImage]:
 
 
 def pull(client: Engine, reference: str) -> None:
-    """Pull `reference` (`repository:tag`) onto the engine."""
+    """Pull `reference` (`repository:tag`) onto the engine; Unavailable with the engine's
+    own words when it fails (its stream's error: "unknown blob", say; the SDK's own pull
+    drops it and reports the missing image instead)."""
+    repository, tag = sdk.parse_repository_tag(reference)
     try:
-        client.images.pull(reference)
+        for event in client.api.pull(repository, tag or "latest", stream=True, decode=True):
+            if isinstance(event, dict) and event.get("error"):
+                raise Unavailable(f"{reference} cannot be pulled: {event['error']}")
     except sdk.DockerException as exc:
         raise Unavailable(f"{reference} cannot be pulled: {explain(exc)}") from exc

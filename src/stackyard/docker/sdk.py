@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from docker.errors import NotFound as NotFound
     from docker.types import LogConfig as LogConfig
     from docker.types import Mount as Mount
+    from docker.utils import parse_repository_tag as parse_repository_tag
     from requests import RequestException as RequestException
 
 _MODULE_OF = {
@@ -29,6 +30,7 @@ _MODULE_OF = {
     "NotFound": "docker.errors",
     "LogConfig": "docker.types",
     "Mount": "docker.types",
+    "parse_repository_tag": "docker.utils",
     "RequestException": "requests",
 }
 

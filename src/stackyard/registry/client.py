@@ -47,16 +47,22 @@ class _Token:
     expires: float
 
 
+#: A registry call's time limits (seconds): a registry that takes longer is reported
+#: unreachable, with why, instead of holding the page that asked.
+TIMEOUT = httpx.Timeout(8.0, connect=4.0)
+
+
 class RegistryClient:
     def __init__(
         self,
         credentials: CredentialLookup = lambda host: None,
         insecure: Callable[[str], bool] = lambda host: False,
-        timeout: float = 15.0,
+        timeout: httpx.Timeout = TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self._credentials = credentials
         self._insecure = insecure
+        self.timeout = timeout
         self._http = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True)
         self._schemes: dict[str, str] = {}
         self._tokens: dict[tuple[str, str], _Token] = {}
@@ -126,6 +132,9 @@ class RegistryClient:
                 response = await self._http.request(
                     method, f"{candidate}://{host}{path}", headers=headers
                 )
+            except httpx.ReadTimeout as exc:  # it answers no request: no other scheme helps
+                last_error = exc
+                break
             except httpx.TransportError as exc:
                 last_error = exc
                 continue
@@ -133,7 +142,18 @@ class RegistryClient:
                 raise RegistryError(f"registry {host}: {exc}") from exc
             self._schemes[host] = candidate
             return response
-        raise RegistryUnreachable(f"cannot reach registry {host}: {last_error}") from last_error
+        why = self._cause(last_error)
+        raise RegistryUnreachable(f"cannot reach registry {host}: {why}") from last_error
+
+    def _cause(self, exc: Exception | None) -> str:
+        """What went wrong, also for httpx's errors whose text is empty (timeouts)."""
+        if isinstance(exc, httpx.ConnectTimeout):
+            return f"no connection within {self.timeout.connect:g} s"
+        if isinstance(exc, httpx.ReadTimeout):
+            return f"it accepted the connection but sent no answer within {self.timeout.read:g} s"
+        if isinstance(exc, httpx.TimeoutException):
+            return "it took too long"
+        return str(exc) or type(exc).__name__
 
     async def _authorize(self, host: str, challenge: str, scope: str) -> dict[str, str] | None:
         kind, _, params_text = challenge.partition(" ")
