@@ -191,3 +191,34 @@ def test_host_paths_map_through_the_longest_mount():
     assert to_local("/srv/other", mappings, True) == "/host-srv/other"
     assert to_local("/opt/elsewhere", mappings, True) is None
     assert to_local("/opt/elsewhere", [], False) == "/opt/elsewhere"
+
+
+@pytest.fixture
+def settings(settings, request):
+    """The service's settings; a test may give another helper image (`indirect`)."""
+    image = getattr(request, "param", None)
+    return settings.model_copy(update={"backup_helper_image": image}) if image else settings
+
+
+@pytest.mark.parametrize("settings", ["127.0.0.1:9/nothing:1"], indirect=True)
+def test_without_a_helper_image_the_inventory_says_why_nothing_was_measured(
+    admin_client, stacks_dir, docker_cleanup, caplog
+):
+    """A helper image the engine cannot pull: every bind is left out with that reason
+    (the image and the engine's words), and the log says it too."""
+    stack_id = f"inv-{uuid.uuid4().hex[:6]}"
+    (stacks_dir / stack_id / "data").mkdir(parents=True)
+    (stacks_dir / stack_id / "compose.yaml").write_text(
+        "services:\n  app:\n    image: stackyard-test/busybox:1\n    volumes: ['./data:/data']\n"
+    )
+    docker_cleanup.compose_project(stack_id)
+    answer = admin_client.get(f"/api/stacks/{stack_id}/backup/inventory")
+    assert answer.status_code == 200, answer.text
+    (data,) = answer.json()["assets"]
+    assert not data["selected"]
+    assert data["reason"].startswith(
+        "the helper image 127.0.0.1:9/nothing:1 cannot be had: "
+        "The helper image (BACKUP_HELPER_IMAGE) is not on this host: 127.0.0.1:9/nothing:1 "
+        "cannot be pulled: "
+    )
+    assert any("measured nothing" in r.getMessage() for r in caplog.records)

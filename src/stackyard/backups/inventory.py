@@ -12,6 +12,7 @@ Not selected by default (listed, with the reason, for the user to decide):
 
 from __future__ import annotations
 
+import logging
 import posixpath
 from dataclasses import dataclass, field, replace
 from pathlib import PurePosixPath
@@ -32,6 +33,8 @@ from stackyard.stacks.status import ContainerIndex
 OVERSIZE_FACTOR = 10
 #: ... and above this size.
 OVERSIZE_MIN = 1024**3
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -192,7 +195,14 @@ def inventory(machine: Machine, stack_id: str) -> Inventory:
         or (volumes.get(f.name) is not None and _remote(volumes[f.name]) is None)
     ]
     helpers = machine.helpers()
-    measured = _measure(helpers, measurable)
+    unreached = "the host path cannot be reached"
+    try:
+        helpers.ensure_image()
+        measured = _measure(helpers, measurable)
+    except StackyardError as exc:  # no helper at all: nothing could be measured
+        unreached = f"the helper image {helpers.image} cannot be had: {exc.detail}"
+        log.warning("The backup inventory of %s measured nothing: %s", stack_id, unreached)
+        measured = {}
     sizes = {id(f): measured.get(n) for n, f in enumerate(measurable)}
 
     in_container = own_container_id() is not None
@@ -219,7 +229,7 @@ def inventory(machine: Machine, stack_id: str) -> Inventory:
             if reason is None and measure is not None and measure.mount_point:
                 reason = f"{entry.name} is a whole file system of the host (a disk or share)"
         if entry.kind == "bind" and measure is None and reason is None:
-            reason = "the host path cannot be reached"
+            reason = unreached
         assets.append(
             Asset(
                 key=f"{entry.kind}:{entry.name}",
