@@ -120,6 +120,10 @@ def test_the_service_updates_itself_to_the_latest_release(
     repository, _, _ = releases
     deployment = deploy_first_release(deploy, repository, tmp_path)
     before = deployed_settings(deployment.container())
+    # An older release and a floating tag on the host: the first goes after the update.
+    old = docker_client.images.get(f"{repository}:1.0.0")
+    old.tag(repository, "0.9.0")
+    old.tag(repository, "nightly")
     (env_file,) = deployment.env_files
     env_before = env_file.read_bytes()
     assert f"STACKS_DIR={tmp_path / 'stacks'}".encode() in env_before
@@ -154,9 +158,17 @@ def test_the_service_updates_itself_to_the_latest_release(
         assert status["current_version"] == "1.1.0" and status["update_available"] is False
         assert status["last_update"]["status"] == "succeeded"
         assert "STACKYARD_VERSION=1.1.0 written to" in status["last_update"]["output"]
+        assert f"Removed the old release {repository}:0.9.0" in status["last_update"]["output"]
         assert status["last_update"]["from_version"] == "1.0.0"
         entries = client.get("/api/audit").json()["items"]
         assert any(e["action"] == "system.update" and e["outcome"] == "success" for e in entries)
+    tags = {
+        t
+        for image in docker_client.images.list(repository)
+        for t in image.tags
+        if t.startswith(f"{repository}:")
+    }
+    assert tags == {f"{repository}:{t}" for t in ("1.0.0", "1.1.0", "nightly")}
     assert env_file.read_bytes() == env_before.replace(
         b"STACKYARD_VERSION=1.0.0\n", b"STACKYARD_VERSION=1.1.0\n"
     )

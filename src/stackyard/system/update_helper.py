@@ -30,6 +30,7 @@ from stackyard.fs.atomic import write_atomic
 GRACE_SECONDS = 1.0
 #: The variable that names the release in the deployment's compose files.
 VERSION = "STACKYARD_VERSION"
+_RELEASE = re.compile(r"^v?\d+\.\d+\.\d+$")
 _VERSION_LINE = re.compile(rb"^(\s*(?:export\s+)?" + VERSION.encode() + rb"\s*=)[^\r\n]*", re.M)
 
 
@@ -57,6 +58,34 @@ def keep_version(env_files: list[Path], version: str) -> str:
     write_atomic(target, data)  # (its mode kept)
     os.chown(target, st.st_uid, st.st_gid)
     return f"{VERSION}={version} written to {target}"
+
+
+def remove_old_releases(compose: list[str], service: str, kept: tuple[str, ...]) -> list[str]:
+    """The service's image repository untagged of every release (`X.Y.Z`) but `kept` (the
+    previous and the running one; other tags stay); an image still in use stays (no
+    force). What was removed, as lines."""
+    env = compose_env(kept[-1])
+    asked = subprocess.run(
+        [*compose, "config", "--images", service], capture_output=True, text=True, env=env
+    )
+    images = asked.stdout.split()
+    if len(images) != 1:
+        return [f"Old releases not removed: no single image of {service} ({asked.stderr})\n"]
+    repository = images[0].rsplit(":", 1)[0] if ":" in images[0].rsplit("/", 1)[-1] else images[0]
+    listed = subprocess.run(
+        ["docker", "image", "ls", "--format", "{{.Tag}}", repository],
+        capture_output=True,
+        text=True,
+        env=env,
+    ).stdout.split()
+    removed = []
+    for tag in sorted(t for t in set(listed) - set(kept) if _RELEASE.match(t)):
+        done = subprocess.run(
+            ["docker", "image", "rm", f"{repository}:{tag}"], capture_output=True, env=env
+        )
+        if done.returncode == 0:
+            removed.append(f"Removed the old release {repository}:{tag}\n")
+    return removed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             output.append(keep_version(env_files, args.to_version) + "\n")
         except OSError as exc:
             output.append(f"{VERSION}={args.to_version} could not be written: {exc}\n")
+        output += remove_old_releases(compose, args.service, (args.from_version, args.to_version))
     result = {
         "status": status,
         "from_version": args.from_version,
