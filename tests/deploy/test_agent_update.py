@@ -14,7 +14,8 @@ import pytest
 
 from tests.agents.helpers import add_agent
 from tests.deploy.conftest import DEPLOY
-from tests.deploy.test_self_update import (  # noqa: F401 (releases: a fixture)
+from tests.deploy.test_self_update import (  # noqa: F401 (broken, releases: fixtures)
+    broken,
     deployed_settings,
     helpers,
     releases,

@@ -23,21 +23,35 @@ NOT_RELEASES = ("1", "1.1", "latest", "1.2.0-rc.1", "v2.0.0-beta", "nightly")
 HELPER = "stackyard.self-update"
 
 
-def build_release(client: docker.DockerClient, base: str, version: str) -> str:
-    """The service's image as release `version` (what APP_VERSION says)."""
+#: What a broken release runs instead of the service.
+BROKEN = 'CMD ["sh", "-c", "echo this release is broken >&2; exit 3"]\n'
+
+
+def build_release(
+    client: docker.DockerClient, base: str, version: str, broken: bool = False
+) -> str:
+    """The service's image as release `version` (what APP_VERSION says); `broken`: one
+    whose program exits at once."""
     dockerfile = f"FROM {base}\nENV APP_VERSION={version}\nLABEL stackyard.test.release={version}\n"
-    tag = f"stackyard-test/release:{version}"
+    dockerfile += BROKEN if broken else ""
+    tag = f"stackyard-test/release:{version}-{uuid.uuid4().hex[:8]}"  # tests run side by side
     client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
     return tag
 
 
 @pytest.fixture
-def releases(registry, docker_client, stackyard_image):
+def broken(request) -> bool:
+    """Whether the newest release is broken (its program exits at once)."""
+    return getattr(request, "param", False)
+
+
+@pytest.fixture
+def releases(registry, docker_client, stackyard_image, broken):
     """A repository on the loopback registry with 1.0.0 and 1.1.0 (and tags that are not
     releases, all on the newest image); only 1.0.0 is on this host."""
     repository = f"sy-self/{uuid.uuid4().hex[:8]}"
     old = build_release(docker_client, stackyard_image, "1.0.0")
-    new = build_release(docker_client, stackyard_image, "1.1.0")
+    new = build_release(docker_client, stackyard_image, "1.1.0", broken)
     registry.push(old, repository, "1.0.0")
     digests = {"1.1.0": registry.push(new, repository, "1.1.0")}
     for tag in NOT_RELEASES:
@@ -47,7 +61,7 @@ def releases(registry, docker_client, stackyard_image):
         docker_client.images.remove(f"{full}:{tag}")  # to be pulled by the update
     yield full, repository, digests
     for tag in ("1.0.0", "1.1.0"):
-        for image in (f"{full}:{tag}", f"stackyard-test/release:{tag}"):
+        for image in (f"{full}:{tag}", old, new):
             with contextlib.suppress(docker.errors.APIError):  # gone, or used by a leftover
                 docker_client.images.remove(image)
 
@@ -178,6 +192,31 @@ def test_the_service_updates_itself_to_the_latest_release(
     )
     assert again.returncode == 0, again.stderr
     assert deployment.container().attrs["Config"]["Image"] == f"{repository}:1.1.0"
+
+
+@pytest.mark.parametrize("broken", [True], indirect=True)
+def test_a_release_that_does_not_start_is_rolled_back(releases, deploy, docker_client, tmp_path):
+    """The new release exits at once: the helper sees it stop, brings 1.0.0 back, and
+    says so with the new release's last words; nothing of the deployment changed."""
+    repository, _, _ = releases
+    deployment = deploy_first_release(deploy, repository, tmp_path)
+    before = deployed_settings(deployment.container())
+    (env_file,) = deployment.env_files
+    env_before = env_file.read_bytes()
+    with deployment.client() as client:
+        assert client.post("/api/system/update").status_code == 202
+    wait_until(lambda: helpers(docker_client) == [], 240, "the helper done")
+    wait_version(deployment.url, "1.0.0")
+    with deployment.client() as client:
+        last = client.get("/api/system/update").json()["last_update"]
+    assert last["status"] == "rolled_back", last
+    assert "The new release is not healthy: it exited" in last["output"]
+    assert "this release is broken" in last["output"]  # its last log lines
+    assert "Rolled back to 1.0.0" in last["output"]
+    service = deployment.container()
+    assert service.attrs["Config"]["Image"] == f"{repository}:1.0.0"
+    assert deployed_settings(service) == before
+    assert env_file.read_bytes() == env_before
 
 
 def test_a_failed_pull_leaves_the_old_version_running(releases, deploy, registry, tmp_path):

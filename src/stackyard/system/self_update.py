@@ -66,7 +66,7 @@ class Installation:
 
 @dataclass(frozen=True)
 class LastUpdate:
-    status: Literal["succeeded", "failed"]
+    status: Literal["succeeded", "failed", "rolled_back"]
     from_version: str
     to_version: str
     finished_at: datetime
@@ -162,7 +162,7 @@ class SelfUpdate:
         try:
             raw = json.loads((self.data_dir / RESULT_NAME).read_text())
             return LastUpdate(
-                status="succeeded" if raw["status"] == "succeeded" else "failed",
+                status=raw["status"] if raw["status"] in ("succeeded", "rolled_back") else "failed",
                 from_version=str(raw["from_version"]),
                 to_version=str(raw["to_version"]),
                 finished_at=datetime.fromisoformat(raw["finished_at"]),

@@ -28,6 +28,8 @@ from stackyard.fs.atomic import write_atomic
 
 #: Time for the old service to answer the request that started the update.
 GRACE_SECONDS = 1.0
+#: How long a new release has to become healthy before it is rolled back.
+HEALTH_SECONDS = 120.0
 #: The variable that names the release in the deployment's compose files.
 VERSION = "STACKYARD_VERSION"
 _RELEASE = re.compile(r"^v?\d+\.\d+\.\d+$")
@@ -88,6 +90,73 @@ def remove_old_releases(compose: list[str], service: str, kept: tuple[str, ...])
     return removed
 
 
+def _container(compose: list[str], service: str, version: str) -> str | None:
+    found = subprocess.run(
+        [*compose, "ps", "-q", service], capture_output=True, text=True, env=compose_env(version)
+    ).stdout.split()
+    return found[0] if found else None
+
+
+def healthy(compose: list[str], service: str, seconds: float, version: str = "") -> str | None:
+    """Wait for the service's new container to be healthy (its image's or its compose
+    file's health check: `/api/health` for the service), at most `seconds`: None when it
+    is, else why not (it exited, restarted, was found unhealthy, or took too long)."""
+    deadline = time.monotonic() + seconds
+    state = "no container"
+    while time.monotonic() < deadline:
+        container = _container(compose, service, version or "latest")
+        if container is not None:
+            shown = subprocess.run(
+                [
+                    "docker", "inspect", "-f",
+                    "{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} "
+                    "{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}",
+                    container,
+                ],
+                capture_output=True, text=True, env=compose_env(version or "latest"),
+            ).stdout.split()  # fmt: skip
+            if len(shown) == 4:
+                status, code, restarts, health = shown
+                if status in ("exited", "dead"):
+                    return f"it exited (status {code})"
+                if int(restarts) > 0:
+                    return f"it exited and was restarted ({restarts} times)"
+                if health == "unhealthy":
+                    return "its health check failed"
+                if status == "running" and health in ("healthy", "none"):
+                    return None
+                state = f"{status}, health {health}"
+        time.sleep(1)
+    return f"not healthy within {seconds:g} s ({state})"
+
+
+def last_logs(compose: list[str], args: argparse.Namespace) -> str:
+    done = subprocess.run(
+        [*compose, "logs", "--no-color", "--tail", "20", args.service],
+        capture_output=True, text=True, env=compose_env(args.to_version),
+    )  # fmt: skip
+    return f"Its last log lines:\n{done.stdout}{done.stderr}"
+
+
+def roll_back(compose: list[str], args: argparse.Namespace, why: str, output: list[str]) -> str:
+    """The previous release back (its image is kept on the host), waited for; the
+    update's status: "rolled_back", or "failed" when even that did not come back."""
+    step = ["up", "-d", "--no-deps", "--force-recreate", args.service]
+    done = subprocess.run(
+        [*compose, *step], capture_output=True, text=True, env=compose_env(args.from_version)
+    )
+    output.append(f"Rolling back to {args.from_version}: $ docker compose {' '.join(step)}\n")
+    output.append(f"{done.stdout}{done.stderr}")
+    if done.returncode != 0:
+        return "failed"
+    back = healthy(compose, args.service, args.health_seconds, args.from_version)
+    if back is not None:
+        output.append(f"The previous release is not healthy either: {back}\n")
+        return "failed"
+    output.append(f"Rolled back to {args.from_version}: {why}\n")
+    return "rolled_back"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="stackyard.system.update_helper")
     parser.add_argument("--project", required=True)
@@ -98,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from-version", required=True)
     parser.add_argument("--to-version", required=True)
     parser.add_argument("--result", required=True, type=Path)
+    parser.add_argument("--health-seconds", type=float, default=HEALTH_SECONDS)
     args = parser.parse_args(argv)
 
     compose = [
@@ -126,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         if done.returncode != 0:
             status = "failed"
             break
+    if status == "succeeded" and (why := healthy(compose, args.service, args.health_seconds)):
+        output.append(f"The new release is not healthy: {why}\n{last_logs(compose, args)}")
+        status = roll_back(compose, args, why, output)
     if status == "succeeded":
         env_files = [Path(f) for f in args.env_file] or [Path(args.project_directory) / ".env"]
         try:

@@ -473,7 +473,7 @@ describe("agents' versions and updates", () => {
     await act(() => vi.advanceTimersByTimeAsync(2000));
 
     const alert = await within(rowOf("nas")).findByRole("alert");
-    expect(alert).toHaveTextContent("The update to 0.2.0 failed (failed): it still runs 0.1.0.");
+    expect(alert).toHaveTextContent("The update to 0.2.0 failed: it still runs 0.1.0.");
     expect(alert).toHaveTextContent("pull access denied");
   });
 

@@ -244,8 +244,39 @@ describe("updating Stackyard", () => {
 
     await seconds(6);
 
-    expect(await within(dialog).findByRole("alert")).toHaveTextContent("The update to 0.2.0 failed (failed): it still runs 0.1.0.");
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent("The update to 0.2.0 failed: it still runs 0.1.0.");
     expect(dialog).toHaveTextContent("port 8080 is already allocated");
+    expect(reloadPage).not.toHaveBeenCalled();
+  });
+
+  it("says when the new release was not healthy and was rolled back", async () => {
+    let failed = false;
+    installFakeFetch(
+      updateRoutes({
+        "GET /api/system/update": () =>
+          json(
+            failed
+              ? updateAvailable({
+                  last_update: makeLastUpdate({
+                    status: "rolled_back",
+                    from_version: "0.1.0",
+                    to_version: "0.2.0",
+                    output: "The new release is not healthy: it exited (status 3)",
+                  }),
+                })
+              : updateAvailable(),
+          ),
+      }),
+    );
+    const dialog = await startUpdate();
+    failed = true;
+
+    await seconds(6);
+
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent(
+      "The update to 0.2.0 was not healthy and was rolled back: it runs 0.1.0 again.",
+    );
+    expect(dialog).toHaveTextContent("it exited (status 3)");
     expect(reloadPage).not.toHaveBeenCalled();
   });
 });

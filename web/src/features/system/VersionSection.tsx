@@ -25,7 +25,8 @@ export function LastUpdateNote({ last }: { last: LastUpdate }) {
   return (
     <div className="last-update">
       <p className={ok ? "success" : "error"}>
-        Last update: {last.from_version} → {last.to_version} {ok ? "succeeded" : last.status}{" "}
+        Last update: {last.from_version} → {last.to_version}{" "}
+        {ok ? "succeeded" : last.status === "rolled_back" ? "rolled back (not healthy)" : "failed"}{" "}
         <span className="muted">
           (<When at={last.finished_at} />)
         </span>

@@ -9,7 +9,10 @@ export function failureSince(last: LastUpdate | null, before: LastUpdate | null,
   if (!last || last.status === "succeeded" || !sameVersion(last.to_version, target)) return null;
   if (before && before.finished_at === last.finished_at && before.to_version === last.to_version) return null;
   return {
-    message: `The update to ${last.to_version} failed (${last.status}): it still runs ${last.from_version}.`,
+    message:
+      last.status === "rolled_back"
+        ? `The update to ${last.to_version} was not healthy and was rolled back: it runs ${last.from_version} again.`
+        : `The update to ${last.to_version} failed: it still runs ${last.from_version}.`,
     output: last.output,
   };
 }
