@@ -25,6 +25,7 @@ from tests.backups.trees import (
     ODD_NAMES,
     decorate,
     helper,
+    make_deep,
     make_tree,
     snapshot,
 )
@@ -91,6 +92,7 @@ def rich_stack(stacks_dir, tmp_path, docker_cleanup) -> tuple[str, Path]:
     os.link(long / f"{LONG}.txt", folder / "long" / "hard-to-deep")
     for odd in ODD_NAMES:
         (folder / os.fsdecode(odd)).write_bytes(odd)
+    make_deep(folder)  # a path of 3,949 bytes in the stack folder too
     os.setxattr(folder / "config" / "app.ini", "user.origin", b"stack folder")
     docker_cleanup.compose_project(stack_id)
     compose(stacks_dir, stack_id, "create")  # the volume exists; nothing runs
@@ -153,6 +155,7 @@ def test_everything_comes_back_in_place_and_as_a_clone(admin_client, rich_stack,
     }
     assert before["volume"][b"."][4] == 1_600_000_000_123_456_794
     assert max(len(path) for path in before["volume"]) > 3900
+    assert max(len(path) for path in before["stack"]) > 3900
 
     name = back_up(admin_client, stack_id)
     manifest = admin_client.get(f"/api/backups/{name}").json()

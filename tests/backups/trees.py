@@ -94,7 +94,7 @@ ODD_NAMES = (b"not-utf8-\xff\xfe", b"new\nline", b"-leading-dash", b"n" * 255)
 DEEP = [b"d" * 245] * 16
 
 
-def _make_deep(root: Path) -> None:
+def make_deep(root: Path) -> None:
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for name in DEEP:
@@ -128,7 +128,7 @@ def decorate(kind: str, source: str) -> None:
         with open(bytes(root) + b"/" + name, "wb") as file:
             file.write(name + b"\n")
     os.mkdir(bytes(root) + b"/" + ODD_NAMES[0] + b".d")
-    _make_deep(root)
+    make_deep(root)
     for n, path in enumerate(["dir/file", "random.bin", "dir/sub", "empty", "dir", "."]):
         os.utime(root / path, ns=(1_600_000_000_000_000_000, 1_600_000_000_123_456_789 + n))
 
