@@ -424,6 +424,12 @@ volumes:
 """
 
 
+def holding(client: docker.DockerClient, image: str, folder: Path) -> bool:
+    """Whether a helper of `image` with `folder` mounted runs (and so waits on it)."""
+    running = client.api.containers(filters={"ancestor": image})
+    return any(m.get("Source") == str(folder) for c in running for m in c.get("Mounts") or [])
+
+
 def undone_at_start(server, stack_id: str, cut: str) -> None:
     """The restarted service says the restore `cut` short was undone: its stack's run,
     and the fleet's attention list."""
@@ -472,7 +478,7 @@ def test_a_restore_cut_short_by_a_killed_service_is_undone_at_the_next_start(
                 "the volume's contents to be staged",
             )
             wait_until(
-                lambda: docker_client.containers.list(filters={"ancestor": holding_helper}),
+                lambda: holding(docker_client, holding_helper, outside),
                 PATIENCE,
                 "the restore to wait before the bind folder",
             )

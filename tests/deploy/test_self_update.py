@@ -83,7 +83,9 @@ def wait_version(url: str, version: str, timeout: float = 120) -> list[tuple[flo
 
 
 def helpers(client: docker.DockerClient) -> list:
-    return client.containers.list(all=True, filters={"label": HELPER})
+    """The update helpers there are (listed without inspecting each: one that ends and is
+    removed meanwhile would answer 404)."""
+    return client.api.containers(all=True, filters={"label": HELPER})
 
 
 def deploy_first_release(deploy, repository: str, tmp_path):

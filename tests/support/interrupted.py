@@ -7,8 +7,9 @@ import uuid
 
 import pytest
 
-#: A helper whose `tar` and `stat` wait while /data/.hold exists: a capture, or a restore
-#: preparing a target, held mid-way.
+#: A helper whose `tar` and `sh` wait while /data/.hold exists: a capture, or a restore
+#: preparing a target (its scripts run by `sh -c`), held mid-way. (A wrapper of `stat`
+#: would not do: busybox's shell runs its own applets, whatever PATH says.)
 HOLDING = '#!/bin/sh\nwhile [ -e /data/.hold ]; do sleep 0.2; done\nexec "/bin/${0##*/}" "$@"\n'
 
 
@@ -16,11 +17,11 @@ HOLDING = '#!/bin/sh\nwhile [ -e /data/.hold ]; do sleep 0.2; done\nexec "/bin/$
 def holding_helper(tmp_path, docker_client, docker_cleanup) -> str:
     context = tmp_path / "holding-helper"
     context.mkdir()
-    for name in ("tar", "stat"):
+    for name in ("tar", "sh"):
         (context / name).write_text(HOLDING)
         (context / name).chmod(0o755)
     (context / "Dockerfile").write_text(
-        "FROM stackyard-test/busybox:1\nCOPY tar stat /usr/local/bin/\n"
+        "FROM stackyard-test/busybox:1\nCOPY tar sh /usr/local/bin/\n"
         "ENV PATH=/usr/local/bin:/bin\n"
     )
     tag = f"stackyard-test/holding-helper:{uuid.uuid4().hex[:8]}"
