@@ -21,8 +21,7 @@ def holding_helper(tmp_path, docker_client, docker_cleanup) -> str:
         (context / name).write_text(HOLDING)
         (context / name).chmod(0o755)
     (context / "Dockerfile").write_text(
-        "FROM stackyard-test/busybox:1\nCOPY tar sh /usr/local/bin/\n"
-        "ENV PATH=/usr/local/bin:/bin\n"
+        "FROM stackyard-test/busybox:1\nCOPY tar sh /usr/local/bin/\nENV PATH=/usr/local/bin:/bin\n"
     )
     tag = f"stackyard-test/holding-helper:{uuid.uuid4().hex[:8]}"
     docker_client.images.build(path=str(context), tag=tag, labels=docker_cleanup.labels)
