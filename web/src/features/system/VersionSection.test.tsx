@@ -220,7 +220,18 @@ describe("updating Stackyard", () => {
     expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
   });
 
-  it("stops when the update helper left a failure while the old version still answers", async () => {
+  it.each([
+    {
+      status: "failed" as const,
+      output: "compose up: port 8080 is already allocated",
+      said: "The update to 0.2.0 failed: it still runs 0.1.0.",
+    },
+    {
+      status: "rolled_back" as const,
+      output: "The new release is not healthy: it exited (status 3)",
+      said: "The update to 0.2.0 was not healthy and was rolled back: it runs 0.1.0 again.",
+    },
+  ])("stops and says so when the update helper left $status while the old version answers", async ({ status, output, said }) => {
     let failed = false;
     installFakeFetch(
       updateRoutes({
@@ -228,12 +239,7 @@ describe("updating Stackyard", () => {
           json(
             failed
               ? updateAvailable({
-                  last_update: makeLastUpdate({
-                    status: "failed",
-                    from_version: "0.1.0",
-                    to_version: "0.2.0",
-                    output: "compose up: port 8080 is already allocated",
-                  }),
+                  last_update: makeLastUpdate({ status, from_version: "0.1.0", to_version: "0.2.0", output }),
                 })
               : updateAvailable(),
           ),
@@ -244,39 +250,8 @@ describe("updating Stackyard", () => {
 
     await seconds(6);
 
-    expect(await within(dialog).findByRole("alert")).toHaveTextContent("The update to 0.2.0 failed: it still runs 0.1.0.");
-    expect(dialog).toHaveTextContent("port 8080 is already allocated");
-    expect(reloadPage).not.toHaveBeenCalled();
-  });
-
-  it("says when the new release was not healthy and was rolled back", async () => {
-    let failed = false;
-    installFakeFetch(
-      updateRoutes({
-        "GET /api/system/update": () =>
-          json(
-            failed
-              ? updateAvailable({
-                  last_update: makeLastUpdate({
-                    status: "rolled_back",
-                    from_version: "0.1.0",
-                    to_version: "0.2.0",
-                    output: "The new release is not healthy: it exited (status 3)",
-                  }),
-                })
-              : updateAvailable(),
-          ),
-      }),
-    );
-    const dialog = await startUpdate();
-    failed = true;
-
-    await seconds(6);
-
-    expect(await within(dialog).findByRole("alert")).toHaveTextContent(
-      "The update to 0.2.0 was not healthy and was rolled back: it runs 0.1.0 again.",
-    );
-    expect(dialog).toHaveTextContent("it exited (status 3)");
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent(said);
+    expect(dialog).toHaveTextContent(output);
     expect(reloadPage).not.toHaveBeenCalled();
   });
 });
