@@ -140,7 +140,13 @@ class LogReader:
         return self._tty[container_id]
 
     async def _read(
-        self, target: Target, *, follow: bool, tail: int | None = None, since: int | None = None
+        self,
+        target: Target,
+        *,
+        follow: bool,
+        tail: int | None = None,
+        since: int | None = None,
+        only: StreamName | None = None,
     ) -> AsyncIterator[LogLine]:
         frames = self.streams.logs(
             target.id,
@@ -148,6 +154,7 @@ class LogReader:
             follow=follow,
             tail=tail,
             since=None if since is None else _since(since),
+            only=only,
         )
         async for line in _lines(target, frames):
             with contextlib.suppress(ValueError):
@@ -253,10 +260,14 @@ def _order(line: LogLine) -> int:
 
 async def merged_lines(reader: LogReader) -> AsyncIterator[LogLine]:
     """Every line the containers have, all of them, merged by time (the engine's files
-    read side by side, one line of each in hand)."""
+    read side by side, one line of each in hand). Each container's stdout and stderr are
+    read apart: the engine stamps each stream's lines in order, but writes the two
+    interleaved as they come, a stamp of one before a slightly older one of the other."""
     heads: list[tuple[int, int, LogLine, AsyncIterator[LogLine]]] = []
-    for n, target in enumerate(reader.targets.values()):
-        lines = reader._read(target, follow=False)
+    streams: tuple[StreamName, ...] = ("stdout", "stderr")
+    sources = [(target, only) for target in reader.targets.values() for only in streams]
+    for n, (target, only) in enumerate(sources):
+        lines = reader._read(target, follow=False, only=only)
         first = await anext(lines, None)
         if first is not None:
             heads.append((_order(first), n, first, lines))

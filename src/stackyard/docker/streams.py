@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from stackyard.docker.frames import Frame, split
+from stackyard.docker.frames import Frame, StreamName, split
 from stackyard.errors import Invalid, NotFound, Unavailable
 from stackyard.uncancellable import to_the_end
 
@@ -102,10 +102,17 @@ class EngineStreams:
         follow: bool,
         tail: int | None = None,
         since: str | None = None,
+        only: StreamName | None = None,
     ) -> AsyncIterator[Frame]:
         """The container's output with timestamps: frames as the engine sends them (one
-        log entry each for a container without a terminal; raw chunks with one)."""
-        params = {"stdout": "1", "stderr": "1", "timestamps": "1", "follow": "1" if follow else "0"}
+        log entry each for a container without a terminal; raw chunks with one); `only`
+        one of its streams (each stream's times count up, the two together need not)."""
+        params = {
+            "stdout": "0" if only == "stderr" else "1",
+            "stderr": "0" if only == "stdout" else "1",
+            "timestamps": "1",
+            "follow": "1" if follow else "0",
+        }
         params["tail"] = "all" if tail is None else str(tail)
         if since is not None:
             params["since"] = since
