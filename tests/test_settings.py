@@ -30,7 +30,8 @@ def test_defaults_for_a_local_run(clean_env, tmp_path):
     assert settings.effective_stacks_host_dir == Path("stacks")
     assert settings.data_dir == Path("data")
     assert settings.app_version == __version__
-    assert settings.host == "127.0.0.1" and settings.port == 8080
+    assert settings.host == "127.0.0.1"
+    assert (settings.listen_port("central"), settings.listen_port("agent")) == (8080, 8081)
     assert settings.effective_database_url == f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
 
 
@@ -46,7 +47,7 @@ def test_reads_environment_and_dotenv(clean_env, monkeypatch, tmp_path):
     assert settings.backup_helper_image == "helper:2"
     assert settings.effective_database_url == "postgresql+psycopg://u@db/stackyard"
     assert settings.app_version == "1.2.3"
-    assert settings.port == 9000
+    assert (settings.listen_port("central"), settings.listen_port("agent")) == (9000, 9000)
 
 
 def test_app_version_must_be_semver(clean_env, monkeypatch):

@@ -46,7 +46,7 @@ from stackyard.api.headers import SecurityHeaders
 from stackyard.api.request_body import AuthenticatedBoundedBody
 from stackyard.api.web import mount_ui
 from stackyard.auth import passwords
-from stackyard.auth.audit import AuditRelay
+from stackyard.auth.audit import AuditRelay, record
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
 from stackyard.backups.service import BackupService
@@ -194,11 +194,17 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         machine = Machine(settings)
         app.state.stacks = StackService(machine)
         app.state.self_update = SelfUpdate(
-            settings.app_version, settings.data_dir, lambda: machine.docker, machine.registry_client
+            settings.app_version,
+            settings.data_dir,
+            lambda: machine.docker,
+            machine.registry_client,
+            mode,
+            settings.update_health_seconds,
         )
         app.state.backups = BackupService(app.state.stacks)
         scheduler: Scheduler | None = None
         firing: asyncio.Task[None] | None = None
+        outcome: asyncio.Task[None] | None = None
         if mode == "central":
             app.state.agents = Agents(
                 db, settings.effective_secret_key, settings.app_version, settings.agent_timeout
@@ -234,6 +240,9 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         clean_ups = [app.state.backups.clean_up]
         if mode == "central":
             clean_ups.append(app.state.agent_transfers.clean_up)
+            outcome = asyncio.create_task(  # (once the update's helper has written it)
+                app.state.self_update.record_outcome(functools.partial(record, app.state.db))
+            )
         # What a killed run of the service left, read before this one begins any work.
         left = app.state.backups.journal.pending()
         app.state.warm_up = asyncio.ensure_future(
@@ -249,6 +258,8 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 watcher.cancel()
             if firing is not None:
                 firing.cancel()
+            if outcome is not None:
+                outcome.cancel()
             if scheduler is not None:
                 await scheduler.aclose()
             if mode == "central":

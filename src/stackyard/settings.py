@@ -7,6 +7,7 @@ import secrets
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -72,7 +73,7 @@ class Settings(BaseSettings):
     app_version: str = Field(__version__, validation_alias=_env("APP_VERSION"))
     docker_host: str | None = Field(None, validation_alias=_env("DOCKER_HOST"))
     host: str = Field("127.0.0.1", validation_alias=_env("STACKYARD_HOST"))
-    port: int = Field(8080, validation_alias=_env("STACKYARD_PORT"))
+    port: int | None = Field(None, validation_alias=_env("STACKYARD_PORT"))
     secret_key: str | None = Field(None, validation_alias=_env("STACKYARD_SECRET_KEY"))
     admin_password: str | None = Field(None, validation_alias=_env("STACKYARD_ADMIN_PASSWORD"))
     agent_token: str | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TOKEN"))
@@ -86,6 +87,9 @@ class Settings(BaseSettings):
     zip_level: int = Field(6, ge=0, le=9, validation_alias=_env("STACKYARD_ZIP_LEVEL"))
     update_check_interval: int = Field(
         6 * 3600, ge=0, validation_alias=_env("STACKYARD_UPDATE_CHECK_INTERVAL")
+    )
+    update_health_seconds: int = Field(
+        120, ge=5, le=3600, validation_alias=_env("STACKYARD_UPDATE_HEALTH_SECONDS")
     )
     max_json_bytes: int = Field(
         2 * 1024 * 1024, ge=1024, validation_alias=_env("STACKYARD_MAX_JSON_BYTES")
@@ -130,6 +134,10 @@ class Settings(BaseSettings):
 
         parse_semver(value)  # raises ValueError with a clear message
         return value
+
+    def listen_port(self, mode: Literal["central", "agent"]) -> int:
+        """The port the service listens on (`--port` aside): 8080, or 8081 for an agent."""
+        return self.port or (8080 if mode == "central" else 8081)
 
     @property
     def development(self) -> bool:

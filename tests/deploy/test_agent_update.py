@@ -15,10 +15,12 @@ import pytest
 from tests.agents.helpers import add_agent
 from tests.deploy.conftest import DEPLOY
 from tests.deploy.test_self_update import (  # noqa: F401 (broken, releases: fixtures)
+    HEALTH_SECONDS,
     broken,
     deployed_settings,
     helpers,
     releases,
+    update_entries,
 )
 from tests.support.agents import AgentProcess
 from tests.support.docker import TEST_LABEL
@@ -33,9 +35,11 @@ services:
   agent:
     network_mode: host
     ports: !reset []
-    command: ["stackyard", "agent", "--host", "127.0.0.1", "--port", "{port}"]
+    command: ["stackyard", "agent", "--host", "127.0.0.1"]
     environment:
+      STACKYARD_PORT: "{port}"
       STACKYARD_UPDATE_CHECK_INTERVAL: "0"
+      STACKYARD_UPDATE_HEALTH_SECONDS: "{health_seconds}"
     healthcheck:
       test:
         - CMD
@@ -72,8 +76,10 @@ def agent_version(url: str, token: str) -> str | None:
         return None
 
 
-def test_an_agent_is_updated_from_the_central(
+@pytest.mark.parametrize("broken", [None, "exits"], indirect=True)
+def test_an_agent_is_updated_from_the_central_or_rolled_back(
     releases,  # noqa: F811 (the fixture imported above)
+    broken,  # noqa: F811
     admin_client,
     docker_client,
     docker_cleanup,
@@ -84,7 +90,12 @@ def test_an_agent_is_updated_from_the_central(
     port, token = free_port(), secrets.token_urlsafe(32)
     override = tmp_path / "agent.override.yaml"
     override.write_text(
-        AGENT_OVERRIDE.format(port=port, label=TEST_LABEL, run_id=docker_cleanup.run_id)
+        AGENT_OVERRIDE.format(
+            port=port,
+            label=TEST_LABEL,
+            run_id=docker_cleanup.run_id,
+            health_seconds=HEALTH_SECONDS,
+        )
     )
     (tmp_path / "agent-stacks").mkdir()
     env_file = tmp_path / "agent.env"
@@ -119,6 +130,7 @@ def test_an_agent_is_updated_from_the_central(
             filters={"label": f"com.docker.compose.project={project}"}
         )
         before, env_before = deployed_settings(container), env_file.read_bytes()
+        image_before = container.image.id
         logs = subprocess.run(
             [*compose, "logs", "--no-color"], env=env, capture_output=True, text=True
         ).stdout
@@ -134,21 +146,37 @@ def test_an_agent_is_updated_from_the_central(
         started = admin_client.post(f"{base}/system/update")
         assert started.status_code == 202, started.text
 
-        wait_until(lambda: agent_version(url, token) == "1.1.0", 120, "the agent back as 1.1.0")
+        # The new release, or (broken) the previous one brought back by the helper.
+        version = "1.0.0" if broken else "1.1.0"
+        wait_until(lambda: helpers(docker_client) == [], 240, "the helper done")
+        wait_until(lambda: agent_version(url, token) == version, 120, f"the agent as {version}")
         # The central still trusts it: the same certificate, kept in its volume.
         tested = admin_client.post(f"{base}/test").json()
-        assert tested["ok"] and tested["version"] == "1.1.0", tested
+        assert tested["ok"] and tested["version"] == version, tested
         assert admin_client.get(f"{base}/stacks").status_code == 200
-        entries = admin_client.get("/api/audit").json()["items"]
-        updates = [(e["target"], e["outcome"]) for e in entries if e["action"] == "system.update"]
-        assert updates == [("deployed", "success")]
-        wait_until(lambda: helpers(docker_client) == [], what="the helper gone")
+        last = admin_client.get(f"{base}/system/update").json()["last_update"]
+        assert last["status"] == ("rolled_back" if broken else "succeeded"), last
+        if broken:
+            assert last["why"].startswith("the new release is not healthy: it exited"), last
+            assert "this release is broken" in last["output"]  # its last log lines
+        # Started, then how it ended (the central follows the agent's update).
+        updates = update_entries(admin_client, 2)
+        assert [(actor, outcome) for actor, outcome, _ in updates] == [
+            ("admin", "started"),
+            ("admin", "failure" if broken else "success"),
+        ]
+        assert updates[1][2] == (
+            f"1.0.0 -> 1.1.0; rolled back ({last['why']})" if broken else "1.0.0 -> 1.1.0; updated"
+        )
         # Nothing of the agent's deployment changed but the image; the version sticks.
         (container,) = docker_client.containers.list(
             filters={"label": f"com.docker.compose.project={project}"}
         )
-        assert container.attrs["Config"]["Image"] == f"{repository}:1.1.0"
+        assert container.attrs["Config"]["Image"] == f"{repository}:{version}"
         assert deployed_settings(container) == before
-        assert env_file.read_bytes() == env_before.replace(b"=1.0.0\n", b"=1.1.0\n")
+        if broken:
+            assert container.image.id == image_before and env_file.read_bytes() == env_before
+        else:
+            assert env_file.read_bytes() == env_before.replace(b"=1.0.0\n", b"=1.1.0\n")
     finally:
         subprocess.run([*compose, "down", "-v", "-t", "5"], env=env, capture_output=True)

@@ -23,26 +23,32 @@ NOT_RELEASES = ("1", "1.1", "latest", "1.2.0-rc.1", "v2.0.0-beta", "nightly")
 HELPER = "stackyard.self-update"
 
 
-#: What a broken release runs instead of the service.
-BROKEN = 'CMD ["sh", "-c", "echo this release is broken >&2; exit 3"]\n'
+#: What a broken release runs instead of the service (its entrypoint: whatever command a
+#: deployment gives): a program that exits at once, or one that runs and never answers.
+BROKEN = {
+    "exits": 'ENTRYPOINT ["sh", "-c", "echo this release is broken >&2; exit 3"]\n',
+    "silent": 'ENTRYPOINT ["sh", "-c", "echo this release never answers >&2; exec sleep 3600"]\n',
+}
+#: How long a test's new release has to answer its health (STACKYARD_UPDATE_HEALTH_SECONDS).
+HEALTH_SECONDS = "20"
 
 
 def build_release(
-    client: docker.DockerClient, base: str, version: str, broken: bool = False
+    client: docker.DockerClient, base: str, version: str, broken: str | None = None
 ) -> str:
     """The service's image as release `version` (what APP_VERSION says); `broken`: one
-    whose program exits at once."""
+    of BROKEN's."""
     dockerfile = f"FROM {base}\nENV APP_VERSION={version}\nLABEL stackyard.test.release={version}\n"
-    dockerfile += BROKEN if broken else ""
+    dockerfile += BROKEN[broken] if broken else ""
     tag = f"stackyard-test/release:{version}-{uuid.uuid4().hex[:8]}"  # tests run side by side
     client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, rm=True)
     return tag
 
 
 @pytest.fixture
-def broken(request) -> bool:
-    """Whether the newest release is broken (its program exits at once)."""
-    return getattr(request, "param", False)
+def broken(request) -> str | None:
+    """How the newest release is broken (BROKEN), if it is."""
+    return getattr(request, "param", None)
 
 
 @pytest.fixture
@@ -88,6 +94,22 @@ def helpers(client: docker.DockerClient) -> list:
     return client.api.containers(all=True, filters={"label": HELPER})
 
 
+def update_entries(client: httpx.Client, count: int) -> list[tuple[str, str, str]]:
+    """The audit log's `count` entries of updates (actor, outcome, detail), oldest first,
+    once there are that many (the outcome is recorded moments after the helper ends)."""
+
+    def entries() -> list[tuple[str, str, str]]:
+        items = client.get("/api/audit").json()["items"]
+        found = [
+            (e["actor"], e["outcome"], e["detail"])
+            for e in reversed(items)
+            if e["action"] == "system.update"
+        ]
+        return found if len(found) >= count else []
+
+    return wait_until(entries, what=f"{count} system.update entries in the audit log")
+
+
 def deploy_first_release(deploy, repository: str, tmp_path):
     """Release 1.0.0 deployed as a user would, with its variables in an env file (where
     the update finds them again), on the host's network (to reach the loopback registry)."""
@@ -98,6 +120,7 @@ def deploy_first_release(deploy, repository: str, tmp_path):
         STACKYARD_IMAGE=repository,
         STACKYARD_VERSION="1.0.0",
         STACKS_DIR=str(tmp_path / "stacks"),
+        STACKYARD_UPDATE_HEALTH_SECONDS=HEALTH_SECONDS,
     )
 
 
@@ -176,8 +199,10 @@ def test_the_service_updates_itself_to_the_latest_release(
         assert "STACKYARD_VERSION=1.1.0 written to" in status["last_update"]["output"]
         assert f"Removed the old release {repository}:0.9.0" in status["last_update"]["output"]
         assert status["last_update"]["from_version"] == "1.0.0"
-        entries = client.get("/api/audit").json()["items"]
-        assert any(e["action"] == "system.update" and e["outcome"] == "success" for e in entries)
+        assert update_entries(client, 2) == [
+            ("admin", "started", "1.0.0 -> 1.1.0"),
+            ("admin", "success", "1.0.0 -> 1.1.0: updated"),
+        ]
     tags = {
         t
         for image in docker_client.images.list(repository)
@@ -196,13 +221,24 @@ def test_the_service_updates_itself_to_the_latest_release(
     assert deployment.container().attrs["Config"]["Image"] == f"{repository}:1.1.0"
 
 
-@pytest.mark.parametrize("broken", [True], indirect=True)
-def test_a_release_that_does_not_start_is_rolled_back(releases, deploy, docker_client, tmp_path):
-    """The new release exits at once: the helper sees it stop, brings 1.0.0 back, and
-    says so with the new release's last words; nothing of the deployment changed."""
+@pytest.mark.parametrize(
+    ("broken", "why", "last_words"),
+    [
+        ("exits", "it exited", "this release is broken"),
+        ("silent", f"not healthy within {HEALTH_SECONDS} s (running, but", "never answers"),
+    ],
+    indirect=["broken"],
+)
+def test_a_release_that_does_not_serve_is_rolled_back(
+    releases, deploy, docker_client, tmp_path, broken, why, last_words
+):
+    """The new release exits at once, or runs and never answers its health: the helper
+    brings 1.0.0 back by its image id, and says so with the new release's last words;
+    nothing of the deployment changed."""
     repository, _, _ = releases
     deployment = deploy_first_release(deploy, repository, tmp_path)
     before = deployed_settings(deployment.container())
+    image_before = deployment.container().image.id
     (env_file,) = deployment.env_files
     env_before = env_file.read_bytes()
     with deployment.client() as client:
@@ -211,12 +247,18 @@ def test_a_release_that_does_not_start_is_rolled_back(releases, deploy, docker_c
     wait_version(deployment.url, "1.0.0")
     with deployment.client() as client:
         last = client.get("/api/system/update").json()["last_update"]
+        updates = update_entries(client, 2)
     assert last["status"] == "rolled_back", last
-    assert "The new release is not healthy: it exited" in last["output"]
-    assert "this release is broken" in last["output"]  # its last log lines
+    assert last["why"].startswith(f"the new release is not healthy: {why}"), last
+    assert f"The new release is not healthy: {why}" in last["output"]
+    assert last_words in last["output"]  # its last log lines
     assert "Rolled back to 1.0.0" in last["output"]
+    assert updates[0] == ("admin", "started", "1.0.0 -> 1.1.0")
+    assert updates[1][:2] == ("admin", "failure")
+    assert updates[1][2].startswith("1.0.0 -> 1.1.0: rolled back (the new release is not")
     service = deployment.container()
     assert service.attrs["Config"]["Image"] == f"{repository}:1.0.0"
+    assert service.image.id == image_before
     assert deployed_settings(service) == before
     assert env_file.read_bytes() == env_before
 

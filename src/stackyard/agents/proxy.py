@@ -12,15 +12,17 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from stackyard.agents import outcomes
 from stackyard.agents.service import Agents
 from stackyard.auth.audit import RELAY_HEADER, Recorder, relayed_entries
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal
 from stackyard.stacks.runs import RunState
+from stackyard.system.self_update import UpdateStarted
 
 _RUN = TypeAdapter(RunState)
+_UPDATE_STARTED = TypeAdapter(UpdateStarted)
 
 #: Agent routes reached whatever the agent's version: its update (or why it cannot be
 #: updated) and its health.
@@ -93,13 +95,28 @@ async def forward(
     returned = {name: answer.headers[name] for name in RETURNED if name in answer.headers}
     if not started or answer.status_code != 202:
         return Proxied(answer.status_code, returned, answer.body())
-    # Work that goes on (a backup, a restore): its outcome is recorded when it ends.
+    # Work that goes on (a backup, a restore, an update): its outcome is recorded when
+    # it ends.
     answered = await client.read_bytes(answer)
-    run = _RUN.validate_json(answered)
     for action, target, detail in started:
         ended = _ended(record, principal.username, action, target, detail)
-        outcomes.follow(agents, agent_id, run, ended)
+        look = _look(action, answered)
+        if look is None:
+            ended("failure", "the agent's answer did not say what it started: its end is unknown")
+        else:
+            outcomes.follow(agents, agent_id, look, ended)
     return Proxied(answer.status_code, returned, _once(answered))
+
+
+def _look(action: str, answered: bytes) -> outcomes.Look | None:
+    """How to follow the work `action` started, read from the agent's answer (None when
+    the answer is not of the shape that work answers)."""
+    try:
+        if action == "system.update":
+            return outcomes.update_end(_UPDATE_STARTED.validate_json(answered))
+        return outcomes.run_end(_RUN.validate_json(answered))
+    except ValidationError:
+        return None
 
 
 def _ended(

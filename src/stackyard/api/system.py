@@ -84,6 +84,9 @@ async def start_update(admin: AdminDep, audit: AuditDep, updates: SelfUpdateDep)
     """Pull the latest release, then recreate the service from it (admins). The service
     goes away for a few seconds: poll `/api/health` until it answers the new version."""
     with audit(admin, "system.update") as note:
-        started = await updates.start()
+        started = await updates.start(admin.username)
         note.detail = f"{started.from_version} -> {started.to_version}"
+        # Recorded as started: the process that runs after the update (the new release, or
+        # the previous one rolled back) records how it ended (SelfUpdate.record_outcome).
+        note.ends = lambda _ended: None
     return started

@@ -23,9 +23,7 @@ agent_app = typer.Typer(
 )
 
 
-def _run(
-    mode: Literal["central", "agent"], host: str | None, port: int | None, default_port: int
-) -> None:
+def _run(mode: Literal["central", "agent"], host: str | None, port: int | None) -> None:
     # Start-up makes hundreds of thousands of objects that live as long as the service:
     # the collector, which would scan them again and again meanwhile, waits until the
     # warm-up freezes them (stackyard.app), 7 % of the start.
@@ -47,7 +45,7 @@ def _run(
     uvicorn.run(
         application,
         host=host or settings.host,
-        port=port or (settings.port if mode == "central" else default_port),
+        port=port or settings.listen_port(mode),
         log_config=None,
         server_header=False,
         # Forwarded headers are believed only from STACKYARD_TRUSTED_PROXIES (api/deps.py).
@@ -78,14 +76,14 @@ def _agent_tls(settings: Settings) -> dict[str, str]:
 
 def serve(host: HostOpt = None, port: PortOpt = None) -> None:
     """Run the central service: API under /api, web UI at /."""
-    _run("central", host, port, 8080)
+    _run("central", host, port)
 
 
 @agent_app.callback()
 def agent(ctx: typer.Context, host: HostOpt = None, port: PortOpt = None) -> None:
     """Run in agent mode on a remote host: /agent routes behind the agent's token."""
     if ctx.invoked_subcommand is None:
-        _run("agent", host, port, 8081)
+        _run("agent", host, port)
 
 
 @agent_app.command("token")
@@ -94,5 +92,17 @@ def agent_token() -> None:
     typer.echo(secrets.token_urlsafe(32))
 
 
+def health(
+    agent: Annotated[bool, typer.Option("--agent", help="Ask the agent, not the central")] = False,
+    port: PortOpt = None,
+) -> None:
+    """Print the version the service running here answers on loopback (with this
+    environment's settings); exit status 1 when it does not answer."""
+    from stackyard.system.probe import own_version
+
+    typer.echo(own_version(services.settings(), "agent" if agent else "central", port))
+
+
 def register(app: typer.Typer) -> None:
     app.command()(serve)
+    app.command()(health)

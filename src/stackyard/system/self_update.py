@@ -31,10 +31,13 @@ from stackyard.docker.helper import HelperError, HelperMount, start_detached
 from stackyard.docker.images import pull
 from stackyard.docker.own import own_container
 from stackyard.errors import Conflict, Invalid, RegistryError, StackyardError, Unavailable
+from stackyard.fs.atomic import write_atomic
 from stackyard.registry.reference import parse_reference
 from stackyard.system.release import latest_release, newer
+from stackyard.system.update_helper import HEALTH_SECONDS
 
 if TYPE_CHECKING:
+    from stackyard.auth.audit import Recorder
     from stackyard.registry.client import RegistryClient
 
 #: How long the latest release found stays believed.
@@ -54,6 +57,7 @@ class Installation:
 
     container_id: str
     image_id: str
+    image: str  # the image's reference, as the container names it
     repository: str  # the image's repository, as its reference names it
     project: str
     working_dir: str
@@ -71,6 +75,18 @@ class LastUpdate:
     to_version: str
     finished_at: datetime
     output: str
+    #: Why it did not succeed ("" when it did).
+    why: str = ""
+    #: The name of the helper container that made it.
+    helper: str = ""
+
+
+def update_outcome(last: LastUpdate) -> tuple[str, str]:
+    """The audit log's outcome and detail of an update that ended."""
+    if last.status == "succeeded":
+        return "success", "updated"
+    said = "rolled back" if last.status == "rolled_back" else "failed"
+    return "failure", f"{said} ({last.why})" if last.why else said
 
 
 @dataclass(frozen=True)
@@ -128,6 +144,7 @@ def _installation(client: Engine, data_dir: Path) -> Installation | str:
     return Installation(
         container_id=container.id,
         image_id=container.image_id,
+        image=container.image,
         repository=f"{reference.registry}/{reference.repository}",
         project=labels[PROJECT],
         working_dir=labels[WORKING_DIR],
@@ -146,9 +163,13 @@ class SelfUpdate:
         data_dir: Path,
         docker_client: Callable[[], Engine],
         registry: Callable[[], RegistryClient],
+        mode: Literal["central", "agent"] = "central",
+        health_seconds: float = HEALTH_SECONDS,
     ) -> None:
         self.version = version
         self.data_dir = data_dir
+        self.mode = mode
+        self.health_seconds = health_seconds
         self._docker = docker_client
         self._registry = registry
         self._checked: tuple[float, datetime, str | None, str | None] | None = None
@@ -167,9 +188,39 @@ class SelfUpdate:
                 to_version=str(raw["to_version"]),
                 finished_at=datetime.fromisoformat(raw["finished_at"]),
                 output=str(raw.get("output", "")),
+                why=str(raw.get("why", "")),
+                helper=str(raw.get("helper", "")),
             )
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+    async def record_outcome(self, recorder: Recorder) -> None:
+        """The last update's outcome in the audit log, once, by the process that runs after
+        it (the new release, or the previous one rolled back): the helper writes it once
+        that process answers, so it is looked for during the helper's longest wait."""
+        deadline = time.monotonic() + 2 * self.health_seconds + 60
+        while not await asyncio.to_thread(self._record_outcome, recorder):
+            if time.monotonic() > deadline:
+                return
+            await asyncio.sleep(2)
+
+    def _record_outcome(self, recorder: Recorder) -> bool:
+        """Whether the last update's outcome is in the audit log (recorded now, or before)."""
+        path = self.data_dir / RESULT_NAME
+        last = self.last_update()
+        try:
+            raw = json.loads(path.read_text())
+        except (OSError, ValueError):
+            return False
+        if last is None or not isinstance(raw, dict):
+            return False
+        if raw.get("recorded"):
+            return True
+        outcome, said = update_outcome(last)
+        detail = f"{last.from_version} -> {last.to_version}: {said}"
+        recorder(str(raw.get("by") or "system"), "system.update", None, outcome, detail)
+        write_atomic(path, json.dumps(raw | {"recorded": True}).encode())
+        return True
 
     async def _latest(
         self, repository: str, fresh: bool
@@ -202,7 +253,7 @@ class SelfUpdate:
             True, None, self.version, latest, available, found.repository, checked_at, error, last
         )
 
-    async def start(self) -> UpdateStarted:
+    async def start(self, by: str) -> UpdateStarted:
         """Pull the newer release, then hand over to the helper (Invalid when this
         installation cannot update itself)."""
         found = await asyncio.to_thread(self.installation)
@@ -217,7 +268,7 @@ class SelfUpdate:
             raise Conflict(f"Version {self.version} is the latest release ({latest})")
         await asyncio.to_thread(self._pull, f"{found.repository}:{latest}")
         target = latest.removeprefix("v") if latest.startswith("v") else latest
-        name = await asyncio.to_thread(self._spawn, found, latest, target)
+        name = await asyncio.to_thread(self._spawn, found, latest, target, by)
         return UpdateStarted(self.version, target, name)
 
     def _pull(self, image: str) -> None:
@@ -228,7 +279,8 @@ class SelfUpdate:
                 f"The new image could not be pulled; nothing was changed: {exc.detail}"
             ) from exc
 
-    def _spawn(self, found: Installation, tag: str, version: str) -> str:
+    def _spawn(self, found: Installation, tag: str, version: str, by: str) -> str:
+        name = f"{found.project}-self-update-{int(time.time())}"
         folders = {
             found.working_dir,
             *(str(Path(f).parent) for f in [*found.config_files, *found.env_files]),
@@ -260,16 +312,27 @@ class SelfUpdate:
             found.service,
             "--from-version",
             self.version,
+            "--from-image",
+            found.image_id,
+            "--from-reference",
+            found.image,
             "--to-version",
             version,
             "--result",
             f"/data/{RESULT_NAME}",
+            "--health-seconds",
+            f"{self.health_seconds:g}",
+            "--by",
+            by,
+            "--name",
+            name,
         ]
+        if self.mode == "agent":
+            command.append("--agent")
         for file in found.config_files:
             command += ["--file", file]
         for env_file in found.env_files:
             command += ["--env-file", env_file]
-        name = f"{found.project}-self-update-{int(time.time())}"
         try:
             start_detached(
                 self._docker(),

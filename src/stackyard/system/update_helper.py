@@ -97,35 +97,59 @@ def _container(compose: list[str], service: str, version: str) -> str | None:
     return found[0] if found else None
 
 
-def healthy(compose: list[str], service: str, seconds: float, version: str = "") -> str | None:
-    """Wait for the service's new container to be healthy (its image's or its compose
-    file's health check: `/api/health` for the service), at most `seconds`: None when it
-    is, else why not (it exited, restarted, was found unhealthy, or took too long)."""
+def _inspect(container: str, env: dict[str, str]) -> list[str]:
+    return subprocess.run(
+        [
+            "docker", "inspect", "-f",
+            "{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} "
+            "{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}",
+            container,
+        ],
+        capture_output=True, text=True, env=env,
+    ).stdout.split()  # fmt: skip
+
+
+def _answers(container: str, agent: bool, env: dict[str, str]) -> tuple[str | None, str]:
+    """(the version the service in `container` answers on its loopback, or None; why not)."""
+    probe = ["docker", "exec", container, "stackyard", "health", *(["--agent"] if agent else [])]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, env=env, timeout=15)
+    except subprocess.TimeoutExpired:
+        return None, "its health did not answer within 15 s"
+    if done.returncode == 0:
+        return done.stdout.strip(), ""
+    said = (done.stderr.strip().splitlines() or ["no answer"])[-1]
+    return None, said.removeprefix("error: ")
+
+
+def healthy(
+    compose: list[str], service: str, seconds: float, version: str, agent: bool = False
+) -> str | None:
+    """Wait, at most `seconds`, for the service's container to answer its health with
+    `version` (asked inside it: `stackyard health`), running, never restarted and not
+    found unhealthy by its health check: None when it does, else why not."""
+    env = compose_env(version)
     deadline = time.monotonic() + seconds
     state = "no container"
     while time.monotonic() < deadline:
-        container = _container(compose, service, version or "latest")
-        if container is not None:
-            shown = subprocess.run(
-                [
-                    "docker", "inspect", "-f",
-                    "{{.State.Status}} {{.State.ExitCode}} {{.RestartCount}} "
-                    "{{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}",
-                    container,
-                ],
-                capture_output=True, text=True, env=compose_env(version or "latest"),
-            ).stdout.split()  # fmt: skip
-            if len(shown) == 4:
-                status, code, restarts, health = shown
-                if status in ("exited", "dead"):
-                    return f"it exited (status {code})"
-                if int(restarts) > 0:
-                    return f"it exited and was restarted ({restarts} times)"
-                if health == "unhealthy":
-                    return "its health check failed"
-                if status == "running" and health in ("healthy", "none"):
+        container = _container(compose, service, version)
+        shown = [] if container is None else _inspect(container, env)
+        if container is not None and len(shown) == 4:
+            status, code, restarts, health = shown
+            if status in ("exited", "dead"):
+                return f"it exited (status {code})"
+            if int(restarts) > 0:
+                return f"it exited and was restarted ({restarts} times)"
+            if health == "unhealthy":
+                return "its health check failed"
+            state = status
+            if status == "running":
+                answered, why = _answers(container, agent, env)
+                if answered == version:
                     return None
-                state = f"{status}, health {health}"
+                if answered is not None:
+                    return f"it answers version {answered}, not {version}"
+                state = f"running, but {why}"
         time.sleep(1)
     return f"not healthy within {seconds:g} s ({state})"
 
@@ -138,18 +162,26 @@ def last_logs(compose: list[str], args: argparse.Namespace) -> str:
     return f"Its last log lines:\n{done.stdout}{done.stderr}"
 
 
+def _tag_of(reference: str) -> str:
+    """The tag of an image reference (`latest` when it names none)."""
+    last = reference.rsplit("/", 1)[-1]
+    return last.rsplit(":", 1)[1] if ":" in last and "@" not in last else "latest"
+
+
 def roll_back(compose: list[str], args: argparse.Namespace, why: str, output: list[str]) -> str:
-    """The previous release back (its image is kept on the host), waited for; the
+    """The previous release back, by its image id (kept on the host: its reference is
+    pointed at it again), recreated with the variables it ran with and waited for; the
     update's status: "rolled_back", or "failed" when even that did not come back."""
+    env = compose_env(_tag_of(args.from_reference))
+    if "@" not in args.from_reference:
+        subprocess.run(["docker", "tag", args.from_image, args.from_reference], env=env)
     step = ["up", "-d", "--no-deps", "--force-recreate", args.service]
-    done = subprocess.run(
-        [*compose, *step], capture_output=True, text=True, env=compose_env(args.from_version)
-    )
+    done = subprocess.run([*compose, *step], capture_output=True, text=True, env=env)
     output.append(f"Rolling back to {args.from_version}: $ docker compose {' '.join(step)}\n")
     output.append(f"{done.stdout}{done.stderr}")
     if done.returncode != 0:
         return "failed"
-    back = healthy(compose, args.service, args.health_seconds, args.from_version)
+    back = healthy(compose, args.service, args.health_seconds, args.from_version, args.agent)
     if back is not None:
         output.append(f"The previous release is not healthy either: {back}\n")
         return "failed"
@@ -165,9 +197,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--env-file", action="append", default=[])
     parser.add_argument("--service", required=True)
     parser.add_argument("--from-version", required=True)
+    parser.add_argument("--from-image", required=True, help="The running release's image id")
+    parser.add_argument("--from-reference", required=True, help="...as its container names it")
     parser.add_argument("--to-version", required=True)
     parser.add_argument("--result", required=True, type=Path)
+    parser.add_argument("--by", default="", help="Who started the update (for the audit log)")
+    parser.add_argument("--name", default="", help="This helper's container name")
     parser.add_argument("--health-seconds", type=float, default=HEALTH_SECONDS)
+    parser.add_argument("--agent", action="store_true", help="The service is an agent")
     args = parser.parse_args(argv)
 
     compose = [
@@ -184,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         compose += ["--env-file", env_file]
     time.sleep(GRACE_SECONDS)
     output: list[str] = []
-    status = "succeeded"
+    status, why = "succeeded", ""
     for step in (
         ["pull", args.service],
         ["up", "-d", "--no-deps", "--force-recreate", args.service],
@@ -194,11 +231,16 @@ def main(argv: list[str] | None = None) -> int:
         )
         output.append(f"$ docker compose {' '.join(step)}\n{done.stdout}{done.stderr}")
         if done.returncode != 0:
-            status = "failed"
+            status, why = "failed", f"docker compose {step[0]} failed"
             break
-    if status == "succeeded" and (why := healthy(compose, args.service, args.health_seconds)):
-        output.append(f"The new release is not healthy: {why}\n{last_logs(compose, args)}")
-        status = roll_back(compose, args, why, output)
+    if status == "succeeded" and (
+        unhealthy := healthy(
+            compose, args.service, args.health_seconds, args.to_version, args.agent
+        )
+    ):
+        why = f"the new release is not healthy: {unhealthy}"
+        output.append(f"The new release is not healthy: {unhealthy}\n{last_logs(compose, args)}")
+        status = roll_back(compose, args, unhealthy, output)
     if status == "succeeded":
         env_files = [Path(f) for f in args.env_file] or [Path(args.project_directory) / ".env"]
         try:
@@ -210,6 +252,9 @@ def main(argv: list[str] | None = None) -> int:
         "status": status,
         "from_version": args.from_version,
         "to_version": args.to_version,
+        "why": why,
+        "by": args.by,
+        "helper": args.name,
         "finished_at": datetime.now(UTC).isoformat(),
         "output": "".join(output)[-8000:],
     }

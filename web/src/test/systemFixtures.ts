@@ -41,6 +41,7 @@ export function makeLastUpdate(overrides: Partial<LastUpdate> = {}): LastUpdate 
     to_version: "0.1.0",
     finished_at: "2025-02-20T09:00:00Z",
     output: "",
+    why: "",
     ...overrides,
   };
 }

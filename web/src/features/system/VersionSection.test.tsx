@@ -223,15 +223,17 @@ describe("updating Stackyard", () => {
   it.each([
     {
       status: "failed" as const,
+      why: "docker compose up failed",
       output: "compose up: port 8080 is already allocated",
-      said: "The update to 0.2.0 failed: it still runs 0.1.0.",
+      said: "The update to 0.2.0 failed (docker compose up failed): it still runs 0.1.0.",
     },
     {
       status: "rolled_back" as const,
+      why: "the new release is not healthy: it exited (status 3)",
       output: "The new release is not healthy: it exited (status 3)",
-      said: "The update to 0.2.0 was not healthy and was rolled back: it runs 0.1.0 again.",
+      said: "The update to 0.2.0 was rolled back (the new release is not healthy: it exited (status 3)): it runs 0.1.0 again.",
     },
-  ])("stops and says so when the update helper left $status while the old version answers", async ({ status, output, said }) => {
+  ])("stops and says so when the update helper left $status while the old version answers", async ({ status, why, output, said }) => {
     let failed = false;
     installFakeFetch(
       updateRoutes({
@@ -239,7 +241,7 @@ describe("updating Stackyard", () => {
           json(
             failed
               ? updateAvailable({
-                  last_update: makeLastUpdate({ status, from_version: "0.1.0", to_version: "0.2.0", output }),
+                  last_update: makeLastUpdate({ status, why, from_version: "0.1.0", to_version: "0.2.0", output }),
                 })
               : updateAvailable(),
           ),

@@ -26,7 +26,8 @@ export function LastUpdateNote({ last }: { last: LastUpdate }) {
     <div className="last-update">
       <p className={ok ? "success" : "error"}>
         Last update: {last.from_version} → {last.to_version}{" "}
-        {ok ? "succeeded" : last.status === "rolled_back" ? "rolled back (not healthy)" : "failed"}{" "}
+        {ok ? "succeeded" : last.status === "rolled_back" ? "rolled back" : "failed"}
+        {last.why && ` (${last.why})`}{" "}
         <span className="muted">
           (<When at={last.finished_at} />)
         </span>

@@ -11,8 +11,8 @@ export function failureSince(last: LastUpdate | null, before: LastUpdate | null,
   return {
     message:
       last.status === "rolled_back"
-        ? `The update to ${last.to_version} was not healthy and was rolled back: it runs ${last.from_version} again.`
-        : `The update to ${last.to_version} failed: it still runs ${last.from_version}.`,
+        ? `The update to ${last.to_version} was rolled back (${last.why || "not healthy"}): it runs ${last.from_version} again.`
+        : `The update to ${last.to_version} failed${last.why ? ` (${last.why})` : ""}: it still runs ${last.from_version}.`,
     output: last.output,
   };
 }
