@@ -15,6 +15,7 @@ cannot be read: one log line per skipped entry.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import resource
@@ -45,12 +46,43 @@ _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
 def _read(handle: IO[bytes], name: str) -> Iterator[bytes]:
+    """The file's bytes in chunks of at most CHUNK, to its end as it is then. The holes of
+    a sparse file are not read: they are zeros (the kernel would fill pages with them)."""
     with handle:
+        fd, offset = handle.fileno(), 0
         try:
-            while chunk := handle.read(CHUNK):
-                yield chunk
+            while True:
+                data = _seek(fd, offset, os.SEEK_DATA)
+                if data is None:  # only a hole follows, or nothing
+                    data = max(offset, os.fstat(fd).st_size)
+                while offset < data:
+                    size = min(CHUNK, data - offset)
+                    yield _ZEROS[:size]
+                    offset += size
+                hole = _seek(fd, offset, os.SEEK_HOLE)
+                if hole is None or hole <= offset:
+                    return  # the end
+                while offset < hole and (chunk := os.pread(fd, min(CHUNK, hole - offset), offset)):
+                    yield chunk
+                    offset += len(chunk)
+                if offset < hole:
+                    return  # cut short meanwhile
         except OSError as exc:  # the archive keeps what was read; the rest is logged
             log.warning("Zip: stopped reading %s: %s", name, exc.strerror)
+
+
+_ZEROS = bytes(CHUNK)
+
+
+def _seek(fd: int, offset: int, whence: int) -> int | None:
+    """The next data (SEEK_DATA) or hole (SEEK_HOLE) at or after `offset`; None at the
+    file's end."""
+    try:
+        return os.lseek(fd, offset, whence)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            return None
+        raise
 
 
 def _max_depth() -> int:
