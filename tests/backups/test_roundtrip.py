@@ -11,15 +11,15 @@ original)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import tarfile
 import uuid
 from pathlib import Path
 
 import pytest
-from zlib_ng import gzip_ng
+from zlib_ng import gzip_ng, zlib_ng
 
+from stackyard.files.zipstream import file_chunks
 from tests.backups.trees import (
     LONG,
     ODD_NAMES,
@@ -255,13 +255,15 @@ def _stack_files(folder: Path, only: bytes | None = None) -> dict[bytes, tuple]:
     }
 
 
-def _fingerprint(docker_client, volume: str) -> tuple[int, int, str]:
-    """Size, modification time and SHA-256 of the volume's `huge`, read on this machine
-    where the engine keeps the volume (hashlib reads it ten times as fast as busybox)."""
+def _fingerprint(docker_client, volume: str) -> tuple[int, int, int]:
+    """Size, modification time and CRC-32 of the content of the volume's `huge`, read on
+    this machine where the engine keeps the volume, its holes not read (reading 4 GiB of
+    a new sparse file fills the page cache with zeros: 15 s, against 1 s here)."""
     path = Path(docker_client.volumes.get(volume).attrs["Mountpoint"]) / "huge"
-    with path.open("rb") as data:
-        digest = hashlib.file_digest(data, "sha256").hexdigest()
-    return path.stat().st_size, int(path.stat().st_mtime), digest
+    crc = 0
+    for chunk in file_chunks(path.open("rb", buffering=0), "huge"):
+        crc = zlib_ng.crc32(chunk, crc)
+    return path.stat().st_size, int(path.stat().st_mtime), crc
 
 
 def test_a_file_over_4_gib_comes_back_whole(

@@ -45,7 +45,7 @@ _FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
-def _read(handle: IO[bytes], name: str) -> Iterator[bytes]:
+def file_chunks(handle: IO[bytes], name: str) -> Iterator[bytes]:
     """The file's bytes in chunks of at most CHUNK, to its end as it is then. The holes of
     a sparse file are not read: they are zeros (the kernel would fill pages with them)."""
     with handle:
@@ -116,13 +116,13 @@ def _file_member(folder: int, child: str, name: str, level: int) -> tuple[Any, .
         os.close(fd)
         log.warning("Zip: skipped %s: no longer a regular file", name)
         return None
-    handle = os.fdopen(fd, "rb", buffering=0)  # closed by _read
+    handle = os.fdopen(fd, "rb", buffering=0)  # closed by file_chunks
     return (
         name,
         _time(st),
         stat.S_IFREG | stat.S_IMODE(st.st_mode),
         ZIP_AUTO(st.st_size, level=level),
-        _read(handle, name),
+        file_chunks(handle, name),
     )
 
 
