@@ -6,9 +6,12 @@ process reads it (the service's data folder, mounted at the same place).
 
 Compose gets only what it needs of this container's environment (PATH, HOME, DOCKER_*)
 and the new version: the image's own variables (its `STACKS_DIR`, say) would override
-the deployment's `.env`. Once the new release runs, its version is written into the env
-file that sets `STACKYARD_VERSION` (the line replaced, the rest kept byte for byte), so
-that a later `docker compose up -d` keeps it.
+the deployment's `.env`. The new release is kept only once it answers its health with
+its new version (`stackyard health`, run inside its container) without exiting or
+restarting; else the previous release comes back by its image id. Once the new release
+is kept, its version is written into the env file that sets `STACKYARD_VERSION` (the
+line replaced, the rest kept byte for byte), so that a later `docker compose up -d`
+keeps it.
 
 Only the standard library and the service's one atomic write: it starts in a moment."""
 
