@@ -15,7 +15,6 @@ import pytest
 from tests.agents.helpers import add_agent
 from tests.deploy.conftest import DEPLOY
 from tests.deploy.test_self_update import (  # noqa: F401 (broken, releases: fixtures)
-    HEALTH_SECONDS,
     broken,
     deployed_settings,
     helpers,
@@ -39,7 +38,6 @@ services:
     environment:
       STACKYARD_PORT: "{port}"
       STACKYARD_UPDATE_CHECK_INTERVAL: "0"
-      STACKYARD_UPDATE_HEALTH_SECONDS: "{health_seconds}"
     healthcheck:
       test:
         - CMD
@@ -94,7 +92,6 @@ def test_an_agent_is_updated_from_the_central_or_rolled_back(
             port=port,
             label=TEST_LABEL,
             run_id=docker_cleanup.run_id,
-            health_seconds=HEALTH_SECONDS,
         )
     )
     (tmp_path / "agent-stacks").mkdir()
