@@ -4,12 +4,18 @@ as the central's own do) and the answer streamed back in the chunks it arrives i
 first chunk is read before the answer starts, so an offline agent, a refused token or a
 changed certificate is an error status with a `detail`, never a partial 200. What the
 agent audited comes back in a header and is recorded here with the user's name and the
-agent's."""
+agent's.
+
+What an agent answers is data, never a page of the central's origin (an agent may be
+compromised): only the content types its routes serve pass (a file download's other
+types become application/octet-stream), every answer is sandboxed by its own
+Content-Security-Policy and sniffing is off, and downloads are attachments.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 
 from pydantic import TypeAdapter, ValidationError
@@ -18,6 +24,7 @@ from stackyard.agents import outcomes
 from stackyard.agents.service import Agents
 from stackyard.auth.audit import RELAY_HEADER, Recorder, relayed_entries
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal
+from stackyard.errors import AgentError
 from stackyard.stacks.runs import RunState
 from stackyard.system.self_update import UpdateStarted
 
@@ -41,6 +48,26 @@ RETURNED = (
     "retry-after",
     "x-accel-buffering",
 )
+
+
+#: The content types the agent's routes answer with (the base type, parameters apart).
+SERVED_TYPES = frozenset(
+    {
+        "application/json",
+        "text/event-stream",
+        "text/plain",
+        "application/zip",
+        "application/x-tar",
+        "application/octet-stream",
+    }
+)
+#: Agent routes that send a file of the user's (of any type: sent as data).
+FILE_ROUTES = ("files/download",)
+#: Headers of every proxied answer: no script, no plugin, no sniffing, whatever it holds.
+DATA_ONLY = {
+    "content-security-policy": "sandbox; default-src 'none'",
+    "x-content-type-options": "nosniff",
+}
 
 
 @dataclass
@@ -92,7 +119,11 @@ async def forward(
         )
         if entry.outcome == "started":
             started.append((entry.action, target, entry.detail))
-    returned = {name: answer.headers[name] for name in RETURNED if name in answer.headers}
+    try:
+        returned = _as_data(path, answer.headers)
+    except AgentError:
+        answer.aclose()
+        raise
     if not started or answer.status_code != 202:
         return Proxied(answer.status_code, returned, answer.body())
     # Work that goes on (a backup, a restore, an update): its outcome is recorded when
@@ -106,6 +137,23 @@ async def forward(
         else:
             outcomes.follow(agents, agent_id, look, ended)
     return Proxied(answer.status_code, returned, _once(answered))
+
+
+def _as_data(path: str, headers: Mapping[str, str]) -> dict[str, str]:
+    """The answer's headers the central passes on, made safe (the module): AgentError
+    for a content type the agent's routes never serve."""
+    returned = {name: headers[name] for name in RETURNED if name in headers} | DATA_ONLY
+    media = returned.get("content-type", "").split(";", 1)[0].strip().lower()
+    if media and media not in SERVED_TYPES:
+        if not path.startswith(FILE_ROUTES):
+            raise AgentError(f"The agent answered {media[:80]!r}, which its routes never send")
+        returned["content-type"] = "application/octet-stream"
+    disposition = returned.get("content-disposition")
+    if disposition is not None or path.rsplit("/", 1)[-1] == "download":
+        kind, _, rest = (disposition or "").partition(";")
+        if kind.strip().lower() != "attachment":
+            returned["content-disposition"] = f"attachment;{rest}" if rest else "attachment"
+    return returned
 
 
 def _look(action: str, answered: bytes) -> outcomes.Look | None:

@@ -1,0 +1,80 @@
+"""A compromised agent cannot run script in the central's origin: what it answers through
+the proxy is data (only the content types agent routes send, sandboxed, downloads as
+attachments), never a page."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.agents.hostile import Answer, hostile_agent  # noqa: F401 (a fixture)
+
+SCRIPT = b"<script>fetch('/api/users', {method: 'POST'})</script>"
+
+
+@pytest.fixture
+def base(admin_client, hostile_agent):  # noqa: F811
+    body = {"name": "looks-fine", "url": hostile_agent.url, "token": hostile_agent.token}
+    assert admin_client.post("/api/agents/test", json=body).json()["ok"]
+    created = admin_client.post("/api/agents", json=body)
+    assert created.status_code == 201, created.text
+    return f"/api/agents/{created.json()['id']}"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        Answer(content_type="text/html", body=b"<html>" + SCRIPT),
+        Answer(content_type="TEXT/HTML; charset=utf-8", body=SCRIPT),
+        Answer(content_type="application/javascript", body=b"alert(1)"),
+        Answer(content_type="image/svg+xml", body=b"<svg onload='alert(1)'/>"),
+        Answer(status=500, content_type="text/html", body=b"<h1>error</h1>" + SCRIPT),
+        Answer(content_type="application/xhtml+xml", body=SCRIPT),
+    ],
+    ids=["html", "html-upper", "javascript", "svg", "html-error", "xhtml"],
+)
+def test_a_page_from_an_agent_is_refused(admin_client, hostile_agent, base, answer):  # noqa: F811
+    hostile_agent.answers["stacks/looks-harmless"] = answer
+    response = admin_client.get(f"{base}/stacks/looks-harmless")
+    assert response.status_code == 502
+    assert response.headers["content-type"] == "application/json"
+    media = answer.content_type.split(";")[0].lower()
+    assert media in response.json()["detail"]
+    assert b"<script" not in response.content and b"alert" not in response.content
+
+
+def test_what_passes_is_sandboxed_data(admin_client, hostile_agent, base):  # noqa: F811
+    hostile_agent.answers["stacks/fine"] = Answer(body=b'{"id": "fine"}')
+    fine = admin_client.get(f"{base}/stacks/fine")
+    assert fine.status_code == 200 and fine.json() == {"id": "fine"}
+    assert fine.headers["content-security-policy"] == "sandbox; default-src 'none'"
+    assert fine.headers["x-content-type-options"] == "nosniff"
+
+
+@pytest.mark.parametrize(
+    ("content_type", "disposition", "served_as"),
+    [
+        ("text/html", 'inline; filename="page.html"', "application/octet-stream"),
+        ("image/svg+xml", None, "application/octet-stream"),
+        ("text/plain; charset=utf-8", None, "text/plain; charset=utf-8"),
+    ],
+)
+def test_a_file_from_an_agent_is_a_download(
+    admin_client,
+    hostile_agent,  # noqa: F811
+    base,
+    content_type,
+    disposition,
+    served_as,
+):
+    headers = {"Content-Disposition": disposition} if disposition else {}
+    hostile_agent.answers["files/download"] = Answer(
+        content_type=content_type, body=SCRIPT, headers=headers
+    )
+    response = admin_client.get(f"{base}/files/download", params={"path": "page.html"})
+    assert response.status_code == 200
+    assert response.content == SCRIPT  # the user's file, as it is
+    assert response.headers["content-type"] == served_as
+    assert response.headers["content-disposition"].startswith("attachment")
+    if disposition:
+        assert 'filename="page.html"' in response.headers["content-disposition"]
+    assert response.headers["content-security-policy"] == "sandbox; default-src 'none'"
