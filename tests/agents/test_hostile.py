@@ -4,6 +4,8 @@ attachments), never a page."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.agents.hostile import Answer, hostile_agent  # noqa: F401 (a fixture)
@@ -78,3 +80,56 @@ def test_a_file_from_an_agent_is_a_download(
     if disposition:
         assert 'filename="page.html"' in response.headers["content-disposition"]
     assert response.headers["content-security-policy"] == "sandbox; default-src 'none'"
+
+
+def _relayed(*entries: dict) -> dict[str, str]:
+    return {"x-stackyard-audit": json.dumps(list(entries))}
+
+
+def _entry(**changes: str) -> dict:
+    return {
+        "actor": "admin",
+        "action": "stack.env",
+        "target": "app",
+        "outcome": "success",
+        "detail": None,
+    } | changes
+
+
+def test_only_what_an_agent_audits_for_this_request_is_recorded_as_its_report(
+    admin_client,
+    hostile_agent,  # noqa: F811
+    base,
+):
+    hostile_agent.answers["stacks/app/env"] = Answer(
+        headers=_relayed(
+            _entry(),  # the request's user, a known action: kept, as the agent's report
+            _entry(actor="alice"),  # another user
+            _entry(action="user.create", actor="admin", target="mallory"),  # not an agent's
+            _entry(action="wipe.everything"),  # unknown
+            _entry(outcome="fine, really"),
+        )
+    )
+    assert admin_client.get(f"{base}/stacks/app/env").status_code == 200
+    entries = admin_client.get("/api/audit").json()["items"]
+    relayed = [e for e in entries if e["target"] and e["target"].startswith("looks-fine:")]
+    assert [(e["actor"], e["action"], e["target"], e["outcome"], e["detail"]) for e in relayed] == [
+        ("admin", "stack.env", "looks-fine: app", "success", "reported by agent looks-fine")
+    ]
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        '{"actor": "admin"}',
+        json.dumps([_entry(actor=1)]),
+        json.dumps([_entry(target=[])]),
+        json.dumps([_entry(detail={"a": 1})]),
+        "not json",
+    ],
+)
+def test_a_malformed_audit_report_is_dropped(admin_client, hostile_agent, base, header):  # noqa: F811
+    hostile_agent.answers["stacks/app/env"] = Answer(headers={"x-stackyard-audit": header})
+    assert admin_client.get(f"{base}/stacks/app/env").status_code == 200
+    entries = admin_client.get("/api/audit").json()["items"]
+    assert not [e for e in entries if e["target"] and e["target"].startswith("looks-fine:")]

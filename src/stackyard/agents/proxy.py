@@ -15,6 +15,7 @@ Content-Security-Policy and sniffing is off, and downloads are attachments.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 
@@ -22,11 +23,20 @@ from pydantic import TypeAdapter, ValidationError
 
 from stackyard.agents import outcomes
 from stackyard.agents.service import Agents
-from stackyard.auth.audit import RELAY_HEADER, Recorder, relayed_entries
+from stackyard.auth.audit import (
+    HOST_ACTIONS,
+    OUTCOMES,
+    RELAY_HEADER,
+    Recorder,
+    Relayed,
+    relayed_entries,
+)
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal
 from stackyard.errors import AgentError
 from stackyard.stacks.runs import RunState
 from stackyard.system.self_update import UpdateStarted
+
+log = logging.getLogger(__name__)
 
 _RUN = TypeAdapter(RunState)
 _UPDATE_STARTED = TypeAdapter(UpdateStarted)
@@ -113,9 +123,12 @@ async def forward(
     )
     started: list[tuple[str, str, str | None]] = []
     for entry in relayed_entries(answer.headers.get(RELAY_HEADER)):
+        if not _of_this_request(entry, principal, name):
+            continue
         target = f"{name}: {entry.target}" if entry.target else name
+        said = "; ".join(part for part in (entry.detail, f"reported by agent {name}") if part)
         await asyncio.to_thread(
-            record, principal.username, entry.action, target, entry.outcome, entry.detail
+            record, principal.username, entry.action, target, entry.outcome, said
         )
         if entry.outcome == "started":
             started.append((entry.action, target, entry.detail))
@@ -137,6 +150,25 @@ async def forward(
         else:
             outcomes.follow(agents, agent_id, look, ended)
     return Proxied(answer.status_code, returned, _once(answered))
+
+
+def _of_this_request(entry: Relayed, principal: Principal, agent: str) -> bool:
+    """Whether an entry the agent relayed can be of the request the central sent: by its
+    user, of an action a host audits and an outcome the audit log knows (else dropped,
+    and logged)."""
+    if (
+        entry.actor == principal.username
+        and entry.action in HOST_ACTIONS
+        and entry.outcome in OUTCOMES
+    ):
+        return True
+    log.warning(
+        "Agent %s relayed an audit entry not of this request (%.60r by %.60r): dropped",
+        agent,
+        entry.action,
+        entry.actor,
+    )
+    return False
 
 
 def _as_data(path: str, headers: Mapping[str, str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBea
 from starlette.requests import HTTPConnection
 
 from stackyard.auth import sessions
-from stackyard.auth.audit import AuditNote, Recorder, audited_by, record, relay
+from stackyard.auth.audit import AuditAction, AuditNote, Recorder, audited_by, record, relay
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal, Role
 from stackyard.auth.streams import still_valid_now, while_valid
 from stackyard.auth.throttle import LoginThrottle
@@ -197,7 +197,7 @@ def still_valid(connection: HTTPConnection, principal: Principal) -> bool:
 
 class Audit(Protocol):
     def __call__(
-        self, principal: Principal, action: str, target: str | None = None
+        self, principal: Principal, action: AuditAction, target: str | None = None
     ) -> AbstractContextManager[AuditNote]: ...
 
 
@@ -213,7 +213,7 @@ def get_audit(request: Request) -> Audit:
     recorder = audit_recorder(request)
 
     def audit(
-        principal: Principal, action: str, target: str | None = None
+        principal: Principal, action: AuditAction, target: str | None = None
     ) -> AbstractContextManager[AuditNote]:
         return audited_by(recorder, principal.username, action, target)
 

@@ -12,8 +12,9 @@ import logging
 from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
+from pydantic import TypeAdapter, ValidationError
 from sqlalchemy import func, select
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -36,6 +37,30 @@ class AuditNote:
     #: request itself is then recorded as "started".
     ends: Callable[[Callable[[str, str | None], None]], None] | None = None
 
+
+#: Every action the audit log records (an agent's relayed entry of another is dropped).
+AuditAction = Literal[
+    "agent.create", "agent.delete", "agent.test", "agent.update",
+    "backup.create", "backup.delete", "backup.download", "backup.pull", "backup.push",
+    "backup.restore", "backup.upload",
+    "destination.archive.delete", "destination.create", "destination.delete",
+    "destination.test", "destination.update",
+    "file.delete", "file.mkdir", "file.move", "file.save", "file.upload",
+    "registry.delete", "registry.set",
+    "schedule.create", "schedule.delete", "schedule.run", "schedule.update",
+    "stack.compose", "stack.create", "stack.delete", "stack.env", "stack.secrets",
+    "system.update",
+    "token.revoke",
+    "user.create", "user.delete", "user.set_password", "user.update",
+]  # fmt: skip
+ACTIONS: frozenset[str] = frozenset(get_args(AuditAction))
+#: What a host's routes (and so an agent's) audit: an agent's relayed entry of another
+#: action (a user's, an agent's, a destination's) is dropped.
+HOST_ACTIONS = frozenset(
+    a for a in ACTIONS if a.startswith(("stack.", "file.", "backup.", "system."))
+)
+#: The outcomes an entry records.
+OUTCOMES = frozenset({"success", "failure", "started"})
 
 #: The length of the audit log's target column.
 TARGET_LENGTH = 255
@@ -65,7 +90,7 @@ Recorder = Callable[[str, str, str | None, str, str | None], None]
 
 @contextmanager
 def audited_by(
-    recorder: Recorder, actor: str, action: str, target: str | None = None
+    recorder: Recorder, actor: str, action: AuditAction, target: str | None = None
 ) -> Iterator[AuditNote]:
     """Record the block's outcome (by `recorder`, in a transaction of its own for the
     database, so a failure is kept too); for work that goes on (`AuditNote.ends`), that
@@ -94,7 +119,7 @@ def audited_by(
 
 
 def audited(
-    db: Database, actor: str, action: str, target: str | None = None
+    db: Database, actor: str, action: AuditAction, target: str | None = None
 ) -> AbstractContextManager[AuditNote]:
     """The block's outcome in the database's audit log."""
     return audited_by(functools.partial(record, db), actor, action, target)
@@ -162,13 +187,16 @@ class AuditRelay:
         await self.app(scope, receive, relaying)
 
 
+_RELAYED = TypeAdapter(list[Relayed])
+
+
 def relayed_entries(header: str | None) -> list[Relayed]:
     """The entries an agent's response carried (none when the header is absent or bad)."""
     if not header:
         return []
     try:
-        return [Relayed(**item) for item in json.loads(header)]
-    except (ValueError, TypeError):
+        return _RELAYED.validate_json(header, strict=True)
+    except ValidationError:
         log.warning("An agent's audit header could not be read; ignored")
         return []
 
