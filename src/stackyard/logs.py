@@ -1,12 +1,25 @@
-"""Logging set-up, with a filter that keeps configured secrets out of every line."""
+"""Logging set-up, with a filter that keeps secrets out of every line: the configured
+ones, and anything that looks like a credential (an API token, a query parameter or a
+header that carries one: the access log writes request lines as they came)."""
 
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Iterable
 
+from stackyard.auth.api_tokens import TOKEN_PREFIX
+
 REDACTED = "[redacted]"
+#: Credentials by their shape: replaced by REDACTED, what names them kept.
+CREDENTIALS = (
+    re.compile(
+        r"(?i)([?&;](?:token|access_token|csrf|password|secret|api_key|key|signature)=)[^&\s\"']+"
+    ),
+    re.compile(r"(?i)((?:authorization|cookie|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n]+"),
+    re.compile(rf"(){re.escape(TOKEN_PREFIX)}[A-Za-z0-9_\-]{{8,}}"),
+)
 
 
 class RedactSecrets(logging.Filter):
@@ -15,19 +28,22 @@ class RedactSecrets(logging.Filter):
         self.secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
         message = record.getMessage()
-        text = message
         if record.exc_info and not record.exc_text:
             record.exc_text = logging.Formatter().formatException(record.exc_info)
-        for secret in self.secrets:
-            text = text.replace(secret, REDACTED)
-            if record.exc_text:
-                record.exc_text = record.exc_text.replace(secret, REDACTED)
+        text = self.redact(message)
+        if record.exc_text:
+            record.exc_text = self.redact(record.exc_text)
         if text != message:
             record.msg, record.args = text, None
         return True
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets:
+            text = text.replace(secret, REDACTED)
+        for shape in CREDENTIALS:
+            text = shape.sub(rf"\g<1>{REDACTED}", text)
+        return text
 
 
 def setup_logging(level: str, secrets: Iterable[str]) -> None:
