@@ -43,6 +43,7 @@ from stackyard.api import errors as api_errors
 from stackyard.api.deps import authenticate
 from stackyard.api.disconnect import KillChildrenOnDisconnect
 from stackyard.api.headers import SecurityHeaders
+from stackyard.api.nul import RefuseNul
 from stackyard.api.request_body import AuthenticatedBoundedBody
 from stackyard.api.web import mount_ui
 from stackyard.auth import passwords
@@ -284,6 +285,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
     app.state.mode = mode
     api_errors.install(app)
 
+    app.add_middleware(RefuseNul)
     app.add_middleware(SecurityHeaders)
 
     if mode == "agent":

@@ -1,6 +1,9 @@
 import logging
+import re
 
+import pytest
 from fastapi.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
 from stackyard.errors import Conflict
 
@@ -78,3 +81,29 @@ def test_responses_carry_security_headers(client: TestClient):
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["X-Frame-Options"] == "DENY"
     assert "default-src 'self'" in headers["Content-Security-Policy"]
+
+
+def _with_nul(path: str) -> str:
+    return re.sub(r"\{([^}:]+)(:[^}]+)?\}", "x%00y", path)
+
+
+def test_a_nul_byte_in_any_path_or_query_is_a_400(app, admin_client: TestClient):
+    """Every route with a path parameter (stack ids, run keys, agents' transfers), and
+    any query: refused before a route sees it, never a 500 (`embedded null byte`)."""
+    routes = [
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        if "{" in path
+        for method in operations
+    ]
+    assert len(routes) > 50
+    for method, path in routes:
+        answer = admin_client.request(method, _with_nul(path))
+        assert answer.status_code == 400, (method, path, answer.text)
+        assert "NUL" in answer.json()["detail"]
+    for query in ("path=a%00b", "tail=1&service=%00"):
+        answer = admin_client.get(f"/api/stacks?{query}")
+        assert answer.status_code == 400 and "NUL" in answer.json()["detail"], query
+    shell = "/api/stacks/x%00/containers/c/shell"
+    with pytest.raises(WebSocketDisconnect), admin_client.websocket_connect(shell):
+        pass

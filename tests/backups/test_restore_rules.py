@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from stackyard.backups.archive import ArchiveWriter
 from stackyard.backups.restore import plan
 from stackyard.backups.service import RestoreRequest
 from tests.backups.crafted import (
@@ -397,3 +398,16 @@ def test_a_compose_file_an_edit_would_refuse_refuses_the_restore(
     ]
     assert (started["outcome"], ended["outcome"]) == ("started", "failure")
     assert "refused, as an edit would be" in ended["detail"]
+
+
+def test_a_manifest_nested_too_deeply_is_refused(admin_client, app, tmp_path):
+    path = tmp_path / "deep.tar"
+    with open(path, "wb") as file:
+        writer = ArchiveWriter(file, 1_700_000_000)
+        writer.add("manifest.json", b"[" * 100_000 + b"]" * 100_000)
+        writer.close()
+    refused = upload(admin_client, path)
+    assert refused.status_code == 400, refused.text
+    assert "not JSON" in refused.json()["detail"]
+    folder = archives_dir(app)
+    assert not folder.exists() or list(folder.iterdir()) == []

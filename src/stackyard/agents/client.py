@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import ssl
 from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from stackyard.errors import (
     NotFound,
     StackyardError,
 )
+from stackyard.jsonmodel import parse_json
 
 T = TypeVar("T")
 
@@ -246,7 +246,7 @@ _BY_STATUS: dict[int, type[StackyardError]] = {
 
 def _detail(body: bytes, status: int) -> str:
     try:
-        detail = json.loads(body).get("detail")
+        detail = parse_json(body).get("detail")
         if isinstance(detail, str):
             return detail
     except (ValueError, AttributeError):

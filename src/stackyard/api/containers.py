@@ -31,6 +31,7 @@ from stackyard.auth.streams import RECHECK_SECONDS
 from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
 from stackyard.containers.shell import AUTO
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
+from stackyard.jsonmodel import parse_json
 from stackyard.stacks.containers import DEFAULT_TAIL, HostUsage
 from stackyard.uncancellable import to_the_end
 
@@ -183,7 +184,7 @@ async def container_shell(
                 await session.write(message["bytes"])
             elif message.get("text") is not None:
                 with contextlib.suppress(ValueError, KeyError, TypeError):
-                    control = json.loads(message["text"])
+                    control = parse_json(message["text"])
                     if control.get("type") == "resize":
                         await session.resize(int(control["cols"]), int(control["rows"]))
                     elif control.get("type") == "input":

@@ -10,7 +10,6 @@ pass through unbuffered once authenticated.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 
@@ -21,6 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from stackyard.api.errors import error_response
 from stackyard.errors import Invalid, StackyardError, TooLarge
+from stackyard.jsonmodel import parse_json
 
 Route = tuple[str, str]  # (method, path)
 Authenticate = Callable[[HTTPConnection, str], object]
@@ -128,7 +128,7 @@ def _check_text(body: bytes) -> None:
     if not _SURROGATE_ESCAPE.search(body):
         return
     try:
-        document = json.loads(body)
+        document = parse_json(body)
     except ValueError:
         return  # not JSON: validation reports it
     pending = [document]

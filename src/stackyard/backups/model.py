@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from stackyard.docker.own import PathMapping
 from stackyard.errors import Invalid
+from stackyard.jsonmodel import parse_json
 
 AssetKind = Literal["volume", "bind"]
 Remote = Literal["nfs", "cifs"]
@@ -158,10 +159,9 @@ def dump_manifest(manifest: Manifest) -> bytes:
 def load_manifest(raw: bytes) -> Manifest:
     """A manifest of version 2, or of version 1 (`stack_id`, the compose file, `.env`
     and volume tars, no inventory) turned into the same shape; Invalid otherwise."""
-    import json
 
     try:
-        data: Any = json.loads(raw)
+        data: Any = parse_json(raw)
     except ValueError as exc:
         raise Invalid("The archive's manifest is not JSON") from exc
     if not isinstance(data, dict):

@@ -12,11 +12,12 @@ typed shape of that state: the API serves it as it is, the CLI draws it, run fil
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import Field
+
+from stackyard.jsonmodel import parse_json
 
 #: Words compose >= 5 puts in `status` (the phase then is in `text`).
 _STATUS_WORDS = {"Working", "Done", "Warning", "Error"}
@@ -78,8 +79,8 @@ def parse_json_line(line: str) -> Event | None:
     if not line.startswith("{"):
         return None
     try:
-        data: Any = json.loads(line)
-    except json.JSONDecodeError:
+        data: Any = parse_json(line)
+    except ValueError:
         return None
     if not isinstance(data, dict):
         return None
