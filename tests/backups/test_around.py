@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from stackyard.docker.helper import Helpers
+from stackyard.stacks.runs import OUTPUT_HIDDEN
 from tests.backups.trees import helper, snapshot
 from tests.support.interrupted import attention
 from tests.support.service import (
@@ -152,6 +153,24 @@ def test_a_failing_hook_fails_the_backup_cleanly(
     assert states(docker_client, stack_id) == before  # never stopped: untouched
     assert [a for a in admin_client.get("/api/backups").json() if a["stack_id"] == stack_id] == []
     assert leftovers(app) == []
+
+
+def test_a_runs_output_is_only_for_those_who_may_read_logs(
+    admin_client, viewer_client, stacks_dir, docker_cleanup
+):
+    """A hook's output may hold secrets (here what `env` would print): viewers, who may
+    not read logs, get the run's state and stages without it, polled or followed."""
+    stack_id = make(stacks_dir, docker_cleanup, pre="echo DB_PASSWORD=hunter2-in-env; exit 3")
+    run = back_up(admin_client, stack_id)
+    assert run["status"] == "failed" and "hunter2-in-env" in json.dumps(run)
+    seen = viewer_client.get(f"/api/stacks/{stack_id}/run").json()
+    assert (seen["id"], seen["action"], seen["status"]) == (run["id"], "backup", "failed")
+    assert seen["progress"]["lines"] == [] and seen["progress"]["errors"] == [OUTPUT_HIDDEN]
+    assert "hunter2" not in json.dumps(seen)
+    with viewer_client.stream("GET", f"/api/stacks/{stack_id}/run/events") as events:
+        followed = events.read().decode()
+    assert "event: state" in followed and "event: end" in followed
+    assert "hunter2" not in followed
 
 
 class KillingHelpers(Helpers):

@@ -20,9 +20,10 @@ from stackyard.api.deps import (
     signed_in_stream,
 )
 from stackyard.api.models import Body
+from stackyard.auth.permissions import allows
 from stackyard.auth.principal import Principal
 from stackyard.stacks.removal import DeletePlan, DeleteResult
-from stackyard.stacks.runs import RunState
+from stackyard.stacks.runs import RunState, without_output
 from stackyard.stacks.service import ACTIONS, StackDetail, StackView
 from stackyard.stacks.updates import UpdateSummary
 
@@ -169,10 +170,16 @@ async def stack_action(
     return stacks.start(stack_id, action).state()
 
 
+def _readable(state: RunState, principal: Principal) -> RunState:
+    """A run as `principal` may read it: its output only for those who may read logs."""
+    return state if allows(principal.role, "stacks.logs") else without_output(state)
+
+
 @router.get("/{stack_id}/run", operation_id="stackRun")
-def stack_run(stack_id: str, stacks: StacksDep) -> RunOut:
-    """The current or last run, with its output."""
-    return stacks.last_run(stack_id)
+def stack_run(stack_id: str, principal: PrincipalDep, stacks: StacksDep) -> RunOut:
+    """The current or last run, with its output (for those who may read the stack's
+    logs; others get its state and stages)."""
+    return _readable(stacks.last_run(stack_id), principal)
 
 
 @router.get(
@@ -187,7 +194,8 @@ async def stack_run_events(
     """Server-Sent Events: `state` with the run's state now and after each change, then
     `end` when it is over. A page opened mid-run catches up with the first event. The
     stream ends early when the credential that opened it is revoked."""
-    async for event in run_events(request, principal, stacks.follow(stack_id)):
+    states = (_readable(state, principal) async for state in stacks.follow(stack_id))
+    async for event in run_events(request, principal, states):
         yield event
 
 

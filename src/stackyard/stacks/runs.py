@@ -84,6 +84,16 @@ class RunState:
 
 
 _RUN_STATE = TypeAdapter(RunState)
+#: In place of a run's errors, for whoever may not read its output.
+OUTPUT_HIDDEN = "Failed: its output is shown to those who may read the stack's logs"
+
+
+def without_output(state: RunState) -> RunState:
+    """The run's state and stages without what its commands and hooks printed (which may
+    hold secrets): for whoever may not read the stack's logs."""
+    errors = [OUTPUT_HIDDEN] if state.progress.errors else []
+    progress = dataclasses.replace(state.progress, lines=[], errors=errors)
+    return dataclasses.replace(state, progress=progress)
 
 
 def dump_state(state: RunState) -> Any:
