@@ -9,6 +9,7 @@ import json
 import pytest
 
 from tests.agents.hostile import Answer, hostile_agent  # noqa: F401 (a fixture)
+from tests.support.service import free_port
 
 SCRIPT = b"<script>fetch('/api/users', {method: 'POST'})</script>"
 
@@ -133,3 +134,12 @@ def test_a_malformed_audit_report_is_dropped(admin_client, hostile_agent, base, 
     assert admin_client.get(f"{base}/stacks/app/env").status_code == 200
     entries = admin_client.get("/api/audit").json()["items"]
     assert not [e for e in entries if e["target"] and e["target"].startswith("looks-fine:")]
+
+
+def test_a_test_that_does_not_reach_the_agent_is_audited_as_a_failure(admin_client):
+    body = {"name": "gone", "url": f"http://127.0.0.1:{free_port()}", "token": "t" * 40}
+    probe = admin_client.post("/api/agents/test", json=body).json()
+    assert probe["ok"] is False
+    entry = admin_client.get("/api/audit").json()["items"][0]
+    assert (entry["action"], entry["outcome"]) == ("agent.test", "failure")
+    assert entry["detail"] == probe["detail"]

@@ -10,6 +10,7 @@ import sqlite3
 
 import pytest
 from tests.support.stacks import compose_text, service, wait_run
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -204,6 +205,18 @@ def test_s3_and_nfs_settings_through_the_api(admin_client, s3_server, archive):
     failed = wait_run(admin_client, stack)
     assert failed["status"] == "failed"
     assert "already on the destination" in failed["progress"]["errors"][-1]
+
+    def pushes() -> list[tuple[str, str | None]]:  # newest first, the ends recorded
+        entries = admin_client.get("/api/audit").json()["items"]
+        return [
+            (e["outcome"], e["detail"])
+            for e in entries
+            if e["action"] == "backup.push" and e["outcome"] != "started"
+        ]
+
+    ended = wait_until(lambda: found if len(found := pushes()) == 2 else None)
+    assert [outcome for outcome, _ in ended] == ["failure", "success"]
+    assert "already on the destination" in ended[0][1]
 
     nfs = admin_client.post(
         "/api/destinations",

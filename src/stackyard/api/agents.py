@@ -32,7 +32,7 @@ from stackyard.api.models import Body, DbId
 from stackyard.api.stacks import run_events
 from stackyard.auth.principal import Principal, Role
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
-from stackyard.stacks.runs import RunState
+from stackyard.stacks.runs import RunState, ended_by
 from stackyard.stacks.updates import UpdateSummary
 
 router = APIRouter(tags=["agents"], dependencies=[Depends(current_principal)])
@@ -91,8 +91,10 @@ async def test_unsaved_agent(
 ) -> Probe:
     """Reach an agent before saving it: its version, what it supports and, for HTTPS, the
     fingerprint of the certificate it presents (compare it with the agent's log)."""
-    with audit(admin, "agent.test", body.url):
-        return await agents.probe(body.spec())
+    with audit(admin, "agent.test", body.url) as note:
+        probe = await agents.probe(body.spec())
+        note.failed_unless(probe.ok, probe.detail)
+        return probe
 
 
 @router.get("/agents/{agent_id}", operation_id="getAgent")
@@ -123,8 +125,10 @@ async def delete_agent(agent_id: DbId, admin: AdminDep, audit: AuditDep, agents:
 
 @router.post("/agents/{agent_id}/test", operation_id="testAgent")
 async def test_agent(agent_id: DbId, admin: AdminDep, audit: AuditDep, agents: AgentsDep) -> Probe:
-    with audit(admin, "agent.test", str(agent_id)):
-        return await agents.test(agent_id)
+    with audit(admin, "agent.test", str(agent_id)) as note:
+        probe = await agents.test(agent_id)
+        note.failed_unless(probe.ok, probe.detail)
+        return probe
 
 
 # -- archives between an agent and a destination, through the central ----------------------
@@ -153,6 +157,7 @@ async def push_agent_backup(
     with audit(admin, "backup.push", name) as note:
         note.detail = f"from agent {agent_id} to destination {body.destination_id}"
         run = await transfers.push(agent_id, name, body.destination_id)
+        note.ends = ended_by(run)
     return run.state()
 
 
@@ -174,6 +179,7 @@ async def pull_to_agent(
     with audit(admin, "backup.pull", name) as note:
         note.detail = f"from destination {destination_id} to agent {agent_id}"
         run = await transfers.pull(agent_id, destination_id, name)
+        note.ends = ended_by(run)
     return run.state()
 
 

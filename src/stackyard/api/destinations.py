@@ -17,7 +17,7 @@ from stackyard.destinations.model import RemoteArchive, Secrets, Settings
 from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
 from stackyard.destinations.transfers import Transfers
 from stackyard.jsonmodel import JsonInt
-from stackyard.stacks.runs import RunState
+from stackyard.stacks.runs import RunState, ended_by
 
 router = APIRouter(tags=["destinations"], dependencies=[Depends(require_admin)])
 
@@ -126,8 +126,10 @@ async def test_unsaved_destination(
     body: UnsavedTestIn, admin: AdminDep, audit: AuditDep, destinations: DestinationsDep
 ) -> TestOut:
     """Try settings before saving them; for SFTP the server's host key is shown."""
-    with audit(admin, "destination.test", body.settings.type):
-        return TestOut.of(await destinations.test_unsaved(body.settings, body.secrets))
+    with audit(admin, "destination.test", body.settings.type) as note:
+        tested = TestOut.of(await destinations.test_unsaved(body.settings, body.secrets))
+        note.failed_unless(tested.ok, tested.detail)
+        return tested
 
 
 @router.get("/destinations/{destination_id}", operation_id="getDestination")
@@ -171,8 +173,10 @@ async def test_destination(
 ) -> TestOut:
     """Reach it, write and remove a small file; an SFTP server's key is pinned by the
     first success."""
-    with audit(admin, "destination.test", str(destination_id)):
-        return TestOut.of(await destinations.test(destination_id))
+    with audit(admin, "destination.test", str(destination_id)) as note:
+        tested = TestOut.of(await destinations.test(destination_id))
+        note.failed_unless(tested.ok, tested.detail)
+        return tested
 
 
 @router.get("/destinations/{destination_id}/archives", operation_id="listRemoteArchives")
@@ -209,6 +213,7 @@ async def pull_remote_archive(
     with audit(admin, "backup.pull", name) as note:
         note.detail = f"from destination {destination_id}"
         run = await transfers.pull(destination_id, name)
+        note.ends = ended_by(run)
     return run.state()
 
 
@@ -223,4 +228,5 @@ async def push_backup(
     with audit(admin, "backup.push", name) as note:
         note.detail = f"to destination {body.destination_id}"
         run = transfers.push(name, body.destination_id)
+        note.ends = ended_by(run)
     return run.state()

@@ -32,6 +32,16 @@ class AuditNote:
 
     detail: str | None = None
     target: str | None = None
+    #: What the block did when it ended without an error: "failure" for work that
+    #: answers how it went (a test that did not reach its peer), not with an error.
+    outcome: Literal["success", "failure"] = "success"
+
+    def failed_unless(self, ok: bool, detail: str) -> None:
+        """For work that answers how it went rather than raising (a test): recorded as a
+        failure, with why, when it did not go well."""
+        if not ok:
+            self.outcome, self.detail = "failure", detail
+
     #: For work that goes on after the request (a run): called with the function that
     #: records the work's outcome and detail, it calls that when the work ends. The
     #: request itself is then recorded as "started".
@@ -107,7 +117,7 @@ def audited_by(
         raise
     target = note.target or target
     if note.ends is None:
-        recorder(actor, action, target, "success", note.detail)
+        recorder(actor, action, target, note.outcome, note.detail)
         return
     recorder(actor, action, target, "started", note.detail)
 
