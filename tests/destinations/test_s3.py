@@ -10,9 +10,11 @@ from hashlib import sha256
 import pytest
 from botocore.awsrequest import AWSResponse
 from tests.destinations.contract import an_archive, run_contract
+from tests.support.peers import silent_listener
 from tests.support.processes import free_port
 from tests.support.waiting import until
 
+from stackyard.destinations import s3
 from stackyard.destinations.model import S3Settings, Secrets
 from stackyard.destinations.s3 import MIB, S3Destination, part_size
 from stackyard.errors import DestinationDenied, DestinationError, DestinationUnreachable
@@ -80,6 +82,22 @@ def test_a_wrong_secret_a_missing_bucket_and_no_server_are_clear_errors(s3_serve
     with pytest.raises(DestinationUnreachable):
         asyncio.run(destination(s3_server, bucket, url=closed).test())
     assert keys(s3_server, bucket) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [local.name]
+
+
+def test_a_server_that_never_answers_fails_the_call_at_its_read_limit(
+    s3_server, tmp_path, monkeypatch
+):
+    """A real listener that accepts and stays silent: the test, the list and a push each
+    end at the read limit (one second here, one try) with the cause, nothing left."""
+    monkeypatch.setattr(s3, "READ_SECONDS", 1)
+    monkeypatch.setattr(s3, "ATTEMPTS", 1)
+    local = an_archive(tmp_path, size=1000)
+    with silent_listener() as where:
+        silent = destination(s3_server, "bucket", url=f"http://{where}")
+        for call in (silent.test, silent.archives, lambda: silent.push(local, local.name, print)):
+            with pytest.raises(DestinationUnreachable, match="Read timeout"):
+                asyncio.run(call())
     assert sorted(p.name for p in tmp_path.iterdir()) == [local.name]
 
 

@@ -3,9 +3,6 @@ what the caller can do (retry later, fix the credentials) is in the type, never 
 message text. No registry needed: httpx's MockTransport answers."""
 
 import asyncio
-import contextlib
-import socket
-import threading
 import time
 
 import httpx
@@ -18,6 +15,7 @@ from stackyard.registry.digests import RemoteDigest
 from stackyard.registry.reference import parse_reference
 from stackyard.stacks import updates
 from stackyard.stacks.updates import UpdateService
+from tests.support.peers import silent_listener
 
 DIGEST = "sha256:" + "a" * 64
 REALM = "https://auth.example/token"
@@ -84,35 +82,17 @@ def test_a_timeout_is_unreachable():
 def test_a_registry_that_accepts_and_never_answers_is_unreachable_with_why():
     """A real listener on loopback that accepts and stays silent: the call ends at its
     read limit (once, not once per scheme) and says what happened."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    accepted: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.2)
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                accepted.append(listener.accept()[0])
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    host = f"127.0.0.1:{listener.getsockname()[1]}"
     timeout = httpx.Timeout(1.0, connect=1.0)
 
-    async def go():
+    async def go(host: str):
         async with RegistryClient(insecure=lambda h: True, timeout=timeout) as client:
             return await client.manifest_digest(parse_reference(f"{host}/team/app:1"))
 
-    try:
+    with silent_listener() as host:
         began = time.monotonic()
         with pytest.raises(errors.RegistryUnreachable) as raised:
-            asyncio.run(go())
+            asyncio.run(go(host))
         took = time.monotonic() - began
-    finally:
-        stop.set()
-        thread.join()
-        for conn in [*accepted, listener]:
-            conn.close()
     assert raised.value.detail == (
         f"cannot reach registry {host}: it accepted the connection but sent no answer within 1 s"
     )

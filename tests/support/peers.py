@@ -19,6 +19,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -262,3 +263,28 @@ def s3_unsigned_server() -> Iterator[S3Server]:
     so prefixes are tested here."""
     with running_moto(signed=False) as server:
         yield server
+
+
+@contextlib.contextmanager
+def silent_listener() -> Iterator[str]:
+    """A real listener on loopback that accepts connections and never answers (a server
+    that hangs): yields its `127.0.0.1:PORT`."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                accepted.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for connection in [*accepted, listener]:
+            connection.close()

@@ -55,6 +55,12 @@ MIB = 1024 * 1024
 MAX_PARTS = 10_000
 MIN_PART = 8 * MIB
 CONCURRENCY = 10
+#: Seconds to connect, seconds a request may wait for its answer (or between two pieces
+#: of it), and tries of a request: a server that stops answering fails a call within
+#: about a minute, never the minutes of four one-minute waits.
+CONNECT_SECONDS = 5
+READ_SECONDS = 20
+ATTEMPTS = 2
 _DENIED = {
     "AccessDenied",
     "InvalidAccessKeyId",
@@ -96,9 +102,9 @@ def client_config(endpoint_url: str, path_style: bool) -> Config:
         },
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
-        connect_timeout=10,
-        read_timeout=60,
-        retries={"max_attempts": 3, "mode": "standard"},
+        connect_timeout=CONNECT_SECONDS,
+        read_timeout=READ_SECONDS,
+        retries={"max_attempts": ATTEMPTS, "mode": "standard"},
         max_pool_connections=CONCURRENCY + 2,
     )
 
