@@ -25,6 +25,9 @@ def test_ui_is_served_with_client_side_routes_falling_back_to_index(tmp_path):
     assert "outside" not in client.get("/%2e%2e/secret.txt").text
     api = client.get("/api/unknown")
     assert api.status_code == 404 and api.json() == {"detail": "No route /api/unknown"}
+    for elsewhere in ("/openapi.json", "/docs", "/redoc"):  # other services' places
+        answer = client.get(elsewhere)
+        assert answer.status_code == 404 and answer.json()["detail"], elsewhere
 
 
 def test_missing_build_is_a_clear_error(tmp_path):

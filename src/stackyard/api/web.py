@@ -14,6 +14,9 @@ from stackyard.errors import NotFound, Unavailable
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 #: Prefixes that belong to the API, never to the UI's client-side routes.
 _NOT_UI = ("api/", "agent/", "docs-assets/")
+#: Where other services keep their schema and docs: a 404 here, never the UI's page (the
+#: schema is at /api/openapi.json, the docs at /api/docs).
+_NOT_UI_PAGES = frozenset({"api", "agent", "openapi.json", "docs", "redoc"})
 
 
 def mount_ui(app: FastAPI, web_dir: Path = WEB_DIR) -> None:
@@ -23,7 +26,7 @@ def mount_ui(app: FastAPI, web_dir: Path = WEB_DIR) -> None:
 
     @app.get(CATCH_ALL, include_in_schema=False)
     def ui(path: str, request: Request) -> FileResponse:
-        if path.startswith(_NOT_UI) or path in ("api", "agent"):
+        if path.startswith(_NOT_UI) or path in _NOT_UI_PAGES:
             raise method_not_allowed(request.app, request.url.path) or NotFound(f"No route /{path}")
         candidate = (web_dir / path).resolve()
         if path and candidate.is_file() and candidate.is_relative_to(web_dir):
