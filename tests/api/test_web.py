@@ -6,7 +6,7 @@ from stackyard.api.web import WEB_DIR, mount_ui
 
 
 def _ui_app(web_dir) -> TestClient:
-    app = FastAPI()
+    app = FastAPI(openapi_url=None, docs_url=None, redoc_url=None)  # as the service
     errors.install(app)
     mount_ui(app, web_dir)
     return TestClient(app)
