@@ -174,6 +174,7 @@ def test_downloads_from_a_failing_agent_are_an_error_before_any_body(
     assert "not the pinned one" in changed.json()["detail"]
     tested = admin_client.post(f"{base}/test").json()
     assert not tested["ok"] and "not the pinned one" in tested["detail"]
+    assert tested["fingerprint"] == agent.fingerprint  # what it presents, not the pin
 
     # A bad token.
     bad = add_agent(admin_client, agent, "bad")

@@ -377,7 +377,7 @@ class Agents:
     async def test(self, agent_id: int) -> Probe:
         client = await self.client(agent_id, usable=False)
         view = self.get(agent_id)
-        probe = await self._probe(client, view.fingerprint)
+        probe = await self._probe(client, await self._presented(view.url))
         health = (
             AgentHealth(version=probe.version, capabilities=probe.capabilities)
             if probe.version
@@ -385,6 +385,16 @@ class Agents:
         )
         self.record_contact(agent_id, health, None if probe.ok else probe.detail)
         return probe
+
+    async def _presented(self, url: str) -> str | None:
+        """The fingerprint of the certificate an HTTPS agent presents now (the pinned one
+        or not: a test shows what is there), None when it cannot be had."""
+        if not url.lower().startswith("https://"):
+            return None
+        try:
+            return tls.pem_fingerprint(await tls.presented_certificate(url, self.timeout))
+        except StackyardError:
+            return None
 
     async def _probe(self, client: AgentClient, shown: str | None, close: bool = False) -> Probe:
         try:
