@@ -42,6 +42,7 @@ export function makeLastUpdate(overrides: Partial<LastUpdate> = {}): LastUpdate 
     finished_at: "2025-02-20T09:00:00Z",
     output: "",
     why: "",
+    helper: "",
     ...overrides,
   };
 }
