@@ -12,7 +12,6 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Literal
 
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import iter_route_contexts
@@ -59,12 +58,11 @@ from stackyard.fleet.report import host_report
 from stackyard.process import children
 from stackyard.schedules.scheduler import Scheduler
 from stackyard.schedules.store import ScheduleStore
-from stackyard.settings import Settings
+from stackyard.settings import Mode, Settings
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.service import StackService
 from stackyard.system.self_update import SelfUpdate
 
-Mode = Literal["central", "agent"]
 log = logging.getLogger(__name__)
 
 

@@ -9,7 +9,7 @@ import re
 import sys
 from collections.abc import Iterable
 
-from stackyard.auth.api_tokens import TOKEN_PREFIX
+from stackyard.auth.tokens import TOKEN_PREFIX
 
 REDACTED = "[redacted]"
 #: Credentials by their shape: replaced by REDACTED, what names them kept.

@@ -49,6 +49,10 @@ def _env(*names: str) -> AliasChoices:
     return AliasChoices(*names)
 
 
+#: What a process serves: the central service, or an agent.
+Mode = Literal["central", "agent"]
+
+
 class Settings(BaseSettings):
     """Every setting, with the environment variable that sets it.
 
@@ -135,7 +139,7 @@ class Settings(BaseSettings):
         parse_semver(value)  # raises ValueError with a clear message
         return value
 
-    def listen_port(self, mode: Literal["central", "agent"]) -> int:
+    def listen_port(self, mode: Mode) -> int:
         """The port the service listens on (`--port` aside): 8080, or 8081 for an agent."""
         return self.port or (8080 if mode == "central" else 8081)
 

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from stackyard.auth.tokens import hash_secret, new_secret
+from stackyard.auth.tokens import TOKEN_PREFIX, hash_secret, new_secret
 from stackyard.auth.users import get_user
 from stackyard.db import Database
 from stackyard.db.models import ApiToken
 from stackyard.errors import Invalid, NotFound
-
-TOKEN_PREFIX = "sy_"
 
 
 def create_token(db: Database, user_id: int, name: str) -> tuple[ApiToken, str]:

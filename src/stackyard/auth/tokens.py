@@ -6,6 +6,9 @@ import hashlib
 import hmac
 import secrets
 
+#: How an API token begins (what the logs recognise one by).
+TOKEN_PREFIX = "sy_"
+
 
 def new_secret(prefix: str = "") -> str:
     return prefix + secrets.token_urlsafe(32)

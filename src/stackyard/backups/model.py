@@ -159,7 +159,6 @@ def dump_manifest(manifest: Manifest) -> bytes:
 def load_manifest(raw: bytes) -> Manifest:
     """A manifest of version 2, or of version 1 (`stack_id`, the compose file, `.env`
     and volume tars, no inventory) turned into the same shape; Invalid otherwise."""
-
     try:
         data: Any = parse_json(raw)
     except ValueError as exc:

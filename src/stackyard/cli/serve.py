@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import gc
 import secrets
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stackyard.cli import services
 
 if TYPE_CHECKING:
-    from stackyard.settings import Settings
+    from stackyard.settings import Mode, Settings
 
 HostOpt = Annotated[str | None, typer.Option("--host", help="Listen address")]
 PortOpt = Annotated[int | None, typer.Option("--port", help="Listen port")]
@@ -23,7 +23,7 @@ agent_app = typer.Typer(
 )
 
 
-def _run(mode: Literal["central", "agent"], host: str | None, port: int | None) -> None:
+def _run(mode: Mode, host: str | None, port: int | None) -> None:
     # Start-up makes hundreds of thousands of objects that live as long as the service:
     # the collector, which would scan them again and again meanwhile, waits until the
     # warm-up freezes them (stackyard.app), 7 % of the start.

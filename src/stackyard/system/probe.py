@@ -6,13 +6,12 @@ release serves, and serves as the new version, before it keeps it."""
 from __future__ import annotations
 
 import ssl
-from typing import Literal
 
 import httpx
 
 from stackyard.agents.tls import CERT_NAME, client_context
 from stackyard.errors import Unavailable
-from stackyard.settings import Settings
+from stackyard.settings import Mode, Settings
 
 #: Seconds the service has to answer.
 TIMEOUT = 4.0
@@ -22,9 +21,7 @@ def _address(settings: Settings) -> str:
     return "127.0.0.1" if settings.host in ("0.0.0.0", "::", "") else settings.host
 
 
-def own_version(
-    settings: Settings, mode: Literal["central", "agent"], port: int | None = None
-) -> str:
+def own_version(settings: Settings, mode: Mode, port: int | None = None) -> str:
     """The version the service of `mode` beside this process answers (on `port`, else
     where it listens by default); Unavailable when it does not answer (yet), or answers
     anything but its health."""
@@ -36,10 +33,10 @@ def own_version(
     else:
         url = f"{'https' if settings.agent_tls else 'http'}://{where}/agent/health"
         headers["Authorization"] = f"Bearer {settings.agent_token or ''}"
-        if settings.agent_tls:  # its own certificate, pinned
+    try:
+        if mode == "agent" and settings.agent_tls:  # its own certificate, pinned
             cert = settings.agent_tls_cert or settings.data_dir / CERT_NAME
             verify = client_context(cert.read_text(), None)
-    try:
         answer = httpx.get(url, headers=headers, verify=verify, timeout=TIMEOUT)
         answer.raise_for_status()
         version = answer.json()["version"]

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from stackyard.docker.containers import PROJECT, SERVICE, WORKING_DIR
 from stackyard.docker.engine import Engine
@@ -39,6 +39,7 @@ from stackyard.system.update_helper import HEALTH_SECONDS
 if TYPE_CHECKING:
     from stackyard.auth.audit import Recorder
     from stackyard.registry.client import RegistryClient
+    from stackyard.settings import Mode
 
 #: How long the latest release found stays believed.
 CACHE_SECONDS = 600
@@ -79,6 +80,21 @@ class LastUpdate:
     why: str = ""
     #: The name of the helper container that made it.
     helper: str = ""
+
+
+def _last_update(raw: dict[str, Any]) -> LastUpdate | None:
+    try:
+        return LastUpdate(
+            status=raw["status"] if raw["status"] in ("succeeded", "rolled_back") else "failed",
+            from_version=str(raw["from_version"]),
+            to_version=str(raw["to_version"]),
+            finished_at=datetime.fromisoformat(raw["finished_at"]),
+            output=str(raw.get("output", "")),
+            why=str(raw.get("why", "")),
+            helper=str(raw.get("helper", "")),
+        )
+    except (ValueError, KeyError, TypeError):
+        return None
 
 
 def update_outcome(last: LastUpdate) -> tuple[str, str]:
@@ -163,7 +179,7 @@ class SelfUpdate:
         data_dir: Path,
         docker_client: Callable[[], Engine],
         registry: Callable[[], RegistryClient],
-        mode: Literal["central", "agent"] = "central",
+        mode: Mode = "central",
         health_seconds: float = HEALTH_SECONDS,
     ) -> None:
         self.version = version
@@ -178,21 +194,17 @@ class SelfUpdate:
     def installation(self) -> Installation | str:
         return _installation(self._docker(), self.data_dir)
 
-    def last_update(self) -> LastUpdate | None:
+    def _result(self) -> dict[str, Any] | None:
         """What the last update's helper left (read by the process it started)."""
         try:
             raw = json.loads((self.data_dir / RESULT_NAME).read_text())
-            return LastUpdate(
-                status=raw["status"] if raw["status"] in ("succeeded", "rolled_back") else "failed",
-                from_version=str(raw["from_version"]),
-                to_version=str(raw["to_version"]),
-                finished_at=datetime.fromisoformat(raw["finished_at"]),
-                output=str(raw.get("output", "")),
-                why=str(raw.get("why", "")),
-                helper=str(raw.get("helper", "")),
-            )
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError):
             return None
+        return raw if isinstance(raw, dict) else None
+
+    def last_update(self) -> LastUpdate | None:
+        raw = self._result()
+        return None if raw is None else _last_update(raw)
 
     async def record_outcome(self, recorder: Recorder) -> None:
         """The last update's outcome in the audit log, once, by the process that runs after
@@ -206,20 +218,16 @@ class SelfUpdate:
 
     def _record_outcome(self, recorder: Recorder) -> bool:
         """Whether the last update's outcome is in the audit log (recorded now, or before)."""
-        path = self.data_dir / RESULT_NAME
-        last = self.last_update()
-        try:
-            raw = json.loads(path.read_text())
-        except (OSError, ValueError):
-            return False
-        if last is None or not isinstance(raw, dict):
+        raw = self._result()
+        last = None if raw is None else _last_update(raw)
+        if raw is None or last is None:
             return False
         if raw.get("recorded"):
             return True
         outcome, said = update_outcome(last)
         detail = f"{last.from_version} -> {last.to_version}: {said}"
         recorder(str(raw.get("by") or "system"), "system.update", None, outcome, detail)
-        write_atomic(path, json.dumps(raw | {"recorded": True}).encode())
+        write_atomic(self.data_dir / RESULT_NAME, json.dumps(raw | {"recorded": True}).encode())
         return True
 
     async def _latest(

@@ -261,9 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         "finished_at": datetime.now(UTC).isoformat(),
         "output": "".join(output)[-8000:],
     }
-    temporary = args.result.with_name(args.result.name + ".tmp")
-    temporary.write_text(json.dumps(result))
-    temporary.replace(args.result)
+    write_atomic(args.result, json.dumps(result).encode())
     return 0 if status == "succeeded" else 1
 
 
