@@ -47,6 +47,25 @@ def test_an_agent_is_added_with_its_version_capabilities_and_pinned_certificate(
     assert all("token" not in a for a in listed)  # write-only
 
 
+def test_an_agent_that_refuses_the_token_is_not_saved_nor_changed(two_hosts, admin_client):
+    """Adding an agent (or changing its token) reaches it first: one that answers 401 to
+    the token given is refused with why, and nothing is saved."""
+    (_, first, base), _ = two_hosts
+    wrong = {"name": "wrong", "url": first.url, "token": "x" * 40, "fingerprint": first.fingerprint}
+    added = admin_client.post("/api/agents", json=wrong)
+    assert added.status_code == 400, added.text
+    assert "refused the token" in added.json()["detail"]
+    assert "nothing was saved" in added.json()["detail"]
+    assert [a["name"] for a in admin_client.get("/api/agents").json()] == ["alpha", "beta"]
+
+    changed = admin_client.put(base, json={"name": "alpha", "url": first.url, "token": "y" * 40})
+    assert changed.status_code == 400 and "refused the token" in changed.json()["detail"]
+    assert admin_client.get(f"{base}/stacks").status_code == 200  # the saved token still works
+    audit = admin_client.get("/api/audit").json()["items"]
+    created = [(e["target"], e["outcome"]) for e in audit if e["action"] == "agent.create"]
+    assert created[0] == ("wrong", "failure")
+
+
 def test_lifecycle_on_each_host_runs_on_that_hosts_engine(two_hosts, admin_client):
     (one, _, base_one), (two, _, base_two) = two_hosts
     web = unique("web")

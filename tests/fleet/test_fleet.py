@@ -118,10 +118,11 @@ def test_failing_agents_are_offline_with_why_and_the_rest_is_shown(
     add_agent(admin_client, healthy, "healthy")
     killed_id = _add_plain(admin_client, "killed", killed.url, killed.token)["id"]
     _add_plain(admin_client, "silent", silent_agent)
-    _add_plain(admin_client, "refused", refused.url, "wrong-" + refused.token)
+    _add_plain(admin_client, "refused", refused.url, refused.token)
     older_record = _add_plain(admin_client, "older", older.url, older.token)
     assert older_record["compatible"] is False and "0.0.9" in older_record["incompatibility"]
     killed.stop()
+    refused.restart(new_token=True)
 
     answer = admin_client.get("/api/dashboard/fleet", timeout=AGENT_TIMEOUT * 3)
     assert answer.status_code == 200, answer.text
@@ -176,12 +177,9 @@ def test_downloads_from_a_failing_agent_are_an_error_before_any_body(
     assert not tested["ok"] and "not the pinned one" in tested["detail"]
     assert tested["fingerprint"] == agent.fingerprint  # what it presents, not the pin
 
-    # A bad token.
+    # A token the agent no longer takes (it was given a new one).
     bad = add_agent(admin_client, agent, "bad")
-    put = admin_client.put(
-        f"/api/agents/{bad['id']}", json={"name": "bad", "url": agent.url, "token": "x" * 40}
-    )
-    assert put.status_code == 200, put.text
+    agent.restart(new_token=True)
     refused = admin_client.get(f"/api/agents/{bad['id']}/files/download", params={"path": "folder"})
     assert refused.status_code == 502 and "refused the token" in refused.json()["detail"]
 

@@ -52,13 +52,17 @@ class AgentProcess:
     def stop(self) -> None:
         self.server.stop()
 
-    def restart(self, new_certificate: bool = False) -> None:
+    def restart(self, new_certificate: bool = False, new_token: bool = False) -> None:
         """Stop and start again on the same port; with `new_certificate`, the agent
-        makes a new one (as after a reinstall)."""
+        makes a new one (as after a reinstall); with `new_token`, its token is changed
+        (the central still has the old one)."""
         self.stop()
         if new_certificate:
             for name in ("agent-tls.crt", "agent-tls.key"):
                 (self.folder / "data" / name).unlink()
+        if new_token:
+            self.token = secrets.token_urlsafe(32)
+            self.server.env["STACKYARD_AGENT_TOKEN"] = self.token
         self.server = _serve(
             self.folder,
             self.server.env,

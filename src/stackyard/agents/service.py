@@ -25,6 +25,7 @@ from stackyard.db.engine import Database
 from stackyard.db.models import Agent as Row
 from stackyard.db.types import utcnow
 from stackyard.errors import (
+    AgentDenied,
     AgentError,
     AgentIncompatible,
     Conflict,
@@ -213,12 +214,17 @@ class Agents:
         return presented, None
 
     async def create(self, spec: AgentSpec) -> AgentView:
+        """Save an agent after reaching it once, so that its record shows what it is from
+        the start. An agent that answers and refuses what it is given (a wrong token) is
+        not saved; one that does not answer is (offline, with why, until it answers)."""
         url = check_url(spec.url)
         if not spec.token:
             raise Invalid("An agent needs its token (STACKYARD_AGENT_TOKEN on the agent)")
+        name = _name(spec.name)
         certificate, ca = await self._trust(spec)
+        probe = await self._before_saving(AgentTarget(name, url, spec.token, certificate, ca))
         row = Row(
-            name=_name(spec.name),
+            name=name,
             url=url,
             token_encrypted=self._sealer.encode(spec.token.encode()).decode(),
             certificate=certificate,
@@ -231,13 +237,9 @@ class Agents:
                 session.flush()
             except IntegrityError as exc:
                 raise Conflict(f"An agent named {spec.name!r} exists") from exc
-            return self._view(row)
-
-    async def add(self, spec: AgentSpec) -> AgentView:
-        """`create`, then reach the agent once: its record shows what it is from the start."""
-        view = await self.create(spec)
-        await self.test(view.id)
-        return await asyncio.to_thread(self.get, view.id)
+            agent_id = row.id
+        self._record(agent_id, probe)
+        return await asyncio.to_thread(self.get, agent_id)
 
     async def update(self, agent_id: int, spec: AgentSpec) -> AgentView:
         """Change the agent: a token left out is kept; the certificate is pinned anew
@@ -249,6 +251,10 @@ class Agents:
             certificate, ca = row.certificate, row.ca_certificate
         if not same_trust:
             certificate, ca = await self._trust(spec)
+        probe = None
+        if not same_trust or spec.token:
+            token = spec.token or self._load_target(agent_id).token
+            probe = await self._before_saving(AgentTarget(spec.name, url, token, certificate, ca))
         with self.db.session() as session:
             row = self._row(session, agent_id)
             row.name, row.url, row.enabled = _name(spec.name), url, spec.enabled
@@ -262,6 +268,9 @@ class Agents:
                 raise Conflict(f"An agent named {spec.name!r} exists") from exc
             view = self._view(row)
         await self._forget(agent_id)
+        if probe is not None:
+            self._record(agent_id, probe)
+            view = await asyncio.to_thread(self.get, agent_id)
         return view
 
     async def delete(self, agent_id: int) -> str:
@@ -378,13 +387,20 @@ class Agents:
         client = await self.client(agent_id, usable=False)
         view = self.get(agent_id)
         probe = await self._probe(client, await self._presented(view.url))
+        self._record(agent_id, probe)
+        return probe
+
+    def _record(self, agent_id: int, probe: Probe) -> None:
         health = (
             AgentHealth(version=probe.version, capabilities=probe.capabilities)
             if probe.version
             else None
         )
         self.record_contact(agent_id, health, None if probe.ok else probe.detail)
-        return probe
+
+    async def _before_saving(self, target: AgentTarget) -> Probe:
+        """Reach an agent about to be saved with `target` (Invalid when it refuses it)."""
+        return await self._probe(_connect(target, self.start_timeout), None, True, saving=True)
 
     async def _presented(self, url: str) -> str | None:
         """The fingerprint of the certificate an HTTPS agent presents now (the pinned one
@@ -396,11 +412,19 @@ class Agents:
         except StackyardError:
             return None
 
-    async def _probe(self, client: AgentClient, shown: str | None, close: bool = False) -> Probe:
+    async def _probe(
+        self, client: AgentClient, shown: str | None, close: bool = False, saving: bool = False
+    ) -> Probe:
+        """What reaching the agent found; `saving`: Invalid when it refuses the token or
+        the certificate it is about to be saved with."""
         try:
             health = await self.health(client)
         except TimeoutError:
             return Probe(ok=False, detail=f"No answer within {self.timeout:g} s", fingerprint=shown)
+        except AgentDenied as exc:
+            if saving:
+                raise Invalid(f"{exc.detail}: nothing was saved") from exc
+            return Probe(ok=False, detail=exc.detail, fingerprint=shown)
         except (StackyardError, ssl.SSLError) as exc:
             detail = exc.detail if isinstance(exc, StackyardError) else str(exc)
             return Probe(ok=False, detail=detail, fingerprint=shown)

@@ -82,7 +82,7 @@ async def create_agent(
     """Add an agent. For HTTPS, its certificate is pinned: give the fingerprint a test
     showed (it is checked against what the agent presents), or a CA certificate."""
     with audit(admin, "agent.create", body.name):
-        return await agents.add(body.spec())
+        return await agents.create(body.spec())
 
 
 @router.post("/agents/test", operation_id="testUnsavedAgent")
