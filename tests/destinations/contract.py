@@ -1,21 +1,24 @@
 """What every destination type must do, run against each real peer: push, list,
 download, delete and test, bytes equal after a round trip, no file but ours ever listed
-or touched, no temporary file left on either side."""
+or touched, no temporary file left on either side; and a transfer through a relay that
+stalls mid-transfer fails with why instead of hanging."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from tests.support.peers import Relay
 
 from stackyard.backups.names import archive_name
 from stackyard.destinations.base import PARTIAL_PREFIX, Destination
-from stackyard.errors import Conflict, Invalid, NotFound
+from stackyard.destinations.stalls import Watched
+from stackyard.errors import Conflict, DestinationUnreachable, Invalid, NotFound
 
 MIB = 1024 * 1024
 
@@ -93,3 +96,33 @@ def run_contract(
         assert not any(n.startswith(PARTIAL_PREFIX) for n in raw_names())
 
     asyncio.run(scenario())
+
+
+def run_stalled(
+    direct: Destination,
+    through: Callable[[int], Destination],
+    port: int,
+    tmp_path: Path,
+    raw_names: Callable[[], list[str]],
+) -> None:
+    """`through(relay_port)`: the destination reached through a relay to the peer's
+    `port`. The relay stalls (keeps the connection open, passes nothing on) once 1 MiB
+    went through: a push and a pull each end with "No progress" (3 s here, generous for
+    signing in on a busy machine; no wait for the cleanup, which the stalled server cannot
+    answer), no archive is left under its final name, and the peer works again once the
+    relay is gone."""
+    local = an_archive(tmp_path)
+
+    async def stalled(transfer: Callable[[Destination], Awaitable[None]]) -> None:
+        with Relay(port, after=MIB, then="stall") as relay:
+            with pytest.raises(DestinationUnreachable, match="No progress for 3 s"):
+                await transfer(Watched(through(relay.port), limit=3, grace=0))
+            assert relay.tripped.is_set()  # it stalled mid-transfer, not before
+
+    asyncio.run(stalled(lambda d: d.push(local, local.name, lambda done: None)))
+    assert local.name not in raw_names()
+
+    asyncio.run(direct.push(local, local.name, lambda done: None))
+    asyncio.run(stalled(lambda d: d.pull(local.name, tmp_path / "back.tar", lambda done: None)))
+    asyncio.run(direct.delete(local.name))
+    assert local.name not in raw_names()

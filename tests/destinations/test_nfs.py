@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import secrets
 import uuid
 
 import pytest
@@ -71,29 +72,43 @@ def test_settings_are_kept_to_a_shell_safe_set():
     assert NfsSettings(server="nas", export="/srv", subdirectory="/a/b/").subdirectory == "a/b"
 
 
-def test_the_volume_is_made_again_when_its_settings_change(docker_client, helpers):
+def test_the_volume_is_made_again_when_its_settings_change_and_is_this_services_own(
+    docker_client, helpers
+):
+    """Another service on the same engine with a destination of the same id has a volume
+    of its own: neither uses, changes nor removes the other's."""
     destination_id = random.randint(10**6, 10**7)
+    other = secrets.token_hex(6)
     first = NfsSettings(server="127.0.0.1", export="/srv/a")
     try:
-        name = ensure_volume(docker_client, destination_id, first)
-        assert name == volume_name(destination_id) == f"svc-nfs-dest-{destination_id}"
+        name = ensure_volume(docker_client, helpers.owner, destination_id, first)
+        assert name == volume_name(helpers.owner, destination_id)
+        assert name == f"svc-nfs-dest-{helpers.owner}-{destination_id}"
+        theirs = ensure_volume(
+            docker_client, other, destination_id, NfsSettings(server="127.0.0.2", export="/t")
+        )
+        assert theirs != name
         made = docker_client.api.inspect_volume(name)
         assert made["Driver"] == "local"
         assert made["Options"] == {"type": "nfs", "o": "addr=127.0.0.1,rw", "device": ":/srv/a"}
-        assert ensure_volume(docker_client, destination_id, first) == name
+        assert ensure_volume(docker_client, helpers.owner, destination_id, first) == name
         assert docker_client.api.inspect_volume(name)["CreatedAt"] == made["CreatedAt"]
 
         changed = NfsSettings(server="127.0.0.1", export="/srv/b", options="rw,nfsvers=4.1")
-        ensure_volume(docker_client, destination_id, changed)
+        ensure_volume(docker_client, helpers.owner, destination_id, changed)
         again = docker_client.api.inspect_volume(name)
         assert again["Options"] == {
             "type": "nfs",
             "o": "addr=127.0.0.1,rw,nfsvers=4.1",
             "device": ":/srv/b",
         }
+        assert docker_client.api.inspect_volume(theirs)["Options"]["device"] == ":/t"
+        remove_volume(docker_client, helpers.owner, destination_id)
+        assert docker_client.api.inspect_volume(theirs)["Options"]["device"] == ":/t"
     finally:
-        remove_volume(docker_client, destination_id)
-    assert name not in {v.name for v in docker_client.volumes.list()}
+        remove_volume(docker_client, helpers.owner, destination_id)
+        remove_volume(docker_client, other, destination_id)
+    assert not {name, theirs} & {v.name for v in docker_client.volumes.list()}
 
 
 def test_a_mount_failure_is_a_clean_destination_error(docker_client, helpers, tmp_path):
@@ -104,14 +119,14 @@ def test_a_mount_failure_is_a_clean_destination_error(docker_client, helpers, tm
         server="127.0.0.1", export="/srv/none", options="rw,soft,timeo=10,retrans=1"
     )
     try:
-        volume = ensure_volume(docker_client, destination_id, settings)
+        volume = ensure_volume(docker_client, helpers.owner, destination_id, settings)
         destination = NfsDestination(helpers, volume, settings)
         with pytest.raises(DestinationError, match=r"NFS 127\.0\.0\.1:/srv/none"):
             asyncio.run(destination.test())
         with pytest.raises(DestinationError):
             asyncio.run(destination.archives())
     finally:
-        remove_volume(docker_client, destination_id)
+        remove_volume(docker_client, helpers.owner, destination_id)
     # No helper is left behind.
     assert not docker_client.containers.list(
         all=True, filters={"label": f"stackyard.helper={helpers.owner}"}

@@ -9,7 +9,7 @@ from hashlib import sha256
 
 import pytest
 from botocore.awsrequest import AWSResponse
-from tests.destinations.contract import an_archive, run_contract
+from tests.destinations.contract import an_archive, run_contract, run_stalled
 from tests.support.peers import silent_listener
 from tests.support.processes import free_port
 from tests.support.waiting import until
@@ -50,6 +50,18 @@ def test_the_contract(s3_server, s3_unsigned_server, tmp_path, prefix):
     )
     if prefix:  # nothing outside the prefix
         assert all(k.startswith(full) for k in keys(s3_server, bucket))
+
+
+def test_a_server_that_stalls_mid_transfer_ends_the_transfer(s3_server, tmp_path):
+    bucket = s3_server.bucket()
+    port = int(s3_server.url.rsplit(":", 1)[1])
+
+    def through(relay: int) -> S3Destination:
+        return destination(s3_server, bucket, url=f"http://127.0.0.1:{relay}")
+
+    run_stalled(
+        destination(s3_server, bucket), through, port, tmp_path, lambda: keys(s3_server, bucket)
+    )
 
 
 def test_part_sizes_fit_the_archive():

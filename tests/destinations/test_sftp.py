@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
-import socket
-import threading
 import uuid
 from pathlib import Path
 
 import pytest
-from tests.destinations.contract import an_archive, run_contract
-from tests.support.peers import SftpServer
+from tests.destinations.contract import an_archive, run_contract, run_stalled
+from tests.support.peers import Relay, SftpServer
 from tests.support.processes import free_port
 from tests.support.waiting import wait_until
 
@@ -56,6 +53,17 @@ def test_the_contract_with_a_password_and_with_a_key(sftp_server, tmp_path, auth
     )
     destination = SftpDestination(settings(sftp_server, name), secrets, sftp_server.host_key())
     run_contract(destination, tmp_path, raw(path), foreign(path))
+
+
+def test_a_server_that_stalls_mid_transfer_ends_the_transfer(sftp_server, tmp_path):
+    name, path = folder_of(sftp_server)
+    secrets, key = Secrets(password=sftp_server.password), sftp_server.host_key()
+
+    def through(port: int) -> SftpDestination:
+        return SftpDestination(settings(sftp_server, name, port=port), secrets, key)
+
+    direct = SftpDestination(settings(sftp_server, name), secrets, key)
+    run_stalled(direct, through, sftp_server.port, tmp_path, raw(path))
 
 
 def test_the_host_key_is_read_before_signing_in_and_pinned(sftp_server):
@@ -118,7 +126,7 @@ def test_an_unreachable_server_is_a_clear_error(sftp_server):
 def test_a_connection_cut_mid_upload_leaves_no_file_under_the_final_name(sftp_server, tmp_path):
     """A relay between us and sshd is cut after 8 MiB of a 64 MiB upload."""
     name, path = folder_of(sftp_server)
-    relay = _CuttingRelay(sftp_server.port, cut_after=8 * 1024 * 1024)
+    relay = Relay(sftp_server.port, after=8 * 1024 * 1024, then="cut")
     destination = SftpDestination(
         settings(sftp_server, name, port=relay.port),
         Secrets(password=sftp_server.password),
@@ -139,44 +147,3 @@ def test_a_connection_cut_mid_upload_leaves_no_file_under_the_final_name(sftp_se
     asyncio.run(good.push(local, local.name, lambda done: None))
     assert (path / local.name).read_bytes() == local.read_bytes()
     shutil.rmtree(path)
-
-
-class _CuttingRelay:
-    """A TCP relay to 127.0.0.1:`port` that closes both sides once `cut_after` bytes went
-    from the client to the server."""
-
-    def __init__(self, port: int, cut_after: int) -> None:
-        self.target = port
-        self.cut_after = cut_after
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.sockets: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        try:
-            client, _ = self.listener.accept()
-        except OSError:
-            return
-        server = socket.create_connection(("127.0.0.1", self.target))
-        self.sockets += [client, server]
-        threading.Thread(target=self._pipe, args=(server, client, None), daemon=True).start()
-        self._pipe(client, server, self.cut_after)
-
-    def _pipe(self, source: socket.socket, sink: socket.socket, limit: int | None) -> None:
-        sent = 0
-        try:
-            while data := source.recv(65536):
-                sink.sendall(data)
-                sent += len(data)
-                if limit is not None and sent >= limit:
-                    break
-        except OSError:
-            pass
-        self.close()
-
-    def close(self) -> None:
-        for sock in [*self.sockets, self.listener]:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-            sock.close()

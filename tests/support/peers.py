@@ -24,6 +24,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import boto3
 import httpx
@@ -288,3 +289,61 @@ def silent_listener() -> Iterator[str]:
         thread.join()
         for connection in [*accepted, listener]:
             connection.close()
+
+
+class Relay:
+    """A TCP relay to 127.0.0.1:`port` for any number of connections that, once `after`
+    bytes went through it (both ways, all connections), either cuts every connection
+    (`then="cut"`: a server that went away) or stops passing anything on while keeping
+    them open (`then="stall"`: a server that hangs mid-transfer), until `close`."""
+
+    def __init__(self, port: int, after: int, then: Literal["cut", "stall"]) -> None:
+        self.target = port
+        self.after = after
+        self.then = then
+        self.passed = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.sockets: list[socket.socket] = []
+        self.tripped = threading.Event()
+        self.closed = threading.Event()
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                client, _ = self.listener.accept()
+                server = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                return
+            self.sockets += [client, server]
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while not self.tripped.is_set() and (data := source.recv(65536)):
+                sink.sendall(data)
+                with self._lock:
+                    self.passed += len(data)
+                    if self.passed >= self.after:
+                        self.tripped.set()
+        except OSError:
+            pass
+        if self.then == "stall":
+            self.closed.wait()
+        self.close()
+
+    def __enter__(self) -> Relay:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.closed.set()
+        for sock in [*self.sockets, self.listener]:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()

@@ -1,7 +1,9 @@
 """NFS destinations: the engine mounts the export, the service never does.
 
-The export is a named volume `svc-nfs-dest-<destination id>` (driver `local`, type
-`nfs`), made again whenever the server, the export or the options change. Every file
+The export is a named volume `svc-nfs-dest-<owner>-<destination id>` (driver `local`,
+type `nfs`), made again whenever the server, the export or the options change; `owner`
+is this service's helper owner (`Helpers.owner`), so that services sharing an engine
+never use or remove each other's volume. Every file
 operation is a short-lived helper container with that volume at `/dest`
 (`docker/helper.py`): an upload writes the archive into the helper through the engine's
 archive API under a hidden temporary name and renames it into place, a listing runs
@@ -45,8 +47,8 @@ _EXISTS = 4  # exit status of our scripts for "the final name is taken"
 T = TypeVar("T")
 
 
-def volume_name(destination_id: int) -> str:
-    return f"{VOLUME_PREFIX}{destination_id}"
+def volume_name(owner: str, destination_id: int) -> str:
+    return f"{VOLUME_PREFIX}{owner}-{destination_id}"
 
 
 def volume_options(settings: NfsSettings) -> dict[str, str]:
@@ -61,9 +63,9 @@ def _classified(exc: StackyardError, settings: NfsSettings) -> DestinationError:
     return DestinationError(f"NFS {settings.server}:{settings.export}: {exc.detail}")
 
 
-def ensure_volume(client: Engine, destination_id: int, settings: NfsSettings) -> str:
+def ensure_volume(client: Engine, owner: str, destination_id: int, settings: NfsSettings) -> str:
     """The destination's volume, made (again) when it is missing or its options changed."""
-    name = volume_name(destination_id)
+    name = volume_name(owner, destination_id)
     wanted = volume_options(settings)
     try:
         current = volumes.volume(client, name)
@@ -77,10 +79,10 @@ def ensure_volume(client: Engine, destination_id: int, settings: NfsSettings) ->
     return name
 
 
-def remove_volume(client: Engine, destination_id: int) -> None:
+def remove_volume(client: Engine, owner: str, destination_id: int) -> None:
     """Forget the destination's volume (the export's files are not touched)."""
     try:
-        volumes.remove_volume(client, volume_name(destination_id))
+        volumes.remove_volume(client, volume_name(owner, destination_id))
     except NotFound:
         pass
     except StackyardError as exc:

@@ -39,6 +39,7 @@ from stackyard.destinations.model import (
     Settings,
     SftpSettings,
 )
+from stackyard.destinations.stalls import Watched
 from stackyard.docker.engine import Engine
 from stackyard.docker.helper import Helpers
 from stackyard.errors import Conflict, Invalid, NotFound
@@ -198,7 +199,7 @@ class Destinations:
         with self.db.session() as session:
             row = self._row(session, destination_id)
             if row.type == "nfs":
-                nfs.remove_volume(self._docker(), row.id)
+                nfs.remove_volume(self._docker(), self._helpers().owner, row.id)
             session.delete(row)
             return row.name
 
@@ -221,16 +222,18 @@ class Destinations:
         secrets: Secrets,
         host_key: str | None,
     ) -> Destination:
+        """The destination of `settings`, its transfers ended when they stop moving."""
         if isinstance(settings, SftpSettings):
             from stackyard.destinations.sftp import SftpDestination
 
-            return SftpDestination(settings, secrets, host_key)
+            return Watched(SftpDestination(settings, secrets, host_key))
         if isinstance(settings, S3Settings):
             from stackyard.destinations.s3 import S3Destination
 
-            return S3Destination(settings, secrets)
-        volume = nfs.ensure_volume(self._docker(), destination_id, settings)
-        return nfs.NfsDestination(self._helpers(), volume, settings)
+            return Watched(S3Destination(settings, secrets))
+        helpers = self._helpers()
+        volume = nfs.ensure_volume(self._docker(), helpers.owner, destination_id, settings)
+        return Watched(nfs.NfsDestination(helpers, volume, settings))
 
     async def archives(self, destination_id: int) -> list[RemoteArchive]:
         destination = await asyncio.to_thread(self.open, destination_id)
