@@ -1,11 +1,12 @@
 """A hostile agent: a plain HTTP server on loopback that answers its health like an agent
 (so that a central adds it) and anything else as the test tells it (content type, body,
-status, headers), recording what it was asked."""
+status, headers, dripped byte by byte), recording what it was asked."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +23,8 @@ class Answer:
     content_type: str = "application/json"
     body: bytes = b"{}"
     headers: dict[str, str] = field(default_factory=dict)
+    #: Seconds between two bytes of the body (0: all at once).
+    drip: float = 0
 
 
 @dataclass
@@ -42,7 +45,7 @@ def _handler(agent: HostileAgent) -> type[BaseHTTPRequestHandler]:
         def _answer(self) -> None:
             path = self.path.split("?", 1)[0].removeprefix("/agent/")
             agent.asked.append((path, dict(self.headers.items())))
-            if path == "health":
+            if path == "health" and path not in agent.answers:
                 health = {"status": "ok", "version": __version__, "mode": "agent"}
                 answer = Answer(body=json.dumps(health | {"capabilities": CAPABILITIES}).encode())
             else:
@@ -53,7 +56,13 @@ def _handler(agent: HostileAgent) -> type[BaseHTTPRequestHandler]:
             for name, value in answer.headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(answer.body)
+            if not answer.drip:
+                self.wfile.write(answer.body)
+                return
+            for byte in answer.body:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(answer.drip)
 
         do_GET = do_POST = do_DELETE = _answer
 

@@ -143,3 +143,29 @@ def test_a_test_that_does_not_reach_the_agent_is_audited_as_a_failure(admin_clie
     entry = admin_client.get("/api/audit").json()["items"][0]
     assert (entry["action"], entry["outcome"]) == ("agent.test", "failure")
     assert entry["detail"] == probe["detail"]
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (Answer(body=b"<html>not json"), "cannot read"),
+        (Answer(body=b"[" * 100_000 + b"]" * 100_000), "cannot read"),
+        (Answer(body=b'{"status": "ok", "x": "' + b"x" * (17 * 2**20) + b'"}'), "more than 16 MiB"),
+        (Answer(body=b'{"status": "ok", "version": "1.0.0"}', drip=0.5), "No answer within"),
+    ],
+    ids=["malformed", "nested", "oversized", "drip"],
+)
+def test_a_malformed_oversized_or_dripping_answer_is_an_error_with_why(
+    admin_client,
+    hostile_agent,  # noqa: F811
+    base,
+    answer,
+    said,
+):
+    """What the central reads itself (here the agent's health, at a test) is read within
+    a time limit and a size bound, and only when it has the shape it must have."""
+    hostile_agent.answers["health"] = answer
+    tested = admin_client.post(f"{base}/test")
+    assert tested.status_code == 200 and not tested.json()["ok"]
+    assert said in tested.json()["detail"]
+    assert said in admin_client.get(base).json()["last_error"]

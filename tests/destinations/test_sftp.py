@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 from tests.destinations.contract import an_archive, run_contract, run_stalled
-from tests.support.peers import Relay, SftpServer
+from tests.support.peers import Relay, SftpServer, silent_listener
 from tests.support.processes import free_port
 from tests.support.waiting import wait_until
 
+from stackyard.destinations import sftp
 from stackyard.destinations.base import PARTIAL_PREFIX
 from stackyard.destinations.model import Secrets, SftpSettings
 from stackyard.destinations.sftp import SftpDestination, fetch_host_key, fingerprint_of
@@ -121,6 +122,18 @@ def test_an_unreachable_server_is_a_clear_error(sftp_server):
         asyncio.run(destination.test())
     with pytest.raises(DestinationUnreachable):
         asyncio.run(fetch_host_key(settings(sftp_server, "", port=closed)))
+
+
+def test_a_server_that_never_answers_fails_at_the_connect_limit(sftp_server, monkeypatch):
+    """A real listener that accepts and stays silent (no SSH banner): the test, the list
+    and the first contact each end at the limit (one second here) with the cause."""
+    monkeypatch.setattr(sftp, "CONNECT_TIMEOUT", 1.0)
+    with silent_listener() as where:
+        silent = settings(sftp_server, "", port=int(where.rsplit(":", 1)[1]))
+        destination = SftpDestination(silent, Secrets(password="x"), sftp_server.host_key())
+        for call in (destination.test, destination.archives, lambda: fetch_host_key(silent)):
+            with pytest.raises(DestinationUnreachable, match="did not answer within 1 s"):
+                asyncio.run(call())
 
 
 def test_a_connection_cut_mid_upload_leaves_no_file_under_the_final_name(sftp_server, tmp_path):

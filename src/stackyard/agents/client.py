@@ -40,6 +40,9 @@ T = TypeVar("T")
 #: keep-alive every 15 s).
 TIMEOUT = aiohttp.ClientTimeout(total=None, connect=5.0, sock_read=60.0)
 Query = list[tuple[str, str]]
+#: The largest answer read whole (the JSON the central itself reads): more is an agent
+#: gone wrong, refused before it fills the central's memory.
+MAX_READ_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -214,12 +217,23 @@ class AgentClient:
         return await self.read(answer, shape)
 
     async def read_bytes(self, answer: AgentResponse) -> bytes:
-        """The whole (small) answer; an error answer raises with the agent's detail, as
-        the error its status says (404 NotFound, 409 Conflict, 400 Invalid)."""
+        """The whole (small) answer, within `start_timeout` and `MAX_READ_BYTES` (an
+        answer that drips or never ends is an agent gone wrong); an error answer raises
+        with the agent's detail, as the error its status says (404 NotFound, 409
+        Conflict, 400 Invalid)."""
         body = bytearray()
         with self._classified():
-            async for chunk in answer.body():
-                body += chunk
+            async with (
+                asyncio.timeout(self.start_timeout),
+                contextlib.aclosing(answer.body()) as chunks,
+            ):
+                async for chunk in chunks:
+                    body += chunk
+                    if len(body) > MAX_READ_BYTES:
+                        raise AgentError(
+                            f"Agent {self.target.name!r} answered more than "
+                            f"{MAX_READ_BYTES // 2**20} MiB where a short answer was expected"
+                        )
         if answer.status_code >= 400:
             detail = f"Agent {self.target.name!r}: {_detail(bytes(body), answer.status_code)}"
             raise _BY_STATUS.get(answer.status_code, AgentError)(detail)
