@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -55,7 +55,7 @@ class AgentResponse:
     rest: AsyncIterator[bytes]
     response: aiohttp.ClientResponse
 
-    async def body(self) -> AsyncIterator[bytes]:
+    async def body(self) -> AsyncGenerator[bytes]:
         try:
             if self.first:
                 yield self.first
