@@ -1,9 +1,13 @@
 """Registry failures are classified where httpx's errors and statuses enter the client:
 what the caller can do (retry later, fix the credentials) is in the type, never in the
-message text. No registry needed: httpx's MockTransport answers."""
+message text. No registry needed: httpx's MockTransport answers, and real listeners on
+loopback stay silent or drip."""
 
 import asyncio
+import contextlib
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
 import pytest
@@ -97,6 +101,42 @@ def test_a_registry_that_accepts_and_never_answers_is_unreachable_with_why():
         f"cannot reach registry {host}: it accepted the connection but sent no answer within 1 s"
     )
     assert took < 10  # its limits (1 s each), never the old 15 s per scheme
+
+
+def test_a_registry_that_drips_its_answer_is_unreachable_at_the_deadline():
+    """A real server on loopback that sends its headers, then a byte of the tag list
+    every 0.2 s: each read is quick, the answer never ends; the call ends at its deadline."""
+
+    class Dripping(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                for _ in range(100):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.2)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Dripping)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    host = f"127.0.0.1:{server.server_port}"
+
+    async def go():
+        async with RegistryClient(insecure=lambda h: True, deadline=1.5) as client:
+            return await client.tags(host, "team/app")
+
+    try:
+        with pytest.raises(errors.RegistryUnreachable) as raised:
+            asyncio.run(go())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert raised.value.detail == (f"cannot reach registry {host}: its answer took more than 1.5 s")
 
 
 @pytest.mark.parametrize("code", [429, 500, 502, 503, 504])

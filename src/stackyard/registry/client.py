@@ -9,6 +9,7 @@ other unusable answer. Callers decide by type, never by message text."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import re
 import time
@@ -50,6 +51,9 @@ class _Token:
 #: A registry call's time limits (seconds): a registry that takes longer is reported
 #: unreachable, with why, instead of holding the page that asked.
 TIMEOUT = httpx.Timeout(8.0, connect=4.0)
+#: The longest one registry request may take in all: a read limit alone never ends an
+#: answer that drips a byte at a time.
+DEADLINE = 30.0
 
 
 class RegistryClient:
@@ -59,10 +63,12 @@ class RegistryClient:
         insecure: Callable[[str], bool] = lambda host: False,
         timeout: httpx.Timeout = TIMEOUT,
         transport: httpx.AsyncBaseTransport | None = None,
+        deadline: float = DEADLINE,
     ) -> None:
         self._credentials = credentials
         self._insecure = insecure
         self.timeout = timeout
+        self.deadline = deadline
         self._http = httpx.AsyncClient(timeout=timeout, transport=transport, follow_redirects=True)
         self._schemes: dict[str, str] = {}
         self._tokens: dict[tuple[str, str], _Token] = {}
@@ -129,10 +135,11 @@ class RegistryClient:
         for candidate in schemes:
             try:
                 self.requests += 1
-                response = await self._http.request(
-                    method, f"{candidate}://{host}{path}", headers=headers
-                )
-            except httpx.ReadTimeout as exc:  # it answers no request: no other scheme helps
+                async with asyncio.timeout(self.deadline):
+                    response = await self._http.request(
+                        method, f"{candidate}://{host}{path}", headers=headers
+                    )
+            except (httpx.ReadTimeout, TimeoutError) as exc:  # no other scheme helps
                 last_error = exc
                 break
             except httpx.TransportError as exc:
@@ -151,6 +158,8 @@ class RegistryClient:
             return f"no connection within {self.timeout.connect:g} s"
         if isinstance(exc, httpx.ReadTimeout):
             return f"it accepted the connection but sent no answer within {self.timeout.read:g} s"
+        if isinstance(exc, TimeoutError):
+            return f"its answer took more than {self.deadline:g} s"
         if isinstance(exc, httpx.TimeoutException):
             return "it took too long"
         return str(exc) or type(exc).__name__
