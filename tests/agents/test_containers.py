@@ -155,11 +155,12 @@ def test_an_agent_with_a_certificate_of_a_given_ca(agent_processes, admin_client
     assert created.json()["trusts_ca"] and created.json()["fingerprint"] is None
     assert admin_client.get(f"/api/agents/{created.json()['id']}/stacks").json() == []
 
-    # Another CA's certificate is refused.
+    # Another CA, which did not sign the agent's certificate, is refused when it is
+    # given, and nothing changes.
     other = _ca_and_leaf(tmp_path / "other")
     wrong = admin_client.put(
         f"/api/agents/{created.json()['id']}", json={**body, "token": None, "ca_certificate": other}
     )
-    assert wrong.status_code == 200
-    refused = admin_client.get(f"/api/agents/{created.json()['id']}/stacks")
-    assert refused.status_code == 502 and "not the pinned one" in refused.json()["detail"]
+    assert wrong.status_code == 400 and "not the pinned one" in wrong.json()["detail"]
+    assert "nothing was saved" in wrong.json()["detail"]
+    assert admin_client.get(f"/api/agents/{created.json()['id']}/stacks").json() == []
