@@ -169,7 +169,12 @@ CONFIG = SchemathesisConfig.from_dict(
     }
 )
 SCHEMA = schemathesis.openapi.from_dict(json.loads(openapi_text()), config=CONFIG)
+REFUSED_SCHEMA = schemathesis.openapi.from_dict(
+    json.loads(openapi_text()),
+    config=SchemathesisConfig.from_dict({"phases": {"coverage": {"enabled": False}}}),
+)
 EXAMPLES = int(os.environ.get("STACKYARD_FUZZ_EXAMPLES", "20"))
+REFUSED_EXAMPLES = max(1, EXAMPLES // 4)
 
 
 def test_policy_covers_every_operation():
@@ -287,16 +292,7 @@ def _spares_the_fuzzers_own_credentials(case) -> bool:
     return username not in FUZZ_USERS or case.method == "GET"
 
 
-@pytest.mark.docker
-@pytest.mark.parametrize("role", ROLES, ids=lambda r: r or "anonymous")
-@SCHEMA.exclude(operation_id=sorted(NOT_FUZZED)).parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    derandomize=True,
-)
-def test_api_holds_under_fuzzing(case, role, fuzz_server, sessions):
+def _holds(case, role, fuzz_server, sessions) -> None:
     server, headers = fuzz_server
     operation_id = case.operation.definition.raw["operationId"]
     assume(_spares_the_fuzzers_own_credentials(case))
@@ -327,3 +323,39 @@ def test_api_holds_under_fuzzing(case, role, fuzz_server, sessions):
         )
         return
     case.validate_response(response, headers=headers[role])
+
+
+def _fuzzed(role: str | None, refused: bool):
+    """The fuzz test of `role` over the operations it may use (every phase, `EXAMPLES`
+    each), or over those it may not (`REFUSED_EXAMPLES` each, without the coverage
+    phase's boundary values and method probes, which the roles that may use the operation
+    run: what is checked is that any input is refused, and refusing does not depend on
+    the input)."""
+    operations = sorted(
+        op
+        for op, least in POLICY.items()
+        if op not in NOT_FUZZED and (RANK[role] < RANK[least]) == refused
+    )
+    schema = (REFUSED_SCHEMA if refused else SCHEMA).include(operation_id=operations)
+
+    @pytest.mark.docker
+    @schema.parametrize()
+    @settings(
+        max_examples=REFUSED_EXAMPLES if refused else EXAMPLES,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+        derandomize=True,
+    )
+    def test(case, fuzz_server, sessions):
+        _holds(case, role, fuzz_server, sessions)
+
+    return test
+
+
+test_admin_under_fuzzing = _fuzzed("admin", refused=False)
+test_operator_under_fuzzing = _fuzzed("operator", refused=False)
+test_viewer_under_fuzzing = _fuzzed("viewer", refused=False)
+test_anonymous_under_fuzzing = _fuzzed(None, refused=False)
+test_operator_is_refused_under_fuzzing = _fuzzed("operator", refused=True)
+test_viewer_is_refused_under_fuzzing = _fuzzed("viewer", refused=True)
+test_anonymous_is_refused_under_fuzzing = _fuzzed(None, refused=True)
