@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from tests.support.peers import Relay
+from tests.support.waiting import until
 
 from stackyard.backups.names import archive_name
 from stackyard.destinations.base import PARTIAL_PREFIX, Destination
@@ -109,20 +110,30 @@ def run_stalled(
     `port`. The relay stalls (keeps the connection open, passes nothing on) once 1 MiB
     went through: a push and a pull each end with "No progress" (3 s here, generous for
     signing in on a busy machine; no wait for the cleanup, which the stalled server cannot
-    answer), no archive is left under its final name, and the peer works again once the
-    relay is gone."""
+    answer). Then the server answers again: the push given up on never completes and
+    leaves nothing behind there, not even its temporary name (each run here ends once all
+    its work, threads included, has ended)."""
     local = an_archive(tmp_path)
 
-    async def stalled(transfer: Callable[[Destination], Awaitable[None]]) -> None:
+    async def stalled(
+        transfer: Callable[[Destination], Awaitable[None]], left: list[str] | None = None
+    ) -> None:
         with Relay(port, after=MIB, then="stall") as relay:
             with pytest.raises(DestinationUnreachable, match="No progress for 3 s"):
                 await transfer(Watched(through(relay.port), limit=3, grace=0))
             assert relay.tripped.is_set()  # it stalled mid-transfer, not before
+            relay.resume()
+            # What goes on after the failure (a request in flight, the clean-up) reaches
+            # the server now, and ends.
+            alone = {asyncio.current_task()}
+            await until(lambda: asyncio.all_tasks() == alone, what="the transfer's work to end")
+            if left is not None:
+                assert raw_names() == left
 
-    asyncio.run(stalled(lambda d: d.push(local, local.name, lambda done: None)))
-    assert local.name not in raw_names()
+    asyncio.run(stalled(lambda d: d.push(local, local.name, lambda done: None), left=[]))
+    assert raw_names() == []
 
     asyncio.run(direct.push(local, local.name, lambda done: None))
     asyncio.run(stalled(lambda d: d.pull(local.name, tmp_path / "back.tar", lambda done: None)))
     asyncio.run(direct.delete(local.name))
-    assert local.name not in raw_names()
+    assert raw_names() == []

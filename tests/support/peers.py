@@ -295,7 +295,8 @@ class Relay:
     """A TCP relay to 127.0.0.1:`port` for any number of connections that, once `after`
     bytes went through it (both ways, all connections), either cuts every connection
     (`then="cut"`: a server that went away) or stops passing anything on while keeping
-    them open (`then="stall"`: a server that hangs mid-transfer), until `close`."""
+    them open (`then="stall"`: a server that hangs mid-transfer) until `resume` (the
+    server answers again) or `close`."""
 
     def __init__(self, port: int, after: int, then: Literal["cut", "stall"]) -> None:
         self.target = port
@@ -306,12 +307,13 @@ class Relay:
         self.port = self.listener.getsockname()[1]
         self.sockets: list[socket.socket] = []
         self.tripped = threading.Event()
-        self.closed = threading.Event()
+        self.resumed = threading.Event()
+        self.moving = threading.Event()  # (resumed or closed)
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
     def _accept(self) -> None:
-        while not self.closed.is_set():
+        while not self.moving.is_set() or self.resumed.is_set():
             try:
                 client, _ = self.listener.accept()
                 server = socket.create_connection(("127.0.0.1", self.target))
@@ -323,17 +325,26 @@ class Relay:
 
     def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
         try:
-            while not self.tripped.is_set() and (data := source.recv(65536)):
-                sink.sendall(data)
+            while data := source.recv(65536):
                 with self._lock:
                     self.passed += len(data)
-                    if self.passed >= self.after:
+                    if self.passed >= self.after and not self.resumed.is_set():
                         self.tripped.set()
+                if self.tripped.is_set() and not self.resumed.is_set():
+                    if self.then == "cut":
+                        self.close()
+                        return
+                    self.moving.wait()
+                sink.sendall(data)
         except OSError:
             pass
-        if self.then == "stall":
-            self.closed.wait()
-        self.close()
+        for sock in (source, sink):  # this connection is over, both ways
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def resume(self) -> None:
+        self.resumed.set()
+        self.moving.set()
 
     def __enter__(self) -> Relay:
         return self
@@ -342,7 +353,7 @@ class Relay:
         self.close()
 
     def close(self) -> None:
-        self.closed.set()
+        self.moving.set()
         for sock in [*self.sockets, self.listener]:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)

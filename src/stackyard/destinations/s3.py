@@ -46,6 +46,7 @@ from stackyard.errors import (
     NotFound,
     StackyardError,
 )
+from stackyard.uncancellable import to_the_end
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -212,41 +213,57 @@ class S3Destination:
             multipart_chunksize=part_size(size),
             max_concurrency=CONCURRENCY,
         )
-        try:
-            await self._transfer(
-                config,
-                lambda manager: manager.upload(
-                    str(path), self.settings.bucket, key, subscribers=[_Progress(progress)]
-                ),
-            )
-        except BaseException:
-            await asyncio.shield(asyncio.to_thread(self._abort_parts, key))
-            raise
+        await self._transfer(
+            config,
+            lambda manager: manager.upload(
+                str(path), self.settings.bucket, key, subscribers=[_Progress(progress)]
+            ),
+            undo=lambda: self._undo_upload(key),
+        )
 
-    def _abort_parts(self, key: str) -> None:
-        """Abort unfinished multipart uploads of `key` (s3transfer aborts its own, but
-        not when the connection was cut at that moment)."""
+    def _undo_upload(self, key: str) -> None:
+        """After a failed or cancelled upload of `key`, once its requests have ended:
+        abort its unfinished multipart uploads (s3transfer aborts its own, but not when
+        the connection was cut at that moment), and remove the object when a request in
+        flight completed it after all (a server that stalled and answered again): the key
+        was free before (`push` refuses a taken one), so nothing else is removed."""
+        bucket = self.settings.bucket
         with contextlib.suppress(BotoCoreError, ClientError):
-            found = self.client.list_multipart_uploads(Bucket=self.settings.bucket, Prefix=key)
+            found = self.client.list_multipart_uploads(Bucket=bucket, Prefix=key)
             for upload in found.get("Uploads", []):
                 if upload.get("Key") == key and "UploadId" in upload:
                     self.client.abort_multipart_upload(
-                        Bucket=self.settings.bucket, Key=key, UploadId=upload["UploadId"]
+                        Bucket=bucket, Key=key, UploadId=upload["UploadId"]
                     )
+        with contextlib.suppress(BotoCoreError, ClientError):
+            self.client.delete_object(Bucket=bucket, Key=key)
 
     async def _transfer(
-        self, config: TransferConfig, start: Callable[[Any], TransferFuture]
+        self,
+        config: TransferConfig,
+        start: Callable[[Any], TransferFuture],
+        undo: Callable[[], None] | None = None,
     ) -> None:
+        """Run the transfer `start` begins; when it fails or is cancelled, `undo` runs
+        once its requests have ended (in the background when this call is cancelled)."""
         manager = create_transfer_manager(self.client, config)
+        failed = False
         try:
             future = start(manager)
             try:
                 await self._call(future.result)
             except BaseException:
                 future.cancel()
+                failed = True
                 raise
         finally:
-            await asyncio.shield(asyncio.to_thread(manager.shutdown))
+
+            def end() -> None:
+                manager.shutdown()  # (waits for the requests in flight)
+                if failed and undo is not None:
+                    undo()
+
+            await to_the_end(asyncio.to_thread(end))
 
     async def archives(self) -> list[RemoteArchive]:
         prefix = self._key("")

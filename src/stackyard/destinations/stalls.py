@@ -4,9 +4,11 @@ for N s" when no byte has moved for `STALL_SECONDS`.
 Each type's own time limits end a call to a server that does not answer at all (S3's
 read limit, SSH's keep-alives, the helpers' limits), but a server that stalls in the
 middle of a transfer can keep its connection open, and a transfer that creeps on for
-hours holds the stack's run. The transfer is cancelled; what it wrote on this side goes
-with it (the callers' rule), and its temporary name on the destination is removed when
-the server answers again, or swept by a later upload once a day old (`base`).
+hours holds the stack's run. The transfer is cancelled (one that runs in a thread stops
+at its next piece, should the server answer again: a transfer given up on never ends up
+complete); what it wrote on this side goes with it (the callers' rule), and its
+temporary name on the destination is removed when the server answers again, or swept by
+a later upload once a day old (`base`).
 """
 
 from __future__ import annotations
@@ -55,9 +57,12 @@ class Watched:
         self, work: Callable[[Progress], Awaitable[None]], progress: Progress
     ) -> None:
         moved = time.monotonic()
+        given_up: str | None = None
 
         def seen(done: int) -> None:  # (called from the transfer's thread for some types)
             nonlocal moved
+            if given_up is not None:  # a transfer in a thread, which a cancel does not
+                raise DestinationUnreachable(given_up)  # stop, ends at its next piece
             moved = time.monotonic()
             progress(done)
 
@@ -68,12 +73,15 @@ class Watched:
             while not task.done():
                 await asyncio.wait({task}, timeout=min(1.0, self.limit / 4))
                 if not task.done() and time.monotonic() - moved > self.limit:
-                    task.cancel()
-                    await asyncio.wait({task}, timeout=self.grace)
-                    raise DestinationUnreachable(
+                    given_up = (
                         f"No progress for {self.limit:g} s: the server stopped answering "
                         "in the middle of the transfer"
                     )
+                    task.cancel()
+                    await asyncio.wait({task}, timeout=self.grace)
+                    raise DestinationUnreachable(given_up)
         finally:
-            task.cancel()  # (when this call is cancelled; a no-op once the task ended)
+            if not task.done():  # (given up on, or this call was cancelled)
+                given_up = given_up or "The transfer was cancelled"
+                task.cancel()
         task.result()
