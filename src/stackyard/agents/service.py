@@ -244,7 +244,7 @@ class Agents:
     async def update(self, agent_id: int, spec: AgentSpec) -> AgentView:
         """Change the agent: a token left out is kept; the certificate is pinned anew
         from what is given (the URL, a fingerprint or a CA)."""
-        url = check_url(spec.url)
+        url, name = check_url(spec.url), _name(spec.name)
         with self.db.session() as session:
             row = self._row(session, agent_id)
             same_trust = url == row.url and not spec.fingerprint and not spec.ca_certificate
@@ -254,10 +254,10 @@ class Agents:
         probe = None
         if not same_trust or spec.token:
             token = spec.token or self._load_target(agent_id).token
-            probe = await self._before_saving(AgentTarget(spec.name, url, token, certificate, ca))
+            probe = await self._before_saving(AgentTarget(name, url, token, certificate, ca))
         with self.db.session() as session:
             row = self._row(session, agent_id)
-            row.name, row.url, row.enabled = _name(spec.name), url, spec.enabled
+            row.name, row.url, row.enabled = name, url, spec.enabled
             row.certificate, row.ca_certificate = certificate, ca
             if spec.token:
                 row.token_encrypted = self._sealer.encode(spec.token.encode()).decode()
@@ -400,7 +400,8 @@ class Agents:
 
     async def _before_saving(self, target: AgentTarget) -> Probe:
         """Reach an agent about to be saved with `target` (Invalid when it refuses it)."""
-        return await self._probe(_connect(target, self.start_timeout), None, True, saving=True)
+        client = _connect(target, self.start_timeout)
+        return await self._probe(client, None, close=True, saving=True)
 
     async def _presented(self, url: str) -> str | None:
         """The fingerprint of the certificate an HTTPS agent presents now (the pinned one

@@ -213,7 +213,8 @@ class Destinations:
                 self._secrets(row),
                 row.host_key,
             )
-        return self._build(destination_id, settings, secrets, host_key)
+        # Its transfers are ended when they stop moving.
+        return Watched(self._build(destination_id, settings, secrets, host_key))
 
     def _build(
         self,
@@ -222,18 +223,17 @@ class Destinations:
         secrets: Secrets,
         host_key: str | None,
     ) -> Destination:
-        """The destination of `settings`, its transfers ended when they stop moving."""
         if isinstance(settings, SftpSettings):
             from stackyard.destinations.sftp import SftpDestination
 
-            return Watched(SftpDestination(settings, secrets, host_key))
+            return SftpDestination(settings, secrets, host_key)
         if isinstance(settings, S3Settings):
             from stackyard.destinations.s3 import S3Destination
 
-            return Watched(S3Destination(settings, secrets))
+            return S3Destination(settings, secrets)
         helpers = self._helpers()
         volume = nfs.ensure_volume(self._docker(), helpers.owner, destination_id, settings)
-        return Watched(nfs.NfsDestination(helpers, volume, settings))
+        return nfs.NfsDestination(helpers, volume, settings)
 
     async def archives(self, destination_id: int) -> list[RemoteArchive]:
         destination = await asyncio.to_thread(self.open, destination_id)
