@@ -4,7 +4,7 @@ import type { LastUpdate, UpdateStarted } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { failureSince } from "./failure";
 import { readHealth, readUpdateStatus } from "./queries";
-import { reloadPage } from "./reload";
+import { page } from "./reload";
 import { useVersionWatch, WATCH_TIMEOUT_MS, type VersionWatchOptions, type WatchState } from "./versionWatch";
 
 /** How this Stackyard is watched after an update started: `/api/health` until it answers `to_version`. */
@@ -65,7 +65,7 @@ export function SelfUpdateProgress({
   const state = useVersionWatch(watch);
   const phase = state?.phase;
   useEffect(() => {
-    if (phase === "arrived") reloadPage();
+    if (phase === "arrived") page.reload();
   }, [phase]);
   const over = phase === "failed" || phase === "timedOut";
   const target = started.to_version;
@@ -100,7 +100,7 @@ export function SelfUpdateProgress({
       )}
       {over && (
         <div className="actions dialog-actions">
-          <button type="button" className="primary" onClick={reloadPage}>
+          <button type="button" className="primary" onClick={() => page.reload()}>
             Reload the page
           </button>
           <button type="button" onClick={onClose}>

@@ -1,13 +1,11 @@
 import { act, screen, waitFor, within } from "@testing-library/react";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, type MockInstance, vi } from "vitest";
 import type { Health, UpdateStarted } from "../../api/types";
 import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
 import { adminUser, health, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeLastUpdate, makeUpdateStatus, NOT_IN_CONTAINER, notSupported, updateAvailable } from "../../test/systemFixtures";
-import { reloadPage } from "./reload";
-
-vi.mock("./reload", () => ({ reloadPage: vi.fn() }));
+import { page } from "./reload";
 
 const started: UpdateStarted = { from_version: "0.1.0", to_version: "0.2.0", helper: "stackyard-self-update-1" };
 
@@ -132,10 +130,11 @@ describe("the Stackyard version in Settings", () => {
 
 describe("updating Stackyard", () => {
   let server: "old" | "down" | "new";
+  let reloadPage: MockInstance<() => void>;
 
   beforeEach(() => {
     vi.useFakeTimers({ shouldAdvanceTime: true });
-    vi.mocked(reloadPage).mockClear();
+    reloadPage = vi.spyOn(page, "reload").mockImplementation(() => {});
     server = "old";
   });
 
