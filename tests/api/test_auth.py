@@ -6,8 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
+from stackyard.clock import utcnow
 from stackyard.db.models import LoginSession
-from stackyard.db.types import utcnow
 from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, settings_in, sign_in, started
 
 

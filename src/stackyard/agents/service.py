@@ -21,9 +21,9 @@ from stackyard.agents import tls
 from stackyard.agents.compat import Capabilities, incompatibility
 from stackyard.agents.health import AgentHealth
 from stackyard.agents.target import AgentTarget
+from stackyard.clock import utcnow
 from stackyard.db.engine import Database
 from stackyard.db.models import Agent as Row
-from stackyard.db.types import utcnow
 from stackyard.errors import (
     AgentDenied,
     AgentError,

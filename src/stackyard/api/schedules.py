@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from stackyard.api.deps import AdminDep, AuditDep, require_admin
 from stackyard.api.models import DbId
-from stackyard.db.types import utcnow
+from stackyard.clock import utcnow
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
 from stackyard.schedules.scheduler import Scheduler
 from stackyard.schedules.store import ScheduleStore

@@ -9,8 +9,8 @@ from sqlalchemy.orm import Session
 
 from stackyard.auth.principal import Principal, Role
 from stackyard.auth.tokens import hash_secret, new_secret
+from stackyard.clock import utcnow
 from stackyard.db.models import ApiToken, LoginSession, User
-from stackyard.db.types import utcnow
 from stackyard.errors import Unauthorized
 
 _TOUCH_EVERY = timedelta(minutes=1)

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from stackyard.db.types import utcnow
+from stackyard.clock import utcnow
 from stackyard.fs.jsonstore import JsonStore
 
 Kind = Literal["stopped", "staging"]

@@ -8,7 +8,8 @@ from datetime import datetime
 from sqlalchemy import BigInteger, Boolean, ForeignKey, Integer, String, Text, text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from stackyard.db.types import UTCDateTime, utcnow
+from stackyard.clock import utcnow
+from stackyard.db.types import UTCDateTime
 
 
 class Base(DeclarativeBase):

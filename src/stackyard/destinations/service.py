@@ -24,9 +24,9 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from stackyard.clock import utcnow
 from stackyard.db.engine import Database
 from stackyard.db.models import Destination as Row
-from stackyard.db.types import utcnow
 from stackyard.destinations import nfs
 from stackyard.destinations.base import Destination
 from stackyard.destinations.model import (

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import or_, select, update
 
 from stackyard.backups.names import host_label, parse_archive_name
+from stackyard.clock import utcnow
 from stackyard.db.models import Schedule as Row
-from stackyard.db.types import utcnow
 from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.schedules.hosts import BackupHost, LocalHost
 from stackyard.schedules.model import ScheduleRunView, ScheduleView

@@ -14,11 +14,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from stackyard.backups.capture import Selection
+from stackyard.clock import utcnow
 from stackyard.db.engine import Database
 from stackyard.db.models import Agent as AgentRow
 from stackyard.db.models import Schedule as Row
 from stackyard.db.models import ScheduleRun as RunRow
-from stackyard.db.types import utcnow
 from stackyard.errors import NotFound
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
 from stackyard.schedules.timetable import next_run

@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
+from stackyard.clock import utcnow
 from stackyard.compose.progress import ProgressFold, ProgressState
-from stackyard.db.types import utcnow
 from stackyard.errors import Conflict, StackyardError
 from stackyard.fs.jsonstore import JsonStore
 from stackyard.process.request_scope import detached

@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import TypeAdapter
 
+from stackyard.clock import utcnow
 from stackyard.compose.project import Project
-from stackyard.db.types import utcnow
 from stackyard.docker.images import local_images
 from stackyard.errors import (
     Invalid,
