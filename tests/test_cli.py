@@ -1,6 +1,8 @@
 """The `stackyard` command as a user runs it: real subprocesses, a real server."""
 
+import http.client
 import subprocess
+import time
 
 import httpx
 
@@ -152,3 +154,27 @@ def test_one_error_handler_reports_every_command_s_errors(tmp_path, monkeypatch)
     package = Path(stackyard.cli.__file__).parent
     catching = [p.name for p in package.glob("*.py") if "except StackyardError" in p.read_text()]
     assert catching == ["__init__.py"]
+
+
+def test_a_connection_left_idle_by_a_browser_is_still_served(live_server):
+    """Browsers keep an idle connection for minutes and send a later request on it (an
+    upload after the user answered a dialog, say). A server that closes it after a few
+    seconds loses the request that crosses its close: the browser cannot send a file
+    again, and the user read "Cannot reach the Stackyard server" (seen in a CI run). The
+    connection is left idle past uvicorn's default of 5 s, then used again."""
+    url = httpx.URL(live_server.url)
+    connection = http.client.HTTPConnection(url.host, url.port, timeout=30)
+    try:
+        connection.request("GET", "/api/health")
+        first = connection.getresponse()
+        first.read()
+        assert first.status == 200
+        used = connection.sock
+        time.sleep(6)  # idle: this is what is tested, not a wait for something to happen
+        connection.request("GET", "/api/health")
+        again = connection.getresponse()
+        again.read()
+        assert again.status == 200
+        assert connection.sock is used  # the same connection, not a new one
+    finally:
+        connection.close()

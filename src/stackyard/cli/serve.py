@@ -18,6 +18,11 @@ HostOpt = Annotated[str | None, typer.Option("--host", help="Listen address")]
 PortOpt = Annotated[int | None, typer.Option("--port", help="Listen port")]
 
 GRACEFUL_SHUTDOWN_SECONDS = 3
+#: How long an idle connection stays open: longer than browsers and proxies keep one
+#: (Chromium 300 s, Firefox 115 s, Traefik 90 s, nginx 60 s). uvicorn's default of 5 s
+#: closed connections they still meant to use, and a request that crossed the close was
+#: lost (a browser does not send a file again: "Cannot reach the Stackyard server").
+KEEP_ALIVE_SECONDS = 330
 
 agent_app = typer.Typer(
     help="Run in agent mode (or `stackyard agent token`).", invoke_without_command=True
@@ -58,6 +63,7 @@ def _run(mode: Mode, host: str | None, port: int | None) -> None:
         # Open event streams (a dashboard, a log view) would hold a stop, and with it an
         # update's recreation, for the engine's whole stop timeout.
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        timeout_keep_alive=KEEP_ALIVE_SECONDS,
         **tls,  # type: ignore[arg-type]
     )
 
