@@ -48,7 +48,7 @@ def wait_until(
     """Call `condition` until it returns something true, and return that; fail the test
     (naming `what` and the last value seen) after `timeout` seconds."""
     deadline = time.monotonic() + timeout
-    pause = interval or INTERVAL
+    pause = INTERVAL if interval is None else interval
     while True:
         value = condition()
         if value:
@@ -67,7 +67,7 @@ async def until(
 ) -> T:
     """`wait_until` in an event loop: `condition` may be a coroutine function."""
     deadline = time.monotonic() + timeout
-    pause = interval or INTERVAL
+    pause = INTERVAL if interval is None else interval
     while True:
         value = condition()
         if inspect.isawaitable(value):
