@@ -24,9 +24,8 @@ DATA = compose_text(app=service(BUSYBOX, command='["sleep", "3600"]', volumes="[
 def wait_transfer(client, base: str, stack: str) -> dict:
     def ended() -> dict | None:
         answer = client.get(f"{base}/transfers/{stack}/run")
-        if answer.status_code == 200 and answer.json()["status"] != "running":
-            return answer.json()
-        return None
+        run = answer.json() if answer.status_code == 200 else None
+        return run if run and run["status"] != "running" else None
 
     return wait_until(ended, what=f"the transfer of {stack}")
 

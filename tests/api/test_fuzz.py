@@ -57,6 +57,7 @@ POLICY: dict[str, str | None] = {
     "checkStackUpdates": "operator",
     "setAutoUpdate": "operator",
     "createStack": "admin",
+    "convertDockerRun": "admin",
     "deleteStack": "admin",
     "stackDeletePlan": "admin",
     "saveCompose": "admin",

@@ -64,7 +64,7 @@ def test_roles_and_audit(admin_client, user_client, viewer_client, stack):
 def test_a_choice_of_unknown_assets_is_refused_before_anything_runs(admin_client, stack):
     refused = admin_client.post(f"/api/stacks/{stack}/backups", json={"volumes": ["nope"]})
     assert refused.status_code == 400 and "nope" in refused.json()["detail"]
-    assert admin_client.get(f"/api/stacks/{stack}/run").status_code == 404  # nothing ran
+    assert admin_client.get(f"/api/stacks/{stack}/run").json() is None  # nothing ran
     assert admin_client.get("/api/backups").json() == []
     missing = admin_client.post("/api/backups/no-such.tar/restore", json={})
     assert missing.status_code == 404

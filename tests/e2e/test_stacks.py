@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import yaml
 from playwright.sync_api import expect
 
 from tests.support.browser import sign_in
@@ -59,3 +60,38 @@ def test_start_a_stack_and_follow_its_progress(page, live_server, docker_client,
     )
     expect(page.get_by_role("table", name="Services")).to_contain_text(f"{STACK}-web-1")
     expect(page.get_by_test_id("stack-state")).to_have_text("Running")
+
+
+def test_a_docker_run_command_becomes_a_new_stack(page, live_server):
+    """Pasted as users keep it (continued lines, quotes), converted, created: the stack's
+    folder holds the compose file the command means."""
+    sign_in(page, live_server.url)
+    page.goto(live_server.url + "/stacks")
+    page.get_by_role("button", name="New stack").click()
+    form = page.get_by_role("form", name="New stack")
+    form.get_by_text("From a docker run command").click()
+    form.get_by_label("docker run command").fill(
+        "docker run -d --rm --name e2e-from-run \\\n"
+        "  -p 127.0.0.1:18081:80 -e 'GREETING=hello world' \\\n"
+        "  stackyard-test/busybox:1 httpd -f -p 80"
+    )
+    form.get_by_role("button", name="Convert to compose").click()
+    expect(form.get_by_label("Name", exact=True)).to_have_value("e2e-from-run")
+    expect(form.get_by_role("list", name="Left out")).to_contain_text("--rm")
+    form.get_by_role("button", name="Create stack").click()
+
+    page.wait_for_url(live_server.url + "/stacks/e2e-from-run")
+    written = yaml.safe_load(
+        (Path(live_server.env["STACKS_DIR"]) / "e2e-from-run" / "compose.yaml").read_text()
+    )
+    assert written == {
+        "services": {
+            "e2e-from-run": {
+                "image": "stackyard-test/busybox:1",
+                "container_name": "e2e-from-run",
+                "command": ["httpd", "-f", "-p", "80"],
+                "ports": ["127.0.0.1:18081:80"],
+                "environment": ["GREETING=hello world"],
+            }
+        }
+    }

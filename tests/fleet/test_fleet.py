@@ -75,6 +75,8 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
         )
         act(admin_client, name, "start", base=base)
     engine.client.containers.list(filters={"label": "com.docker.compose.service=extra"})[0].stop()
+    (busy.stacks_dir / "broken").mkdir()
+    (busy.stacks_dir / "broken" / "compose.yaml").write_text("services:\n  web: [oops\n")
     with app.state.db.session() as session:  # as an agent known from before an upgrade
         session.execute(text("UPDATE agents SET capabilities = '[]'"))
 
@@ -87,6 +89,9 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
     body = wait_until(restarting, what="crashy restarting in the fleet", interval=0.5)
     kinds = {(a["kind"], a["stack"]) for a in body["attention"]}
     assert ("stack_partial", "half") in kinds
+    broken = next(a for a in body["attention"] if a["stack"] == "broken")
+    assert broken["kind"] == "stack_invalid" and broken["severity"] == "warning"
+    assert broken["message"].startswith("The compose file cannot be read: Invalid compose file")
     severities = [a["severity"] for a in body["attention"]]
     assert severities == sorted(severities, key=["critical", "warning", "info"].index)
     crashy = next(a for a in body["attention"] if a["stack"] == "crashy")
@@ -103,7 +108,7 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
     local = [c for c in body["hosts"] if c["kind"] == "local"]
     assert len(local) == 1 and local[0]["status"] == "online" and local[0]["id"] is None
     assert body["kpis"]["hosts"] == 2 and body["kpis"]["hosts_online"] == 2
-    assert body["breakdown"]["partial"] == 1
+    assert body["breakdown"]["partial"] == 1 and body["breakdown"]["invalid"] == 1
     assert body["kpis"]["stacks"] == sum(body["breakdown"].values())
     assert body["kpis"]["critical"] == severities.count("critical")
 

@@ -251,7 +251,9 @@ def test_delete_keeps_named_volumes_unless_asked(
     # A new stack of the same name starts without the old one's history.
     (stacks_dir / first).mkdir()
     (stacks_dir / first / "compose.yaml").write_text(spec)
-    assert admin_client.get(f"/api/stacks/{first}/run").status_code == 404
+    never = admin_client.get(f"/api/stacks/{first}/run")
+    assert never.status_code == 200 and never.json() is None
+    assert admin_client.get("/api/stacks/nope/run").status_code == 404
 
 
 def test_plain_users_operate_but_do_not_create_or_delete(user_client, make_stack):

@@ -62,9 +62,8 @@ def wait_run(client, stack_id: str, timeout: float = 180, base: str = "/api") ->
 
     def ended() -> dict | None:
         response = client.get(f"{base}/stacks/{stack_id}/run")
-        if response.status_code == 200 and response.json()["status"] != "running":
-            return response.json()
-        return None
+        run = response.json() if response.status_code == 200 else None
+        return run if run and run["status"] != "running" else None
 
     return wait_until(ended, timeout, f"the end of the run of {stack_id}")
 

@@ -147,12 +147,10 @@ class AgentTransfers:
             self._boards[agent_id] = RunBoard(self.data_dir / "agents" / str(agent_id))
         return self._boards[agent_id]
 
-    def last_run(self, agent_id: int, stack_id: str) -> RunState:
-        """The current or last push or pull of the stack's archives for this agent."""
-        state = self._board(agent_id).last(stack_id)
-        if state is None:
-            raise NotFound(f"No transfer of {stack_id!r} archives for agent {agent_id}")
-        return state
+    def last_run(self, agent_id: int, stack_id: str) -> RunState | None:
+        """The current or last push or pull of the stack's archives for this agent (None
+        when there was none)."""
+        return self._board(agent_id).last(stack_id)
 
     def follow(self, agent_id: int, stack_id: str) -> AsyncIterator[RunState]:
         """That run's state now and after each change, until it ends."""

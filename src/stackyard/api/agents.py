@@ -184,8 +184,11 @@ async def pull_to_agent(
 
 
 @router.get("/agents/{agent_id}/transfers/{stack_id}/run", operation_id="agentTransferRun")
-def agent_transfer_run(agent_id: DbId, stack_id: str, transfers: AgentTransfersDep) -> RunState:
-    """The current or last push or pull of the stack's archives for this agent."""
+def agent_transfer_run(
+    agent_id: DbId, stack_id: str, transfers: AgentTransfersDep
+) -> RunState | None:
+    """The current or last push or pull of the stack's archives for this agent; null when
+    there was none."""
     return transfers.last_run(agent_id, stack_id)
 
 

@@ -22,6 +22,7 @@ from stackyard.api.deps import (
 from stackyard.api.models import Body
 from stackyard.auth.permissions import allows
 from stackyard.auth.principal import Principal
+from stackyard.compose.dockerrun import Converted, convert
 from stackyard.stacks.removal import DeletePlan, DeleteResult
 from stackyard.stacks.runs import RunState, without_output
 from stackyard.stacks.service import ACTIONS, StackDetail, StackView
@@ -37,6 +38,10 @@ class StackCreate(Body):
     name: str = Field(max_length=200)
     compose: str
     env: str = ""
+
+
+class DockerRunIn(Body):
+    command: str = Field(max_length=20_000, description="A `docker run` command")
 
 
 class FileContent(Body):
@@ -89,6 +94,12 @@ def create_stack(
         stack_id = stacks.create(body.name, body.compose, body.env)
         note.target = stack_id  # the id, not the name as typed
     return stacks.detail(stack_id, admin)
+
+
+@router.post("/convert", operation_id="convertDockerRun")
+def convert_docker_run(body: DockerRunIn, _admin: AdminDep) -> Converted:
+    """A `docker run` command as a compose file (for a new stack; nothing is made)."""
+    return convert(body.command)
 
 
 @router.get("/{stack_id}", operation_id="getStack")
@@ -176,10 +187,11 @@ def _readable(state: RunState, principal: Principal) -> RunState:
 
 
 @router.get("/{stack_id}/run", operation_id="stackRun")
-def stack_run(stack_id: str, principal: PrincipalDep, stacks: StacksDep) -> RunOut:
+def stack_run(stack_id: str, principal: PrincipalDep, stacks: StacksDep) -> RunOut | None:
     """The current or last run, with its output (for those who may read the stack's
-    logs; others get its state and stages)."""
-    return _readable(stacks.last_run(stack_id), principal)
+    logs; others get its state and stages); null when the stack never ran anything."""
+    state = stacks.last_run(stack_id)
+    return None if state is None else _readable(state, principal)
 
 
 @router.get(

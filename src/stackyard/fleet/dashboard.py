@@ -136,6 +136,11 @@ def attention_of(card: HostCard) -> list[Attention]:
         used = _percent(resources.memory_total - resources.memory_available, resources.memory_total)
         if severity := _level(used, MEMORY_LEVELS):
             items.append(item(severity, "memory_full", f"Memory is {used:.0f} % used"))
+    for bad in report.invalid:
+        why = f": {bad.error}" if bad.error else ""
+        items.append(
+            item("warning", "stack_invalid", f"The compose file cannot be read{why}", bad.stack)
+        )
     for stack in report.partial:
         items.append(item("warning", "stack_partial", "Only some services run", stack))
     for stack in report.updates:

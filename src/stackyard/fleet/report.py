@@ -45,6 +45,14 @@ class ContainerTrouble:
 
 
 @dataclass(frozen=True)
+class InvalidStack:
+    """A stack whose compose file cannot be read, and why."""
+
+    stack: str
+    error: str | None
+
+
+@dataclass(frozen=True)
 class FailedBackup:
     stack: str
     at: datetime
@@ -75,6 +83,7 @@ class HostReport:
     engine_error: str | None
     capabilities: Capabilities = field(default_factory=list)  # what the host serves
     interrupted: list[InterruptedRun] = field(default_factory=list)
+    invalid: list[InvalidStack] = field(default_factory=list)  # absent from older agents
 
 
 def _meminfo() -> tuple[int, int]:
@@ -148,6 +157,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
         updates=[s.stack for s in summary.stacks if s.has_update],
         failed_backups=failed,
         interrupted=interrupted,
+        invalid=[InvalidStack(v.id, v.error) for v in views if v.state == "invalid"],
         resources=Resources(
             cpus=os.cpu_count() or 1,
             load=os.getloadavg(),

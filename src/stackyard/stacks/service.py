@@ -20,7 +20,7 @@ from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import Project
 from stackyard.compose.runner import run_compose
 from stackyard.docker.containers import compose_containers
-from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
+from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.files import browse
 from stackyard.process import tuning
 from stackyard.registry.logins import RegistryLogins
@@ -127,13 +127,12 @@ class StackService:
     def secrets(self, stack_id: str) -> str:
         return self.machine.store.read_secrets(stack_id)
 
-    def last_run(self, stack_id: str) -> RunState:
+    def last_run(self, stack_id: str) -> RunState | None:
         """The current or last run's state, with its output (also of a restore that is
-        making the stack, or failed to)."""
+        making the stack, or failed to); None when the stack never ran anything."""
         state = self.machine.runs.last(stack_id)
         if state is None:
-            self.machine.store.folder(stack_id)
-            raise NotFound(f"Stack {stack_id!r} has no run yet")
+            self.machine.store.folder(stack_id)  # NotFound for a stack that is not there
         return state
 
     async def follow(self, stack_id: str) -> AsyncIterator[RunState]:

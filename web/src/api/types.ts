@@ -46,7 +46,8 @@ export type StackService = Stack["services"][number];
 export type StackDetail = ResponseBody<"/api/stacks/{stack_id}", "get">;
 export type NewStack = RequestBody<"/api/stacks", "post">;
 export type StackAction = paths["/api/stacks/{stack_id}/actions/{action}"]["post"]["parameters"]["path"]["action"];
-export type Run = ResponseBody<"/api/stacks/{stack_id}/run", "get">;
+/** A stack's run (`GET /api/stacks/{id}/run` answers one, or null when it never ran). */
+export type Run = components["schemas"]["RunState"];
 export type RunProgress = Run["progress"];
 export type RunImage = RunProgress["images"][number];
 export type RunLine = RunProgress["lines"][number];
@@ -111,3 +112,6 @@ export type HostCard = Fleet["hosts"][number];
 export type HostStatus = HostCard["status"];
 export type HostReport = NonNullable<HostCard["report"]>;
 export type HostResources = HostReport["resources"];
+
+/** A `docker run` command as a compose file (`POST /api/stacks/convert`). */
+export type ConvertedCompose = components["schemas"]["Converted"];

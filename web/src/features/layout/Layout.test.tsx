@@ -47,6 +47,8 @@ describe("layout", () => {
     expect(labels).not.toContain("Schedules");
     expect(labels).toContain("Stacks");
     expect(labels).toContain("Settings");
+    // Backups needs the operator role: a viewer's page would only say so.
+    expect(labels.includes("Backups")).toBe(signedIn.role === "operator");
     expect(await screen.findByText(signedIn.username)).toHaveTextContent(`${signedIn.username}${signedIn.role}`);
   });
 

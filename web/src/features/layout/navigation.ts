@@ -12,7 +12,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/", label: "Dashboard" },
   { to: "/stacks", label: "Stacks" },
   { to: "/files", label: "Files", permission: "files" },
-  { to: "/backups", label: "Backups" },
+  { to: "/backups", label: "Backups", permission: "backups.create" },
   { to: "/destinations", label: "Destinations", permission: "destinations.manage" },
   { to: "/schedules", label: "Schedules", permission: "schedules.manage" },
   { to: "/agents", label: "Agents" },

@@ -5,6 +5,7 @@ import { Field } from "../../components/Field";
 import { useCreateStack } from "./queries";
 import { useHost, withHost } from "../hosts/host";
 import { FormActions } from "../../components/FormActions";
+import { DockerRunConverter } from "./DockerRunConverter";
 
 const COMPOSE_PLACEHOLDER = `services:
   web:
@@ -13,7 +14,10 @@ const COMPOSE_PLACEHOLDER = `services:
       - "8080:80"
 `;
 
-/** Admin: a new stack folder from a name, a compose file and an optional .env. */
+/**
+ * Admin: a new stack folder from a name, a compose file (typed, or converted from a
+ * `docker run` command) and an optional .env.
+ */
 export function NewStackForm({ onCancel }: { onCancel: () => void }) {
   const create = useCreateStack();
   const navigate = useNavigate();
@@ -37,6 +41,13 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
         <Field label="Name">
           <input required maxLength={200} autoComplete="off" value={name} onChange={(e) => setName(e.target.value)} />
         </Field>
+        <DockerRunConverter
+          compose={compose}
+          onConverted={(converted) => {
+            setCompose(converted.compose);
+            if (!name.trim()) setName(converted.service);
+          }}
+        />
         <Field label="Compose file">
           <textarea
             className="code-editor"

@@ -299,6 +299,62 @@ describe("new stack", () => {
   });
 });
 
+describe("new stack from a docker run command", () => {
+  const converted = {
+    compose: "services:\n  web:\n    image: nginx:1.27\n    container_name: web\n",
+    service: "web",
+    notes: ["--rm: compose removes a service's container with `down`"],
+  };
+
+  it("fills the compose file and the name, says what it left out, and asks before replacing", async () => {
+    const fake = installFakeFetch(stackRoutes({ "POST /api/stacks/convert": converted }));
+    const { user } = renderApp("/stacks");
+
+    await user.click(await screen.findByRole("button", { name: "New stack" }));
+    const form = screen.getByRole("form", { name: "New stack" });
+    await user.click(within(form).getByText("From a docker run command"));
+    await user.type(within(form).getByLabelText("docker run command"), "docker run --rm --name web nginx:1.27");
+    await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
+
+    await waitFor(() => expect(within(form).getByLabelText("Compose file")).toHaveValue(converted.compose));
+    expect(within(form).getByLabelText("Name")).toHaveValue("web");
+    expect(within(form).getByRole("list", { name: "Left out" })).toHaveTextContent("Left out --rm");
+    expect(await fake.calls("POST", "/api/stacks/convert")[0]?.json()).toEqual({
+      command: "docker run --rm --name web nginx:1.27",
+    });
+
+    // A compose file the user changed is replaced only when they say so.
+    await user.type(within(form).getByLabelText("Compose file"), "# mine");
+    await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
+    const ask = await screen.findByRole("alertdialog", { name: "Replace the compose file?" });
+    await user.click(within(ask).getByRole("button", { name: "Cancel" }));
+    expect(within(form).getByLabelText("Compose file")).toHaveValue(`${converted.compose}# mine`);
+    await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
+    await user.click(within(await screen.findByRole("alertdialog")).getByRole("button", { name: "Replace" }));
+    expect(within(form).getByLabelText("Compose file")).toHaveValue(converted.compose);
+  });
+
+  it("shows why a command cannot be converted and changes nothing", async () => {
+    installFakeFetch(
+      stackRoutes({
+        "POST /api/stacks/convert": () =>
+          json({ detail: "Not a docker run command this can convert: unrecognized arguments: --x" }, { status: 400 }),
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await user.click(await screen.findByRole("button", { name: "New stack" }));
+    const form = screen.getByRole("form", { name: "New stack" });
+    await user.click(within(form).getByText("From a docker run command"));
+    await user.type(within(form).getByLabelText("docker run command"), "docker run --x y");
+    await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
+
+    expect(await within(form).findByRole("alert")).toHaveTextContent("unrecognized arguments: --x");
+    expect(within(form).getByLabelText("Compose file")).toHaveValue("");
+    expect(within(form).getByLabelText("Name")).toHaveValue("");
+  });
+});
+
 describe("stacks for an operator", () => {
   it("has actions and Check now, but no New stack", async () => {
     installFakeFetch({ ...stackRoutes(), ...signedInAs(operatorUser) });

@@ -75,6 +75,7 @@ export function stackRunQueryOptions(host: HostId, id: string, transfer = false)
         }
         return await unwrap(hostApi(host).GET("/api/stacks/{stack_id}/run", { params: { path: { stack_id: id } } }));
       } catch (err) {
+        // An agent of an earlier version answers a stack that never ran with a 404.
         if (err instanceof ApiError && err.status === 404) return null;
         throw err;
       }
@@ -155,6 +156,13 @@ export function useCreateStack() {
       queryClient.setQueryData(stackKeys.detail(host, stack.id), stack);
     },
     onSettled: () => invalidateStacksAndAudit(queryClient, host),
+  });
+}
+
+/** A `docker run` command as a compose file: the central converts it, for any host. */
+export function useConvertDockerRun() {
+  return useMutation({
+    mutationFn: (command: string) => unwrap(api.POST("/api/stacks/convert", { body: { command } })),
   });
 }
 

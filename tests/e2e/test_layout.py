@@ -1,0 +1,201 @@
+"""Every page and every dialog, for every role, on a laptop and on a phone: nothing wider
+than the screen, every button and dialog within reach, no console error, and nothing
+shown to a role that the server then refuses. Real built UI, real server, real Chromium.
+
+`STACKYARD_SCREENSHOTS=<folder>` keeps a screenshot of each page and dialog seen."""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from tests.support.browser import sign_in
+from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD
+from tests.support.service import sign_in as api_sign_in
+from tests.support.stacks import wait_run
+
+pytestmark = pytest.mark.browser
+
+STACK = "e2e-layout-a-stack-with-a-long-name"
+COMPOSE = """\
+services:
+  web-with-a-long-service-name:
+    image: stackyard-test/busybox:1
+    ports: ["127.0.0.1:18080:80"]
+    volumes: [data:/data]
+volumes:
+  data:
+"""
+VIEWPORTS = {"laptop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
+ROLES = ("admin", "operator", "viewer")
+STACK_PAGE = f"/stacks/{STACK}"
+#: The buttons that open a dialog, by page, and the least role that has them: shown to
+#: that role and those above it (the dialog must fit), to no one else.
+OPENERS: list[tuple[str, str, str]] = [
+    (STACK_PAGE, "Back up", "operator"),
+    (STACK_PAGE, f"Delete stack {STACK}", "admin"),
+    ("/backups", "Restore", "admin"),
+    ("/backups", "Push", "admin"),
+    ("/backups", "Pull from a destination", "admin"),
+    ("/destinations", "Add a destination", "admin"),
+    ("/schedules", "Add a schedule", "admin"),
+    ("/schedules", "Edit", "admin"),
+    ("/agents", "Add an agent", "admin"),
+]
+
+#: Checks the page as it is drawn: the page no wider than the window, every visible
+#: button inside the window and inside any box that scrolls it sideways, and an open
+#: dialog inside the window. Returns what is wrong, one line each.
+FITS = """
+() => {
+  const wrong = [];
+  const doc = document.documentElement;
+  if (doc.scrollWidth > doc.clientWidth + 1)
+    wrong.push(`the page is ${doc.scrollWidth} px wide in a ${doc.clientWidth} px window`);
+  const name = (el) => (el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 40);
+  for (const button of document.querySelectorAll("button, a.button")) {
+    const box = button.getBoundingClientRect();
+    if (box.width === 0 || getComputedStyle(button).visibility === "hidden") continue;
+    if (box.left < -1 || box.right > innerWidth + 1)
+      wrong.push(`button "${name(button)}" at x ${Math.round(box.left)}-${Math.round(box.right)}`);
+    for (let up = button.parentElement; up; up = up.parentElement) {
+      const overflow = getComputedStyle(up).overflowX;
+      if (overflow !== "auto" && overflow !== "scroll") continue;
+      const scroller = up.getBoundingClientRect();
+      if (box.left < scroller.left - 1 || box.right > scroller.right + 1)
+        wrong.push(`button "${name(button)}" hidden in a box that scrolls sideways`);
+      break;
+    }
+  }
+  for (const dialog of document.querySelectorAll("[role=dialog], [role=alertdialog]")) {
+    const box = dialog.getBoundingClientRect();
+    if (box.left < -1 || box.top < -1 || box.right > innerWidth + 1 || box.bottom > innerHeight + 1)
+      wrong.push(`dialog "${dialog.getAttribute("aria-label") || ""}" outside the window: ` +
+        `${Math.round(box.left)},${Math.round(box.top)}-${Math.round(box.right)},${Math.round(box.bottom)}`);
+  }
+  return wrong;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def world(live_server, docker_client, sftp_server) -> str:
+    """What the pages show: a stack with a port and a volume, an archive of it, a
+    destination, a schedule, and a user of each role."""
+    folder = Path(live_server.env["STACKS_DIR"]) / STACK
+    folder.mkdir(parents=True)
+    (folder / "compose.yaml").write_text(COMPOSE)
+    with httpx.Client(base_url=live_server.url, timeout=60) as admin:
+        api_sign_in(admin, "admin", ADMIN_PASSWORD)
+        for role in ROLES[1:]:
+            made = admin.post(
+                "/api/users",
+                json={"username": f"layout-{role}", "password": USER_PASSWORD, "role": role},
+            )
+            assert made.status_code == 201, made.text
+        started = admin.post(f"/api/stacks/{STACK}/backups", json={})
+        assert started.status_code == 202, started.text
+        assert wait_run(admin, STACK)["status"] == "succeeded"
+        destination = admin.post(
+            "/api/destinations",
+            json={
+                "name": "an sftp box with a long name",
+                "settings": {
+                    "type": "sftp",
+                    "host": sftp_server.host,
+                    "port": sftp_server.port,
+                    "username": sftp_server.user,
+                    "folder": f"layout-{uuid.uuid4().hex[:8]}",
+                },
+                "secrets": {"password": sftp_server.password},
+            },
+        )
+        assert destination.status_code == 201, destination.text
+        tested = admin.post(f"/api/destinations/{destination.json()['id']}/test")
+        assert tested.status_code == 200, tested.text  # its host key pinned
+        schedule = admin.post(
+            "/api/schedules",
+            json={
+                "name": "nightly with a long name",
+                "cron": "daily",
+                "destination_id": destination.json()["id"],
+                "keep_last": 7,
+            },
+        )
+        assert schedule.status_code == 201, schedule.text
+    yield STACK
+    for volume in docker_client.volumes.list(filters={"name": STACK}):
+        volume.remove(force=True)
+
+
+def _screenshot(page, what: str) -> None:
+    if folder := os.environ.get("STACKYARD_SCREENSHOTS"):
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        name = re.sub(r"[^a-z0-9]+", "-", what.lower()).strip("-")
+        page.screenshot(path=str(Path(folder) / f"{name}.png"))
+
+
+@pytest.mark.parametrize("viewport", VIEWPORTS)
+@pytest.mark.parametrize("role", ROLES)
+def test_every_page_and_dialog_fits_and_shows_only_what_works(
+    browser, live_server, world, role, viewport
+):
+    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    username = "admin" if role == "admin" else f"layout-{role}"
+    sign_in(page, live_server.url, username, ADMIN_PASSWORD if role == "admin" else USER_PASSWORD)
+    errors: list[str] = []  # from here on: the sign-in page's first question is a 401
+    page.on(
+        "console",
+        lambda m: errors.append(f"{m.text} ({m.location['url']})") if m.type == "error" else None,
+    )
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    refused: list[str] = []
+    page.on(
+        "response",
+        lambda r: refused.append(f"{r.request.method} {r.url}") if r.status == 403 else None,
+    )
+
+    wrong: list[str] = []
+
+    def look(what: str) -> None:
+        page.wait_for_load_state("networkidle")
+        expect(page.locator("[aria-busy=true]")).to_have_count(0)
+        _screenshot(page, f"{role}-{viewport}-{what}")
+        wrong.extend(f"{what}: {line}" for line in page.evaluate(FITS))
+
+    links = page.eval_on_selector_all(
+        "nav[aria-label=Main] a", "links => links.map(link => link.getAttribute('href'))"
+    )
+    for path in [*links, STACK_PAGE]:
+        page.goto(live_server.url + path)
+        page.get_by_role("heading", level=1).first.wait_for()
+        look(path)
+        for where, opener, least in OPENERS:
+            if where != path:
+                continue
+            buttons = page.get_by_role("button", name=re.compile(f"^{re.escape(opener)}"))
+            if ROLES.index(role) > ROLES.index(least):
+                expect(buttons).to_have_count(0)
+                continue
+            buttons.first.click()
+            dialog = page.get_by_role("dialog").or_(page.get_by_role("alertdialog"))
+            dialog.first.wait_for()
+            look(f"{path} {opener}")
+            page.keyboard.press("Escape")
+            expect(dialog).to_have_count(0)
+    context.close()
+
+    assert not wrong, "\n".join(wrong)
+    assert not errors, "\n".join(errors)
+    assert not refused, "\n".join(refused)  # nothing offered that the server then refuses
+    admin_pages = {"/files", "/destinations", "/schedules"}
+    assert admin_pages <= set(links) if role == "admin" else not admin_pages & set(links)
+    assert ("/backups" in links) == (role != "viewer")
