@@ -164,3 +164,28 @@ def test_an_agent_with_a_certificate_of_a_given_ca(agent_processes, admin_client
     assert wrong.status_code == 400 and "not the pinned one" in wrong.json()["detail"]
     assert "nothing was saved" in wrong.json()["detail"]
     assert admin_client.get(f"/api/agents/{created.json()['id']}/stacks").json() == []
+
+
+def test_containers_outside_the_stacks_of_an_agent(remote, admin_client):
+    """Listed from the agent's own engine (not the central's), stopped through the proxy,
+    audited in the central's log with the host's name."""
+    engine, _, base = remote
+    loose = f"loose-{uuid.uuid4().hex[:6]}"
+    engine.docker("run", "-d", "--init", "--name", loose, BUSYBOX, "sleep", "3600")
+
+    listed = admin_client.get(f"{base}/containers")
+    assert listed.status_code == 200, listed.text
+    assert {"name": loose, "state": "running", "project": None}.items() <= next(
+        c for c in listed.json() if c["name"] == loose
+    ).items()
+    assert loose not in {c["name"] for c in admin_client.get("/api/containers").json()}
+
+    stopped = admin_client.post(f"{base}/containers/{loose}/actions/stop")
+    assert stopped.status_code == 200 and stopped.json()["state"] == "exited", stopped.text
+    shown = engine.docker("inspect", "-f", "{{.State.Status}}", loose).stdout.strip()
+    assert shown == "exited"
+    entries = admin_client.get("/api/audit", params={"limit": 50}).json()["items"]
+    assert ("container.stop", f"remote: {loose}", "success") in {
+        (e["action"], e["target"], e["outcome"]) for e in entries
+    }
+    engine.docker("rm", "-f", loose)

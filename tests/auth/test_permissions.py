@@ -20,6 +20,7 @@ ADMIN_ONLY = [
     "stacks.editFiles",
     "stacks.create",
     "stacks.delete",
+    "containers.manage",
     "files",
     "system.update",
     "admin.users",

@@ -6,6 +6,7 @@ import { LoginPage } from "./features/auth/LoginPage";
 import { RequireAuth } from "./features/auth/RequireAuth";
 import { AgentsPage } from "./features/agents/AgentsPage";
 import { BackupsPage } from "./features/backups/BackupsPage";
+import { ContainersPage } from "./features/containers/ContainersPage";
 import { DashboardPage } from "./features/dashboard/DashboardPage";
 import { FilesPage } from "./features/files/FilesPage";
 import { Layout } from "./features/layout/Layout";
@@ -50,6 +51,7 @@ export function AppRoutes() {
               </Suspense>
             }
           />
+          <Route path="containers" element={<ContainersPage />} />
           <Route path="files" element={<FilesPage />} />
           <Route path="backups" element={<BackupsPage />} />
           <Route

@@ -14,7 +14,9 @@ from pydantic import BeforeValidator
 from stackyard.version import SemVer, parse_semver
 
 #: What an agent may serve under /agent (the UI names them from the schema).
-Capability = Literal["stacks", "updates", "logs", "shell", "usage", "files", "backups", "fleet"]
+Capability = Literal[
+    "stacks", "updates", "logs", "shell", "usage", "files", "backups", "fleet", "containers"
+]
 #: What an agent of this version serves.
 CAPABILITIES: Final[tuple[Capability, ...]] = get_args(Capability)
 

@@ -1,4 +1,5 @@
-"""The routes to a stack's containers: logs (live and as a file), a shell, resource use."""
+"""The routes to a stack's containers: logs (live and as a file), a shell, resource use;
+and to the host's containers outside every stack: the list, start/stop/restart, logs."""
 
 from __future__ import annotations
 
@@ -15,24 +16,29 @@ from fastapi.responses import StreamingResponse
 from fastapi.sse import EventSourceResponse
 
 from stackyard.api.deps import (
+    AdminDep,
+    AuditDep,
     PrincipalDep,
     StacksDep,
     audit_recorder,
     authenticate_websocket,
     current_principal,
     get_stacks,
+    require_admin,
     require_operator,
     signed_in_stream,
     still_valid,
 )
 from stackyard.api.files import content_disposition
+from stackyard.auth.audit import AuditAction
 from stackyard.auth.principal import Role
 from stackyard.auth.streams import RECHECK_SECONDS
 from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
 from stackyard.containers.shell import AUTO
+from stackyard.docker.containers import ContainerAction
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
 from stackyard.jsonmodel import parse_json
-from stackyard.stacks.containers import DEFAULT_TAIL, HostUsage
+from stackyard.stacks.containers import DEFAULT_TAIL, HostUsage, OutsideContainer
 from stackyard.uncancellable import to_the_end
 
 #: Tagged "operate" in the OpenAPI schema, the contract the UI's client is generated from.
@@ -119,6 +125,57 @@ async def download_stack_logs(
         media_type="text/plain; charset=utf-8",
         headers={"Content-Disposition": content_disposition(name)},
     )
+
+
+# -- containers outside the stacks ---------------------------------------------------------
+_AUDITED: dict[ContainerAction, AuditAction] = {
+    "start": "container.start",
+    "stop": "container.stop",
+    "restart": "container.restart",
+}
+
+
+@router.get("/containers", operation_id="outsideContainers")
+def outside_containers(stacks: StacksDep) -> list[OutsideContainer]:
+    """The host's containers that no stack owns (made by `docker run`, another tool, or a
+    compose project whose folder is not a stack here), running or not."""
+    return stacks.containers.outside()
+
+
+@router.post("/containers/{name}/actions/{action}", operation_id="outsideContainerAction")
+def outside_container_action(
+    name: str, action: ContainerAction, admin: AdminDep, audit: AuditDep, stacks: StacksDep
+) -> OutsideContainer:
+    """Start, stop or restart a container outside the stacks (admins; audited)."""
+    with audit(admin, _AUDITED[action], name):
+        return stacks.containers.act_outside(name, action)
+
+
+@router.get(
+    "/containers/{name}/logs",
+    operation_id="outsideContainerLogs",
+    response_class=EventSourceResponse,
+    dependencies=[Depends(require_admin)],
+)
+async def outside_container_logs(
+    name: str,
+    request: Request,
+    principal: PrincipalDep,
+    stacks: StacksDep,
+    tail: Annotated[int, Query(ge=0, le=MAX_TAIL, description="Lines before following")] = (
+        DEFAULT_TAIL
+    ),
+) -> AsyncIterator[LogBatch]:
+    """Server-Sent Events as for a stack's logs (`stackLogs`), of one container outside
+    the stacks (admins: it is no stack's, so no stack's role reaches it), followed."""
+    reader = await stacks.containers.outside_log_reader(name)
+
+    async def batches() -> AsyncIterator[LogBatch]:
+        async for batch in stacks.containers.logs(reader, tail, True):
+            yield LogBatch(batch)
+
+    async for batch in signed_in_stream(request, principal, batches()):
+        yield batch
 
 
 @router.get("/usage", operation_id="hostUsage")

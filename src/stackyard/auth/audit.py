@@ -53,6 +53,7 @@ AuditAction = Literal[
     "agent.create", "agent.delete", "agent.test", "agent.update",
     "backup.create", "backup.delete", "backup.download", "backup.pull", "backup.push",
     "backup.restore", "backup.upload",
+    "container.restart", "container.start", "container.stop",
     "destination.archive.delete", "destination.create", "destination.delete",
     "destination.test", "destination.update",
     "file.delete", "file.mkdir", "file.move", "file.save", "file.upload",
@@ -67,7 +68,7 @@ ACTIONS: frozenset[str] = frozenset(get_args(AuditAction))
 #: What a host's routes (and so an agent's) audit: an agent's relayed entry of another
 #: action (a user's, an agent's, a destination's) is dropped.
 HOST_ACTIONS = frozenset(
-    a for a in ACTIONS if a.startswith(("stack.", "file.", "backup.", "system."))
+    a for a in ACTIONS if a.startswith(("stack.", "container.", "file.", "backup.", "system."))
 )
 #: The outcomes an entry records.
 OUTCOMES = frozenset({"success", "failure", "started"})

@@ -36,6 +36,8 @@ Permission = Literal[
     "stacks.create",
     # Delete a stack and its folder.
     "stacks.delete",
+    # Start, stop, restart and read the logs of the containers no stack owns.
+    "containers.manage",
     # The file browser: the whole stacks folder.
     "files",
     # Update Stackyard itself, or an agent, to the latest release.
@@ -65,6 +67,7 @@ LEAST_ROLE: Final[Mapping[Permission, Role]] = MappingProxyType(
         "stacks.editFiles": Role.admin,
         "stacks.create": Role.admin,
         "stacks.delete": Role.admin,
+        "containers.manage": Role.admin,
         "files": Role.admin,
         "system.update": Role.admin,
         "admin.users": Role.admin,

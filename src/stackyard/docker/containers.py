@@ -1,16 +1,18 @@
-"""Containers on the engine, read with one list call (no inspect per container)."""
+"""Containers on the engine, read with one list call (no inspect per container), and
+started, stopped or restarted one by one (those outside any stack)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from stackyard.docker import sdk
-from stackyard.docker.engine import Engine
-from stackyard.errors import Unavailable
+from stackyard.docker.engine import Engine, explain, unreachable
+from stackyard.docker.helper import HELPER_LABEL
+from stackyard.errors import Conflict, NotFound, Unavailable
 
 PROJECT = "com.docker.compose.project"
 SERVICE = "com.docker.compose.service"
@@ -54,6 +56,26 @@ def compose_containers(client: Engine) -> list[ContainerInfo]:
     """Every container of a compose project (one-off `run` containers left out)."""
     found = _listed(client, all=True, filters={"label": PROJECT})
     return [c for c, labels in found if labels.get(ONEOFF) != "True"]
+
+
+def every_container(client: Engine) -> list[ContainerInfo]:
+    """Every container of the engine, running or not, but Stackyard's own helpers."""
+    return [c for c, labels in _listed(client, all=True) if HELPER_LABEL not in labels]
+
+
+ContainerAction = Literal["start", "stop", "restart"]
+
+
+def act_on_container(client: Engine, container_id: str, action: ContainerAction) -> None:
+    """Start, stop (the engine's grace period, then SIGKILL) or restart one container."""
+    try:
+        getattr(client.api, action)(container_id)
+    except sdk.NotFound as exc:
+        raise NotFound(f"The container is gone: {explain(exc)}") from exc
+    except sdk.APIError as exc:
+        raise Conflict(f"The engine refused to {action} the container: {explain(exc)}") from exc
+    except sdk.DockerException as exc:
+        raise unreachable(exc) from exc
 
 
 def running_containers(client: Engine) -> list[ContainerInfo]:

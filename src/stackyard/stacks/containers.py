@@ -1,6 +1,7 @@
 """A stack's containers, found as the stack list finds them (by compose project and by
-folder), for their logs, a shell in one of them, and what they use. The container-level
-work is in `stackyard.containers`."""
+folder), for their logs, a shell in one of them, and what they use; and the host's
+containers that no stack owns ("outside"), listed, started, stopped and read as Portainer
+users expect. The container-level work is in `stackyard.containers`."""
 
 from __future__ import annotations
 
@@ -11,13 +12,44 @@ from dataclasses import dataclass
 from stackyard.containers import shell
 from stackyard.containers.logs import LogLine, LogReader, Target, merged_lines, targets_of
 from stackyard.containers.usage import ContainerUsage, UsageTotals
-from stackyard.docker.containers import ContainerInfo, compose_containers
+from stackyard.docker.containers import (
+    ContainerAction,
+    ContainerInfo,
+    act_on_container,
+    compose_containers,
+    every_container,
+)
 from stackyard.errors import Invalid, NotFound, StackyardError
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.status import ContainerIndex
 
 #: Lines of a log view before it follows, unless asked otherwise.
 DEFAULT_TAIL = 300
+
+
+@dataclass(frozen=True)
+class OutsideContainer:
+    """A container of the host that no stack folder owns."""
+
+    name: str
+    image: str
+    state: str  # running, exited, created, paused, restarting, dead
+    status: str  # the engine's text: "Up 3 minutes (healthy)"
+    health: str | None
+    ports: tuple[str, ...]
+    project: str | None  # its compose project, when one made it (not a stack here)
+
+    @classmethod
+    def of(cls, info: ContainerInfo) -> OutsideContainer:
+        return cls(
+            info.name,
+            info.image,
+            info.state,
+            info.status,
+            info.health,
+            info.ports,
+            info.project or None,
+        )
 
 
 @dataclass(frozen=True)
@@ -42,6 +74,35 @@ class StackContainers:
         name = None if isinstance(project, StackyardError) else project.name
         found = self._index().of(stack_id, name)
         return found, {c.project for c in found} | {name or stack_id}
+
+    def _outside(self) -> list[ContainerInfo]:
+        everything = every_container(self.machine.docker)
+        index = ContainerIndex(everything, self.machine.roots())
+        owned: set[str] = set()
+        for stack_id, project in self.machine.listed_projects(self.machine.store.ids()).items():
+            name = None if isinstance(project, StackyardError) else project.name
+            owned.update(c.id for c in index.of(stack_id, name))
+        return sorted((c for c in everything if c.id not in owned), key=lambda c: c.name)
+
+    def outside(self) -> list[OutsideContainer]:
+        """The host's containers that no stack owns (Stackyard's helpers left out)."""
+        return [OutsideContainer.of(info) for info in self._outside()]
+
+    def outside_named(self, name: str) -> ContainerInfo:
+        for info in self._outside():
+            if info.name == name:
+                return info
+        raise NotFound(f"No container {name!r} outside the stacks of this host")
+
+    def act_outside(self, name: str, action: ContainerAction) -> OutsideContainer:
+        """Start, stop or restart a container outside the stacks; its state after."""
+        act_on_container(self.machine.docker, self.outside_named(name).id, action)
+        return OutsideContainer.of(self.outside_named(name))
+
+    async def outside_log_reader(self, name: str) -> LogReader:
+        info = await asyncio.to_thread(self.outside_named, name)
+        # No project to watch: a container recreated under the same name is followed.
+        return LogReader(self.machine.streams, targets_of([info]), [], lambda t: t.name == name)
 
     def named(self, stack_id: str, container: str) -> ContainerInfo:
         """One of the stack's containers, by name (NotFound otherwise)."""

@@ -13,11 +13,11 @@ export type HostId = number | null;
 export const LOCAL_HOST: HostId = null;
 
 /**
- * What every host serves: stacks (runs, logs, shell), resource use, files, backups, system
+ * What every host serves: stacks (runs, logs, shell), the containers outside them, resource use, files, backups, system
  * info, its own version check and self-update, fleet report. (Pushing an agent's archive, `/api/agents/{id}/backups/{name}/push`, is
  * served by the central itself, which holds the destinations: the same address all the same.)
  */
-const HOST_LOCAL = /^\/api\/(?:stacks|usage|files|backups|system\/(?:info|update)|fleet\/host)(?:\/|$)/;
+const HOST_LOCAL = /^\/api\/(?:stacks|containers|usage|files|backups|system\/(?:info|update)|fleet\/host)(?:\/|$)/;
 
 /** Whether `path` (a pathname, no query) is a route every host serves, reached for an agent at `/api/agents/{id}/…`. */
 export function isHostLocal(path: string): boolean {

@@ -1,4 +1,4 @@
-import type { components, paths } from "./schema";
+import type { components, operations, paths } from "./schema";
 
 type JsonContent<T> = T extends { content: { "application/json": infer B } } ? B : never;
 
@@ -115,3 +115,7 @@ export type HostResources = HostReport["resources"];
 
 /** A `docker run` command as a compose file (`POST /api/stacks/convert`). */
 export type ConvertedCompose = components["schemas"]["Converted"];
+
+/** A container of a host that no stack owns (`GET /api/containers`). */
+export type OutsideContainer = components["schemas"]["OutsideContainer"];
+export type ContainerAction = operations["outsideContainerAction"]["parameters"]["path"]["action"];

@@ -22,6 +22,7 @@ const ADMIN_PERMISSIONS: User["permissions"] = [
   "stacks.editFiles",
   "stacks.create",
   "stacks.delete",
+  "containers.manage",
   "files",
   "system.update",
   "admin.users",

@@ -1,5 +1,13 @@
-import { useEffect, useEffectEvent, useId, useLayoutEffect, useMemo, useRef, useState } from "react";
-import type { HostId } from "../../api/hosts";
+import {
+  useEffect,
+  useEffectEvent,
+  useId,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from "react";
 import type { LogBatch } from "../../api/types";
 import { useHost } from "../hosts/host";
 import {
@@ -20,12 +28,12 @@ const DRAW_MS = 150;
 type StreamStatus = "connecting" | "live" | "ended" | "disconnected";
 
 /**
- * A stack's log stream: the tail, then new lines as they come. Lines are drawn a few times
- * a second; while `paused`, they are held (bounded too) and drawn on resume. A broken stream
- * is not reconnected on its own (that would repeat the tail): `reconnect` starts it again.
+ * A log stream (`url`: Server-Sent Events of `LogBatch`): the tail, then new lines as they
+ * come. Lines are drawn a few times a second; while `paused`, they are held (bounded too)
+ * and drawn on resume. A broken stream is not reconnected on its own (that would repeat
+ * the tail): `reconnect` starts it again.
  */
-function useLogStream(host: HostId, stackId: string, filter: LogQuery, paused: boolean) {
-  const { service, container } = filter;
+function useLogStream(url: string, paused: boolean) {
   const [lines, setLines] = useState<ShownLine[]>([]);
   const [held, setHeld] = useState(0);
   const [status, setStatus] = useState<StreamStatus>("connecting");
@@ -34,7 +42,7 @@ function useLogStream(host: HostId, stackId: string, filter: LogQuery, paused: b
   const isPaused = useEffectEvent(() => paused);
 
   // Another stream (its filter changed, or a reconnect) starts from nothing.
-  const stream = JSON.stringify([host, stackId, service, container, attempt]);
+  const stream = JSON.stringify([url, attempt]);
   const [shownStream, setShownStream] = useState(stream);
   if (shownStream !== stream) {
     setShownStream(stream);
@@ -46,7 +54,7 @@ function useLogStream(host: HostId, stackId: string, filter: LogQuery, paused: b
   useEffect(() => {
     let seq = 0;
     pending.current = [];
-    const source = new EventSource(logStreamUrl(host, stackId, { service, container }));
+    const source = new EventSource(url);
     source.onopen = () => setStatus("live");
     source.onmessage = (event: MessageEvent<string>) => {
       let batch: LogBatch;
@@ -84,7 +92,7 @@ function useLogStream(host: HostId, stackId: string, filter: LogQuery, paused: b
       source.close();
       window.clearInterval(timer);
     };
-  }, [host, stackId, service, container, attempt]);
+  }, [url, attempt]);
 
   return { lines, held, status, reconnect: () => setAttempt((n) => n + 1) };
 }
@@ -102,17 +110,65 @@ export interface LogSource {
   containers: string[];
 }
 
+/** A stack's logs: every container, one service's or one container's, as the user picks. */
 export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSource[] }) {
   // "" all; "service:NAME"; "container:NAME".
   const [choice, setChoice] = useState("");
+  const [kind, name] = choice ? (choice.split(/:(.*)/s) as [string, string]) : ["", ""];
+  const filter: LogQuery = {
+    service: kind === "service" ? name : undefined,
+    container: kind === "container" ? name : undefined,
+  };
+  const host = useHost();
+  const picker = (
+    <label>
+      <span>Containers</span>
+      <select value={choice} onChange={(event) => setChoice(event.target.value)}>
+        <option value="">All services</option>
+        {sources.map((source) => (
+          <optgroup key={source.service} label={source.service}>
+            <option value={`service:${source.service}`}>{source.service}</option>
+            {source.containers.length > 1 &&
+              source.containers.map((container) => (
+                <option key={container} value={`container:${container}`}>
+                  {container}
+                </option>
+              ))}
+          </optgroup>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <LogPanel
+      url={logStreamUrl(host, stackId, filter)}
+      downloadUrl={logDownloadUrl(host, stackId, filter)}
+      tools={picker}
+    />
+  );
+}
+
+/**
+ * A card that follows a log stream (`url`), with search, pause, times and, given
+ * `downloadUrl`, the whole log as a file; `tools` come first in its tool bar.
+ */
+export function LogPanel({
+  url,
+  downloadUrl,
+  tools,
+  title = "Logs",
+}: {
+  url: string;
+  downloadUrl?: string;
+  tools?: ReactNode;
+  title?: string;
+}) {
   const [search, setSearch] = useState("");
   const [paused, setPaused] = useState(false);
   const [showTimes, setShowTimes] = useState(true);
   const [atEnd, setAtEnd] = useState(true);
-  const [kind, name] = choice ? (choice.split(/:(.*)/s) as [string, string]) : ["", ""];
-  const filter = { service: kind === "service" ? name : undefined, container: kind === "container" ? name : undefined };
-  const host = useHost();
-  const { lines, held, status, reconnect } = useLogStream(host, stackId, filter, paused);
+  const { lines, held, status, reconnect } = useLogStream(url, paused);
+  const titleId = useId();
   const viewRef = useRef<HTMLDivElement>(null);
   const searchId = useId();
 
@@ -132,26 +188,10 @@ export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSo
   }
 
   return (
-    <section className="card logs-card" aria-labelledby="logs-title">
-      <h2 id="logs-title">Logs</h2>
+    <section className="card logs-card" aria-labelledby={titleId}>
+      <h2 id={titleId}>{title}</h2>
       <div className="log-tools">
-        <label>
-          <span>Containers</span>
-          <select value={choice} onChange={(event) => setChoice(event.target.value)}>
-            <option value="">All services</option>
-            {sources.map((source) => (
-              <optgroup key={source.service} label={source.service}>
-                <option value={`service:${source.service}`}>{source.service}</option>
-                {source.containers.length > 1 &&
-                  source.containers.map((container) => (
-                    <option key={container} value={`container:${container}`}>
-                      {container}
-                    </option>
-                  ))}
-              </optgroup>
-            ))}
-          </select>
-        </label>
+        {tools}
         <label htmlFor={searchId} className="log-search">
           <span>Search</span>
           <input
@@ -169,9 +209,11 @@ export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSo
         <button type="button" onClick={() => setPaused((now) => !now)} aria-pressed={paused}>
           {paused ? "Resume" : "Pause"}
         </button>
-        <a className="button" href={logDownloadUrl(host, stackId, filter)} download>
-          Download log
-        </a>
+        {downloadUrl && (
+          <a className="button" href={downloadUrl} download>
+            Download log
+          </a>
+        )}
       </div>
       <p className="muted small log-status" role="status">
         {STATUS_TEXT[status]}

@@ -1,11 +1,48 @@
-import { queryOptions } from "@tanstack/react-query";
+import { queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
 import { unwrap } from "../../api/errors";
-import { hostApi, type HostId } from "../../api/hosts";
+import { hostApi, hostPath, type HostId } from "../../api/hosts";
+import type { ContainerAction } from "../../api/types";
 import { hostKey } from "../hosts/host";
+import { settingsKeys } from "../settings/queries";
 
 export const containerKeys = {
   usage: (host: HostId) => ["host-usage", hostKey(host)] as const,
+  outside: (host: HostId) => ["outside-containers", hostKey(host)] as const,
 };
+
+/** How often the list of containers outside the stacks is read while shown. */
+const OUTSIDE_REFETCH_MS = 10_000;
+
+/** The containers of `host` that no stack owns. */
+export function outsideContainersQueryOptions(host: HostId) {
+  return queryOptions({
+    queryKey: containerKeys.outside(host),
+    queryFn: () => unwrap(hostApi(host).GET("/api/containers")),
+    refetchInterval: OUTSIDE_REFETCH_MS,
+  });
+}
+
+/** Admin: start, stop or restart a container outside the stacks (audited). */
+export function useOutsideContainerAction(host: HostId) {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: ({ name, action }: { name: string; action: ContainerAction }) =>
+      unwrap(
+        hostApi(host).POST("/api/containers/{name}/actions/{action}", { params: { path: { name, action } } }),
+      ),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: containerKeys.outside(host) }),
+        queryClient.invalidateQueries({ queryKey: containerKeys.usage(host) }),
+        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+      ]),
+  });
+}
+
+/** The live log of a container outside the stacks (Server-Sent Events of `LogBatch`). */
+export function outsideLogUrl(host: HostId, name: string): string {
+  return hostPath(`/api/containers/${encodeURIComponent(name)}/logs`, host);
+}
 
 /** How often resource use is read while a page shows it (the engine samples every second). */
 export const USAGE_REFETCH_MS = 2_000;

@@ -15,6 +15,7 @@ export const CAPABILITY_LABELS: Record<HostCapability, string> = {
   files: "the file browser",
   backups: "backups",
   fleet: "the fleet report",
+  containers: "the containers outside stacks",
 };
 
 /** Every capability this UI knows, in the order it lists them. */

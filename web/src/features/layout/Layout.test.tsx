@@ -22,6 +22,7 @@ describe("layout", () => {
     expect(links.map((a) => [a.textContent, a.getAttribute("href")])).toEqual([
       ["Dashboard", "/"],
       ["Stacks", "/stacks"],
+      ["Containers", "/containers"],
       ["Files", "/files"],
       ["Backups", "/backups"],
       ["Destinations", "/destinations"],

@@ -11,6 +11,7 @@ export interface NavItem {
 export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/", label: "Dashboard" },
   { to: "/stacks", label: "Stacks" },
+  { to: "/containers", label: "Containers" },
   { to: "/files", label: "Files", permission: "files" },
   { to: "/backups", label: "Backups", permission: "backups.create" },
   { to: "/destinations", label: "Destinations", permission: "destinations.manage" },
