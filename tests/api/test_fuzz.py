@@ -87,6 +87,7 @@ POLICY: dict[str, str | None] = {
     "stackLogs": "operator",
     "downloadStackLogs": "operator",
     "hostUsage": "viewer",
+    "stackUsageHistory": "viewer",
     "backupInventory": "operator",
     "createBackup": "operator",
     "listBackups": "operator",

@@ -121,3 +121,30 @@ def test_usage_matches_the_engine_s_own_figures(server, docker_cleanup):
         sum(c["cpu_percent"] or 0 for c in mine.values()), abs=0.05
     )
     assert usage["total"]["containers"] >= len(mine)
+
+    # The last minutes, a point every 10 s while someone looks: the busy loop is stopped
+    # first (the holder's points are what is checked, and a busy core slows the suite).
+    compose(folder.parent, stack_id, "stop", "busy")
+    url = f"{server.url}/api/stacks/{stack_id}/usage/history"
+
+    def two_points() -> dict | None:
+        httpx.get(f"{server.url}/api/usage", headers=headers, timeout=30)  # still looking
+        answer = httpx.get(url, headers=headers, timeout=30)
+        assert answer.status_code == 200, answer.text
+        history = answer.json()
+        return history if len(history["containers"][f"{stack_id}-holder-1"]) >= 2 else None
+
+    history = wait_until(two_points, what="two points of the holder's history", interval=2)
+    assert history["step_seconds"] == 10
+    assert set(history["containers"]) == {f"{stack_id}-{s}-1" for s in ("holder", "busy", "flaky")}
+    points = history["containers"][f"{stack_id}-holder-1"]
+    times = [point["at"] for point in points]
+    assert times == sorted(times) and times[-1] - times[0] >= 9.5
+    assert time.time() - 15 * 60 <= times[0] and times[-1] <= time.time()
+    assert all(point["memory_used"] >= 64 * MIB for point in points[1:])
+    assert (
+        httpx.get(
+            f"{server.url}/api/stacks/nope/usage/history", headers=headers, timeout=30
+        ).status_code
+        == 404
+    )

@@ -35,6 +35,7 @@ from stackyard.auth.principal import Role
 from stackyard.auth.streams import RECHECK_SECONDS
 from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
 from stackyard.containers.shell import AUTO
+from stackyard.containers.usage import UsageHistory
 from stackyard.docker.containers import ContainerAction
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
 from stackyard.jsonmodel import parse_json
@@ -176,6 +177,13 @@ async def outside_container_logs(
 
     async for batch in signed_in_stream(request, principal, batches()):
         yield batch
+
+
+@router.get("/stacks/{stack_id}/usage/history", operation_id="stackUsageHistory")
+async def stack_usage_history(stack_id: str, stacks: StacksDep) -> UsageHistory:
+    """CPU and memory of the stack's containers over the last 15 minutes, a point every
+    10 seconds, kept in memory while resource use is looked at (`hostUsage`)."""
+    return await stacks.containers.usage_history(stack_id)
 
 
 @router.get("/usage", operation_id="hostUsage")

@@ -8,6 +8,11 @@ every request from the latest samples: any number of open pages cost the engine 
 streams. Nobody asking for `IDLE_SECONDS` closes them. Restarts and start times come
 from inspecting a container when it is first seen and again after the engine reports it
 started or died.
+
+While the streams are open, a point of CPU and memory per container is kept every
+`HISTORY_STEP` seconds, by container name (a recreated container goes on), for the last
+`HISTORY_SECONDS`: in memory, bounded (`HISTORY_POINTS` per container, and a container
+unseen for that long is forgotten). The history covers the time someone looked.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +40,10 @@ IDLE_SECONDS = 60.0
 RESCAN_SECONDS = 2.0
 #: How long a first request waits for the first samples.
 FIRST_SAMPLE_WAIT = 2.5
+#: How far back the history of use goes, and the seconds between two of its points.
+HISTORY_SECONDS = 15 * 60
+HISTORY_STEP = 10.0
+HISTORY_POINTS = int(HISTORY_SECONDS / HISTORY_STEP)
 
 
 @dataclass(frozen=True)
@@ -128,6 +138,21 @@ def _block(sample: dict[str, Any]) -> tuple[int | None, int | None]:
     return read, write
 
 
+@dataclass(frozen=True)
+class UsagePoint:
+    at: float = field(metadata={"description": "Seconds since the epoch"})
+    cpu_percent: float | None
+    memory_used: int | None
+
+
+@dataclass(frozen=True)
+class UsageHistory:
+    step_seconds: float
+    containers: dict[str, list[UsagePoint]] = field(
+        metadata={"description": "By container name, oldest point first"}
+    )
+
+
 @dataclass
 class _Tracked:
     info: ContainerInfo
@@ -154,6 +179,8 @@ class UsageCollector:
         self._last_asked = 0.0
         self._loop_task: asyncio.Task[None] | None = None
         self._first_scan = asyncio.Event()
+        self._history: dict[str, deque[UsagePoint]] = {}
+        self._last_point = float("-inf")  # monotonic
 
     async def snapshot(self) -> list[ContainerUsage]:
         """The latest use of every running container (waits a moment for first samples
@@ -164,6 +191,29 @@ class UsageCollector:
             self._loop_task = asyncio.create_task(self._run())
             await self._first_samples()
         return [self._usage(t) for t in sorted(self._tracked.values(), key=lambda t: t.info.name)]
+
+    def history(self, names: Iterable[str]) -> UsageHistory:
+        """The points of the last `HISTORY_SECONDS` of the containers named."""
+        since = time.time() - HISTORY_SECONDS
+        kept = {name: self._history.get(name, ()) for name in names}
+        return UsageHistory(
+            HISTORY_STEP,
+            {name: [p for p in points if p.at >= since] for name, points in kept.items()},
+        )
+
+    def _record(self) -> None:
+        now = time.monotonic()
+        if now - self._last_point < HISTORY_STEP:
+            return
+        self._last_point, at = now, time.time()
+        for tracked in self._tracked.values():
+            if tracked.sample is None:
+                continue
+            usage = self._usage(tracked)
+            points = self._history.setdefault(tracked.info.name, deque(maxlen=HISTORY_POINTS))
+            points.append(UsagePoint(at, usage.cpu_percent, usage.memory_used))
+        for name in [n for n, p in self._history.items() if p[-1].at < at - HISTORY_SECONDS]:
+            del self._history[name]
 
     async def _first_samples(self) -> None:
         deadline = time.monotonic() + FIRST_SAMPLE_WAIT
@@ -195,6 +245,7 @@ class UsageCollector:
                     await self._rescan()
                 except StackyardError as exc:
                     log.warning("Resource use: %s", exc.detail)
+                self._record()
                 self._first_scan.set()
                 await asyncio.sleep(RESCAN_SECONDS)
         finally:

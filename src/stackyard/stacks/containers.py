@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from stackyard.containers import shell
 from stackyard.containers.logs import LogLine, LogReader, Target, merged_lines, targets_of
-from stackyard.containers.usage import ContainerUsage, UsageTotals
+from stackyard.containers.usage import ContainerUsage, UsageHistory, UsageTotals
 from stackyard.docker.containers import (
     ContainerAction,
     ContainerInfo,
@@ -171,6 +171,12 @@ class StackContainers:
         return await shell.open_session(self.machine.docker, info.id, command, cols, rows)
 
     # -- resource use -----------------------------------------------------------------
+    async def usage_history(self, stack_id: str) -> UsageHistory:
+        """The last minutes of CPU and memory of the stack's containers (see
+        `UsageCollector.history`)."""
+        found, _ = await asyncio.to_thread(self.of, stack_id)
+        return self.machine.usage.history(c.name for c in found)
+
     async def usage(self) -> HostUsage:
         """Every running container's use, summed per stack and for the host."""
         containers = await self.machine.usage.snapshot()

@@ -119,3 +119,6 @@ export type ConvertedCompose = components["schemas"]["Converted"];
 /** A container of a host that no stack owns (`GET /api/containers`). */
 export type OutsideContainer = components["schemas"]["OutsideContainer"];
 export type ContainerAction = operations["outsideContainerAction"]["parameters"]["path"]["action"];
+
+/** CPU and memory of a stack's containers over the last minutes. */
+export type UsageHistory = components["schemas"]["UsageHistory"];

@@ -64,6 +64,36 @@ describe("resource use on the stack page", () => {
     expect(fake.calls("GET", "/api/usage")).toHaveLength(1);
   });
 
+  it("draws each container's last minutes, with gaps where no sample was taken", async () => {
+    const at = Date.now() / 1000;
+    installFakeFetch({
+      ...signedInAs(adminUser),
+      "GET /api/stacks/web": makeDetail(),
+      "GET /api/stacks/updates": makeSummary([]),
+      "GET /api/stacks/web/run": makeRun({ status: "succeeded" }),
+      "GET /api/usage": { containers: [usage({ id: "a" })], stacks: {}, total: usage({}) },
+      "GET /api/stacks/web/usage/history": {
+        step_seconds: 10,
+        containers: {
+          "web-app-1": [
+            { at: at - 30, cpu_percent: 10, memory_used: 50_000_000 },
+            { at: at - 20, cpu_percent: 80, memory_used: 64_000_000 },
+            { at: at - 10, cpu_percent: null, memory_used: null },
+            { at, cpu_percent: 5, memory_used: 60_000_000 },
+          ],
+        },
+      },
+    });
+    renderApp("/stacks/web");
+
+    const cpu = await screen.findByRole("img", { name: "CPU of web-app-1, peak 80.0 %" });
+    expect(screen.getByRole("img", { name: "Memory of web-app-1, peak 64.0 MB" })).toBeInTheDocument();
+    // Two runs of known samples around the gap: two lines and a lone point, no drop to 0.
+    expect(cpu.querySelectorAll("polyline")).toHaveLength(1);
+    expect(cpu.querySelectorAll("circle")).toHaveLength(1);
+    expect(cpu.querySelector("polyline")?.getAttribute("points")?.split(" ")).toHaveLength(2);
+  });
+
   it("says how long a container is up", () => {
     const now = Date.parse("2026-11-23T12:00:00Z");
     expect(uptime("2026-11-23T11:59:18Z", now)).toBe("42 s");

@@ -1,10 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
-import type { ContainerUsage } from "../../api/types";
+import type { ContainerUsage, UsageHistory } from "../../api/types";
 import { ErrorText } from "../../components/ErrorText";
 import { formatBytes } from "../../components/format";
+import { Sparkline } from "../../components/Sparkline";
 import { Table } from "../../components/Table";
 import { useHost } from "../hosts/host";
-import { usageQueryOptions } from "./queries";
+import { usageHistoryQueryOptions, usageQueryOptions } from "./queries";
 
 const COLUMNS = ["Container", "CPU", "Memory", "Network in / out", "Disk read / write", "Processes", "Restarts", "Up for", "Health"] as const;
 
@@ -39,10 +40,50 @@ function memory(usage: ContainerUsage): string {
   return `${formatBytes(usage.memory_used)}${limit}`;
 }
 
-/** What the stack's running containers use, refreshed every two seconds while shown. */
+/** The last minutes of CPU and memory of each container that has two points or more. */
+function UsageCharts({ history, containers }: { history: UsageHistory; containers: string[] }) {
+  const shown = containers.filter((name) => (history.containers[name] ?? []).length > 1);
+  if (shown.length === 0) return null;
+  const minutes = Math.round(Math.max(...shown.map((name) => history.containers[name]?.length ?? 0)) * history.step_seconds / 60);
+  return (
+    <div className="usage-charts">
+      <h3>
+        The last {minutes > 0 ? `${minutes} min` : "minute"} <span className="muted small">(kept while someone looks)</span>
+      </h3>
+      <ul className="plain">
+        {shown.map((name) => {
+          const points = history.containers[name] ?? [];
+          const cpu = points.map((p) => p.cpu_percent);
+          const memory = points.map((p) => p.memory_used);
+          const peakCpu = Math.max(0, ...cpu.map((v) => v ?? 0));
+          const peakMemory = Math.max(0, ...memory.map((v) => v ?? 0));
+          return (
+            <li key={name} className="usage-chart">
+              <code>{name}</code>
+              <span className="chart-pair">
+                <Sparkline values={cpu} label={`CPU of ${name}, peak ${percent(peakCpu)}`} />
+                <span className="muted small">CPU, peak {percent(peakCpu)}</span>
+              </span>
+              <span className="chart-pair">
+                <Sparkline values={memory} label={`Memory of ${name}, peak ${formatBytes(peakMemory)}`} />
+                <span className="muted small">Memory, peak {formatBytes(peakMemory)}</span>
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}
+
+/**
+ * What the stack's running containers use, refreshed every two seconds while shown, and
+ * their last minutes as small charts.
+ */
 export function UsageCard({ stackId, containers }: { stackId: string; containers: string[] }) {
   const host = useHost();
   const usage = useQuery(usageQueryOptions(host));
+  const history = useQuery(usageHistoryQueryOptions(host, stackId)).data;
   const names = new Set(containers);
   const mine = (usage.data?.containers ?? []).filter((c) => names.has(c.name));
   const total = usage.data?.stacks[stackId];
@@ -91,6 +132,7 @@ export function UsageCard({ stackId, containers }: { stackId: string; containers
           )}
         </Table>
       )}
+      {history && <UsageCharts history={history} containers={containers} />}
     </section>
   );
 }

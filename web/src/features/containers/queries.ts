@@ -1,5 +1,5 @@
 import { queryOptions, useMutation, useQueryClient } from "@tanstack/react-query";
-import { unwrap } from "../../api/errors";
+import { ApiError, unwrap } from "../../api/errors";
 import { hostApi, hostPath, type HostId } from "../../api/hosts";
 import type { ContainerAction } from "../../api/types";
 import { hostKey } from "../hosts/host";
@@ -8,7 +8,29 @@ import { settingsKeys } from "../settings/queries";
 export const containerKeys = {
   usage: (host: HostId) => ["host-usage", hostKey(host)] as const,
   outside: (host: HostId) => ["outside-containers", hostKey(host)] as const,
+  history: (host: HostId, stackId: string) => ["usage-history", hostKey(host), stackId] as const,
 };
+
+/** The history has a point every 10 s: read about as often. */
+const HISTORY_REFETCH_MS = 10_000;
+
+/** CPU and memory of a stack's containers over the last 15 minutes (null: an agent too old to keep it). */
+export function usageHistoryQueryOptions(host: HostId, stackId: string) {
+  return queryOptions({
+    queryKey: containerKeys.history(host, stackId),
+    queryFn: async () => {
+      try {
+        return await unwrap(
+          hostApi(host).GET("/api/stacks/{stack_id}/usage/history", { params: { path: { stack_id: stackId } } }),
+        );
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 404) return null;
+        throw err;
+      }
+    },
+    refetchInterval: HISTORY_REFETCH_MS,
+  });
+}
 
 /** How often the list of containers outside the stacks is read while shown. */
 const OUTSIDE_REFETCH_MS = 10_000;
