@@ -199,3 +199,45 @@ def test_every_page_and_dialog_fits_and_shows_only_what_works(
     admin_pages = {"/files", "/destinations", "/schedules"}
     assert admin_pages <= set(links) if role == "admin" else not admin_pages & set(links)
     assert ("/backups" in links) == (role != "viewer")
+
+
+def test_the_stack_workspace_on_a_wide_screen(browser, live_server, world):
+    """The host's stacks beside the stack (switching without going back), the compose
+    editor beside the deploy console; on a phone, one column and no list."""
+    other = "e2e-layout-other"
+    (Path(live_server.env["STACKS_DIR"]) / other).mkdir(exist_ok=True)
+    (Path(live_server.env["STACKS_DIR"]) / other / "compose.yaml").write_text(COMPOSE)
+    context = browser.new_context(viewport={"width": 1600, "height": 1000})
+    page = context.new_page()
+    sign_in(page, live_server.url)
+    page.goto(f"{live_server.url}{STACK_PAGE}")
+
+    pane = page.get_by_role("navigation", name="Stacks of this host")
+    expect(pane.get_by_role("link", name=re.compile(f"^{STACK}"))).to_have_attribute(
+        "aria-current", "page"
+    )
+    console = page.get_by_role("region", name=f"Deploy {STACK}")
+    files = page.get_by_role("region", name="Files")
+    expect(files.get_by_role("textbox", name="compose.yaml")).to_be_visible()
+    left, right = console.bounding_box(), files.bounding_box()
+    assert left and right and right["x"] >= left["x"] + left["width"]  # side by side
+    assert right["y"] < left["y"] + left["height"]
+    _screenshot(page, "admin-wide-workspace")
+
+    pane.get_by_role("link", name=re.compile(f"^{other}")).click()
+    page.wait_for_url(f"{live_server.url}/stacks/{other}")
+    page.get_by_role("heading", level=1, name=other).wait_for()
+    expect(pane.get_by_role("link", name=re.compile(f"^{other}"))).to_have_attribute(
+        "aria-current", "page"
+    )
+
+    page.set_viewport_size(VIEWPORTS["phone"])
+    expect(pane).to_be_hidden()
+    console, files = (
+        page.get_by_role("region", name=f"Deploy {other}"),
+        page.get_by_role("region", name="Files"),
+    )
+    assert (
+        files.bounding_box()["y"] > console.bounding_box()["y"] + console.bounding_box()["height"]
+    )
+    context.close()

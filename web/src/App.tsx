@@ -13,6 +13,7 @@ import { Layout } from "./features/layout/Layout";
 import { NotFoundPage } from "./features/layout/NotFoundPage";
 import { SettingsPage } from "./features/settings/SettingsPage";
 import { StackDetailPage } from "./features/stacks/StackDetailPage";
+import { StackListPane } from "./features/stacks/StackListPane";
 import { StacksPage } from "./features/stacks/StacksPage";
 
 /** The terminal (xterm.js) is loaded when a shell is opened, in a chunk of its own. */
@@ -42,7 +43,15 @@ export function AppRoutes() {
         >
           <Route index element={<DashboardPage />} />
           <Route path="stacks" element={<StacksPage />} />
-          <Route path="stacks/:id" element={<StackDetailPage />} />
+          <Route
+            path="stacks/:id"
+            element={
+              <div className="stack-workspace">
+                <StackListPane />
+                <StackDetailPage />
+              </div>
+            }
+          />
           <Route
             path="stacks/:id/shell/:container"
             element={

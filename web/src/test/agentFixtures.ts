@@ -4,7 +4,7 @@ import type { HostCapability } from "../features/hosts/capabilities";
 export const FINGERPRINT =
   "3A:9F:10:22:C4:5B:6E:7D:88:91:AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD:EE:01";
 
-export const ALL_CAPABILITIES: HostCapability[] = ["stacks", "updates", "logs", "shell", "usage", "files", "backups", "fleet"];
+export const ALL_CAPABILITIES: HostCapability[] = ["stacks", "updates", "logs", "shell", "usage", "files", "backups", "fleet", "containers"];
 
 export function makeAgent(overrides: Partial<Agent> = {}): Agent {
   return {

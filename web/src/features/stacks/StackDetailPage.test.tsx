@@ -6,7 +6,8 @@ import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
-import { makeDetail, makeRun, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
+import { makeAgent } from "../../test/agentFixtures";
+import { makeDetail, makeRun, makeStack, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
 
 const detail = makeDetail();
 
@@ -515,5 +516,46 @@ describe("stack detail for a viewer", () => {
     expect(screen.queryByRole("button", { name: "Show secrets" })).not.toBeInTheDocument();
     // Nothing on the page can change anything (the menu button only shows the navigation).
     expect(screen.getAllByRole("button").map((b) => b.textContent)).toEqual(["☰ Menu", "Sign out"]);
+  });
+});
+
+describe("the stack workspace", () => {
+  it("lists the host's stacks beside the stack, the current one marked, and finds one by name", async () => {
+    installFakeEventSource();
+    installFakeFetch(
+      detailRoutes({
+        "GET /api/stacks": [makeStack({ id: "web" }), makeStack({ id: "db", state: "stopped" }), makeStack({ id: "cache" })],
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+
+    const pane = await screen.findByRole("navigation", { name: "Stacks of this host" });
+    await waitFor(() => expect(within(pane).getAllByRole("link")).toHaveLength(3));
+    expect(within(pane).getAllByRole("link").map((a) => a.textContent)).toEqual([
+      "cache (Running)",
+      "db (Stopped)",
+      "web (Running)",
+    ]);
+    expect(within(pane).getByRole("link", { name: /web/ })).toHaveAttribute("aria-current", "page");
+    expect(within(pane).getByRole("link", { name: /db/ })).toHaveAttribute("href", "/stacks/db");
+
+    await user.type(within(pane).getByRole("searchbox", { name: "Find a stack" }), "ca");
+    expect(within(pane).getAllByRole("link").map((a) => a.textContent)).toEqual(["cache (Running)"]);
+  });
+
+  it("links a stack's published ports on an agent to the agent's host, not this page's", async () => {
+    installFakeEventSource();
+    installFakeFetch({
+      ...signedInAs(adminUser),
+      "GET /api/agents": [makeAgent({ id: 3, url: "https://nas.lan:8443" })],
+      "GET /api/agents/3/stacks/web": detail,
+      "GET /api/agents/3/stacks/updates": makeSummary([]),
+      "GET /api/agents/3/stacks/web/run": null,
+      "GET /api/agents/3/stacks": [makeStack()],
+    });
+    renderApp("/stacks/web?host=3");
+
+    const services = await screen.findByRole("table", { name: "Services" });
+    expect(within(services).getByRole("link", { name: /8080/ })).toHaveAttribute("href", "http://nas.lan:8080");
   });
 });

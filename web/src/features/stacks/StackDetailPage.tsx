@@ -268,7 +268,7 @@ export function StackDetailPage() {
 
   const data = stack.data;
   return (
-    <main className="page">
+    <main className="page stack-page">
       <StackTrail />
       <div className="page-head title-row">
         <h1>{data.id}</h1>
@@ -294,42 +294,45 @@ export function StackDetailPage() {
         )}
       </div>
       {backingUp && <BackupDialog stackId={data.id} onClose={() => setBackingUp(false)} />}
-      <DeployConsole stackId={data.id} busy={data.busy} />
-      <ServicesCard stack={data} withShell={has("shell")} />
-      {has("usage") && (
-        <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />
-      )}
-      {mayReadLogs && (
-        <LogsCard
-          stackId={data.id}
-          sources={data.services.map((s) => ({ service: s.name, containers: s.containers.map((c) => c.name) }))}
-        />
-      )}
-      {has("updates") && <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />}
-      <section className="card" aria-labelledby="files-title">
-        <h2 id="files-title">Files</h2>
-        {mayEditFiles ? (
-          <StackFileEditor stackId={data.id} kind="compose" label={data.compose_file} content={data.compose} />
-        ) : (
-          <ReadOnlyStackFile
-            label={data.compose_file}
-            content={data.compose}
-            note="Read only: compose files can mount any host path, so only admins edit them."
+      {/* On wide screens the files sit beside the rest, the compose editor in view (styles.css). */}
+      <div className="stack-columns">
+        <DeployConsole stackId={data.id} busy={data.busy} />
+        <ServicesCard stack={data} withShell={has("shell")} />
+        {has("usage") && (
+          <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />
+        )}
+        {mayReadLogs && (
+          <LogsCard
+            stackId={data.id}
+            sources={data.services.map((s) => ({ service: s.name, containers: s.containers.map((c) => c.name) }))}
           />
         )}
-        <h3>Environment</h3>
-        {mayEditFiles && data.env !== null ? (
-          <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
-        ) : (
-          <p className="muted">The .env file is shown to admins only.</p>
-        )}
-        {mayEditFiles && (
-          <>
-            <h3>Secrets</h3>
-            <SecretsEditor stackId={data.id} hasSecrets={data.has_secrets} />
-          </>
-        )}
-      </section>
+        {has("updates") && <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />}
+        <section className="card stack-files" aria-labelledby="files-title">
+          <h2 id="files-title">Files</h2>
+          {mayEditFiles ? (
+            <StackFileEditor stackId={data.id} kind="compose" label={data.compose_file} content={data.compose} />
+          ) : (
+            <ReadOnlyStackFile
+              label={data.compose_file}
+              content={data.compose}
+              note="Read only: compose files can mount any host path, so only admins edit them."
+            />
+          )}
+          <h3>Environment</h3>
+          {mayEditFiles && data.env !== null ? (
+            <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
+          ) : (
+            <p className="muted">The .env file is shown to admins only.</p>
+          )}
+          {mayEditFiles && (
+            <>
+              <h3>Secrets</h3>
+              <SecretsEditor stackId={data.id} hasSecrets={data.has_secrets} />
+            </>
+          )}
+        </section>
+      </div>
       {mayDelete && <DeleteStackCard stackId={data.id} />}
     </main>
   );

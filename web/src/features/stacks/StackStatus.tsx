@@ -1,7 +1,7 @@
 import type { StackState } from "../../api/types";
 import type { Tone } from "../../components/tone";
 
-const STATE_LABEL: Record<StackState, string> = {
+export const STATE_LABEL: Record<StackState, string> = {
   running: "Running",
   partial: "Partially running",
   stopped: "Stopped",
