@@ -11,6 +11,7 @@ from tests.support.service import (
     ADMIN_PASSWORD,
     STACKYARD_BIN,
     service_env,
+    sign_in,
     start_server,
 )
 
@@ -83,7 +84,15 @@ def test_first_start_prints_a_generated_admin_password_once(tmp_path):
 
     again = start_server(tmp_path, env=env)
     try:
-        assert login(again.url, "admin", password).status_code == 200
+        with httpx.Client(base_url=again.url) as client:
+            sign_in(client, "admin", password)
+            assert client.get("/api/auth/me").json()["password_change_due"] is True
+            changed = client.put(
+                "/api/auth/password",
+                json={"current_password": password, "new_password": "a brand new passphrase"},
+            )
+            assert changed.status_code == 204, changed.text
+            assert client.get("/api/auth/me").json()["password_change_due"] is False
         assert "one-time password" not in again.log()
     finally:
         again.stop()

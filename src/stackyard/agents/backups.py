@@ -182,7 +182,7 @@ class AgentTransfers:
             try:
                 await host.push(name, destination_id, lambda done: report(done, 0))
             except StackyardError as exc:
-                run.fail(f"Push failed: {exc.detail}")
+                run.fail(f"To {where}: {exc.detail}")
                 return 1
             run.advance(size, size, 1, 1, f"Pushing to {where}")
             run.artifact = name

@@ -45,6 +45,9 @@ class CurrentUser(UserOut):
     permissions: list[Permission] = Field(
         description="What the role lets this user do (the server refuses the rest)"
     )
+    password_change_due: bool = Field(
+        description="Signed in with the one-time password printed at first start"
+    )
 
 
 class LoginOut(BaseModel):
@@ -131,12 +134,13 @@ def logout(request: Request, response: Response, db: DbDep) -> None:
 
 
 @router.get("/me", operation_id="me")
-def me(principal: PrincipalDep) -> CurrentUser:
+def me(principal: PrincipalDep, db: DbDep) -> CurrentUser:
     return CurrentUser(
         id=principal.user_id,
         username=principal.username,
         role=principal.role,
         permissions=permissions_of(principal.role),
+        password_change_due=users.password_change_due(db, principal.user_id),
     )
 
 

@@ -120,7 +120,15 @@ def change_own_password(
         if user is None or not passwords.verify_password(user.password_hash, current):
             raise Invalid("The current password is not correct")
         user.password_hash = passwords.hash_password(new)
+        user.password_change_due = False
         sessions.revoke_all(session, user.id, keep_session=keep_session)
+
+
+def password_change_due(db: Database, user_id: int) -> bool:
+    """Whether the user still has the one-time password printed at first start."""
+    with db.session() as session:
+        user = session.get(User, user_id)
+        return bool(user and user.password_change_due)
 
 
 def check_password(db: Database, user_id: int, password: str) -> None:
@@ -171,7 +179,7 @@ def ensure_bootstrap_admin(db: Database, password: str | None) -> None:
             return
         generated = password is None
         password = password or secrets.token_urlsafe(15)
-        _insert(session, BOOTSTRAP_ADMIN, password, Role.admin)
+        _insert(session, BOOTSTRAP_ADMIN, password, Role.admin).password_change_due = generated
     if generated:
         # Straight to the console, never through logging: shown once, stored nowhere.
         print(

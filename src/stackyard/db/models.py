@@ -25,6 +25,10 @@ class User(Base):
     role: Mapped[str] = mapped_column(String(16), server_default=text("'viewer'"))
     disabled: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    #: Signed in with the one-time password printed at first start: nudged to change it.
+    password_change_due: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=text("false")
+    )
 
 
 class LoginSession(Base):

@@ -45,7 +45,7 @@ class Transfers:
             destination = await asyncio.to_thread(self.destinations.open, destination_id)
             await destination.push(path, path.name, lambda done: report(done, 0))
         except StackyardError as exc:
-            run.fail(f"Push failed: {exc.detail}")
+            run.fail(f"To {where}: {exc.detail}")
             return 1
         run.advance(size, size, 1, 1, f"Pushing to {where}")
         run.artifact = path.name

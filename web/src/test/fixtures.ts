@@ -30,9 +30,21 @@ const ADMIN_PERMISSIONS: User["permissions"] = [
   "admin.audit",
 ];
 
-export const adminUser: User = { id: 1, username: "alice", role: "admin", permissions: ADMIN_PERMISSIONS };
-export const operatorUser: User = { id: 2, username: "bob", role: "operator", permissions: OPERATOR_PERMISSIONS };
-export const viewerUser: User = { id: 3, username: "carol", role: "viewer", permissions: [] };
+export const adminUser: User = {
+  id: 1,
+  username: "alice",
+  role: "admin",
+  permissions: ADMIN_PERMISSIONS,
+  password_change_due: false,
+};
+export const operatorUser: User = {
+  id: 2,
+  username: "bob",
+  role: "operator",
+  permissions: OPERATOR_PERMISSIONS,
+  password_change_due: false,
+};
+export const viewerUser: User = { id: 3, username: "carol", role: "viewer", permissions: [], password_change_due: false };
 /** A user who is not an admin (the files tests use it). */
 export const plainUser: User = operatorUser;
 

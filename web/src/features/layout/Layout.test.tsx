@@ -53,6 +53,26 @@ describe("layout", () => {
     expect(await screen.findByText(signedIn.username)).toHaveTextContent(`${signedIn.username}${signedIn.role}`);
   });
 
+  it("offers a skip link first, which takes the focus past the menu to the page", async () => {
+    installFakeFetch(signedInAs(adminUser));
+    const { user } = renderApp("/");
+    await screen.findByRole("navigation", { name: "Main" });
+
+    await user.tab();
+    const skip = screen.getByRole("link", { name: "Skip to content" });
+    expect(skip).toHaveFocus();
+    expect(skip).toHaveAttribute("href", "#content");
+    expect(document.getElementById("content")).toContainElement(screen.getByRole("heading", { level: 1 }));
+  });
+
+  it("nudges a user who signed in with the one-time password to choose their own", async () => {
+    installFakeFetch(signedInAs({ ...adminUser, password_change_due: true }));
+    renderApp("/");
+
+    const nudge = await screen.findByText(/one-time password printed at first start/);
+    expect(within(nudge).getByRole("link", { name: "Settings" })).toHaveAttribute("href", "/settings");
+  });
+
   it("navigates to a page and marks its link", async () => {
     installFakeFetch({ ...signedInAs(adminUser), "GET /api/agents": [] });
     const { user } = renderApp("/");

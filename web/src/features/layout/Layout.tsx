@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState } from "react";
-import { NavLink, Outlet, useLocation, useNavigate } from "react-router";
+import { Link, NavLink, Outlet, useLocation, useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { confirmLeaving } from "../../components/useUnsavedChanges";
 import { useCurrentUser, useLogout } from "../auth/queries";
@@ -84,6 +84,9 @@ export function Layout() {
 
   return (
     <div className={menuOpen ? "layout menu-open" : "layout"}>
+      <a className="skip-link" href="#content">
+        Skip to content
+      </a>
       <header className="topbar">
         <span className="brand">Stackyard</span>
         <button
@@ -115,7 +118,13 @@ export function Layout() {
         </nav>
         <UserMenu />
       </aside>
-      <div className="content">
+      <div className="content" id="content" tabIndex={-1}>
+        {user?.password_change_due && (
+          <p className="notice-banner" role="status">
+            You signed in with the one-time password printed at first start: choose your own under{" "}
+            <Link to="/settings">Settings</Link>.
+          </p>
+        )}
         <Outlet />
       </div>
     </div>

@@ -2,6 +2,7 @@ import { keepPreviousData, queryOptions, useMutation, useQueryClient, type Query
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
 import type { NewRegistry, NewToken, NewUser, UserChange } from "../../api/types";
+import { authKeys } from "../auth/queries";
 
 export const settingsKeys = {
   tokens: ["auth", "tokens"] as const,
@@ -63,7 +64,8 @@ function useInvalidate(...keys: QueryKey[]) {
 
 /** Ends your other sign-ins and revokes all your API tokens (this sign-in stays). */
 export function useChangePassword() {
-  const invalidate = useInvalidate(settingsKeys.tokens, settingsKeys.users, settingsKeys.audit);
+  // The user's own record too: a one-time password's nudge goes.
+  const invalidate = useInvalidate(authKeys.me, settingsKeys.tokens, settingsKeys.users, settingsKeys.audit);
   return useMutation({
     mutationFn: (body: { current_password: string; new_password: string }) =>
       unwrap(api.PUT("/api/auth/password", { body })),

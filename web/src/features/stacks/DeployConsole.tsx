@@ -112,7 +112,7 @@ function ImageBar({ image, index }: { image: RunImage; index: number }) {
 const LEVEL_LABEL: Record<RunLine["level"], string> = { info: "", warning: "Warning: ", error: "Error: " };
 
 /** The raw output, one line per layer or container (updated in place), kept scrolled to the end. */
-function OutputLog({ lines }: { lines: RunLine[] }) {
+function OutputLog({ lines, running }: { lines: RunLine[]; running: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -135,7 +135,7 @@ function OutputLog({ lines }: { lines: RunLine[] }) {
       }}
     >
       {lines.length === 0 ? (
-        <div className="line line-info muted">No output yet.</div>
+        <div className="line line-info muted">{running ? "No output yet." : "No output."}</div>
       ) : (
         lines.map((line, i) => (
           <div key={line.id ?? `line-${i}`} className={`line line-${line.level}`} data-level={line.level}>
@@ -232,7 +232,7 @@ function RunView({ run }: { run: Run }) {
           ))}
         </ul>
       )}
-      <OutputLog lines={progress.lines} />
+      <OutputLog lines={progress.lines} running={run.status === "running"} />
       <p className="console-times muted">
         Started {formatTime(run.started_at)}
         {run.finished_at && <> · finished {formatTime(run.finished_at)}</>}
