@@ -122,6 +122,10 @@ def test_an_unreachable_server_is_a_clear_error(sftp_server):
         asyncio.run(destination.test())
     with pytest.raises(DestinationUnreachable):
         asyncio.run(fetch_host_key(settings(sftp_server, "", port=closed)))
+    # Not pinned yet and not there: said as it is, not as a key to pin.
+    unpinned = SftpDestination(settings(sftp_server, "", port=closed), Secrets(password="x"), None)
+    with pytest.raises(DestinationUnreachable, match="cannot be reached"):
+        asyncio.run(unpinned.archives())
 
 
 def test_a_server_that_never_answers_fails_at_the_connect_limit(sftp_server, monkeypatch):

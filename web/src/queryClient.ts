@@ -2,10 +2,15 @@ import { QueryCache, QueryClient, hashKey } from "@tanstack/react-query";
 import { ApiError, isUnauthorized } from "./api/errors";
 import { authKeys } from "./features/auth/queries";
 
-/** Client errors (4xx) are answers, not glitches: never retry them. */
+/**
+ * An answer with a status (a 4xx, or a 5xx with the server's reason: an offline agent, an
+ * engine that cannot be reached) is shown at once: asking again within seconds only made
+ * the user wait for the same words, and polled queries ask again anyway. A request that
+ * got no answer at all is tried once more.
+ */
 function shouldRetry(failureCount: number, error: unknown): boolean {
-  if (error instanceof ApiError && error.status < 500) return false;
-  return failureCount < 2;
+  if (error instanceof ApiError) return false;
+  return failureCount < 1;
 }
 
 export function createQueryClient(options: { retry?: boolean } = {}): QueryClient {

@@ -127,9 +127,13 @@ class SftpDestination:
 
     @contextlib.asynccontextmanager
     async def _session(self) -> AsyncIterator[asyncssh.SFTPClient]:
-        if self.host_key is None:
-            raise DestinationDenied("The server's host key is not pinned yet: test the destination")
         settings, secrets = self.settings, self.secrets
+        if self.host_key is None:
+            await fetch_host_key(settings)  # a server that cannot be reached says so
+            raise DestinationDenied(
+                f"The host key of {settings.host}:{settings.port} is not pinned yet: test the "
+                "destination to see it and pin it"
+            )
         keys = (
             [load_private_key(secrets.private_key, secrets.passphrase)]
             if secrets.private_key

@@ -5,6 +5,7 @@ import type { ArchiveInfo, Fidelity, RestoreOptions, RestorePreview, Run } from 
 import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
+import { formatDateTime } from "../../components/format";
 import { manifestQueryOptions, restorePreviewQueryOptions, useRestoreBackup } from "./queries";
 import { useHost } from "../hosts/host";
 import { useDebounced } from "../../hooks/useDebounced";
@@ -67,7 +68,7 @@ export function RestoreDialog({
     <Dialog title={`Restore ${archive.name}`} onClose={onClose} className="wide-dialog">
       <form onSubmit={submit} aria-label={`Restore ${archive.name}`}>
         <p>
-          Stack <code>{archive.stack_id}</code> from {archive.host}, made {archive.created_at ?? "?"}. The stack's
+          Stack <code>{archive.stack_id}</code> from {archive.host}, made {formatDateTime(archive.created_at)}. The stack's
           files and the chosen data are written back; a running stack is stopped meanwhile and started again.
         </p>
         <Field label="Restore as (empty: as itself)">
@@ -130,7 +131,7 @@ export function RestoreDialog({
           onMove={(original, path) => setBindPaths((paths) => ({ ...paths, [original]: path }))}
         />
         {conflict ? (
-          <div className="notice" role="alert">
+          <div className="notice tone-warn" role="alert">
             <p>{restore.error?.message}</p>
             <label className="check">
               <input type="checkbox" checked={overwrite} onChange={(e) => setOverwrite(e.target.checked)} />
@@ -145,6 +146,7 @@ export function RestoreDialog({
         )}
         <FormActions
           label={overwrite ? "Restore over it" : "Restore"}
+          danger={overwrite}
           busy={restore.isPending}
           disabled={(conflict && !overwrite) || !preview.isSuccess || preview.isPlaceholderData || asked !== settledKey}
           onCancel={onClose}

@@ -144,6 +144,7 @@ function FileBrowser() {
 
       <FilesToolbar
         uploading={uploads.running}
+        unusable={listing.isError && !listing.data}
         onNew={setCreating}
         onFilesPicked={onFilesPicked}
         onFolderPicked={onFolderPicked}

@@ -19,16 +19,19 @@ function FilePicker({ ref, testId, onPick }: { ref: Ref<HTMLInputElement>; testI
 
 /**
  * The folder's actions. The buttons wrap onto more lines on a narrow screen (see
- * files.css), so every one stays reachable without scrolling sideways.
+ * files.css), so every one stays reachable without scrolling sideways. While the folder
+ * cannot be read (`unusable`: its host is offline, say) none of them is offered.
  */
 export function FilesToolbar({
   uploading,
+  unusable,
   onNew,
   onFilesPicked,
   onFolderPicked,
   onDownloadFolder,
 }: {
   uploading: boolean;
+  unusable: boolean;
   onNew: (kind: "folder" | "file") => void;
   onFilesPicked: (files: FileList | null) => void;
   onFolderPicked: (files: FileList | null) => void;
@@ -45,19 +48,19 @@ export function FilesToolbar({
 
   return (
     <div className="files-toolbar" role="toolbar" aria-label="Folder actions">
-      <button type="button" onClick={() => onNew("folder")}>
+      <button type="button" disabled={unusable} onClick={() => onNew("folder")}>
         New folder
       </button>
-      <button type="button" onClick={() => onNew("file")}>
+      <button type="button" disabled={unusable} onClick={() => onNew("file")}>
         New file
       </button>
-      <button type="button" disabled={uploading} onClick={() => filesInput.current?.click()}>
+      <button type="button" disabled={uploading || unusable} onClick={() => filesInput.current?.click()}>
         Upload files
       </button>
-      <button type="button" disabled={uploading} onClick={() => folderInput.current?.click()}>
+      <button type="button" disabled={uploading || unusable} onClick={() => folderInput.current?.click()}>
         Upload folder
       </button>
-      <button type="button" onClick={onDownloadFolder}>
+      <button type="button" disabled={unusable} onClick={onDownloadFolder}>
         Download folder
       </button>
       <FilePicker ref={filesInput} testId="upload-files-input" onPick={onFilesPicked} />

@@ -4,6 +4,7 @@ import type { Stack } from "../../api/types";
 import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
+import { makeAgent } from "../../test/agentFixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeDetail, makeRun, makeStack, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
 import { stackUpdatesQueryOptions, stacksQueryOptions } from "./queries";
@@ -352,6 +353,24 @@ describe("new stack from a docker run command", () => {
     expect(await within(form).findByRole("alert")).toHaveTextContent("unrecognized arguments: --x");
     expect(within(form).getByLabelText("Compose file")).toHaveValue("");
     expect(within(form).getByLabelText("Name")).toHaveValue("");
+  });
+});
+
+describe("stacks of an agent that is offline", () => {
+  it("says why once, with one Retry", async () => {
+    const offline = () => json({ detail: "Agent 'nas' is unreachable: cannot connect to nas.lan:8443" }, { status: 502 });
+    installFakeFetch({
+      ...signedInAs(adminUser),
+      "GET /api/agents": [makeAgent({ id: 3 })],
+      "GET /api/agents/3/stacks": offline,
+      "GET /api/agents/3/stacks/updates": offline,
+    });
+    renderApp("/stacks?host=3");
+
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("Agent 'nas' is unreachable");
+    await waitFor(() => expect(screen.getAllByRole("alert")).toHaveLength(1));
+    expect(screen.getAllByRole("button", { name: "Retry" })).toHaveLength(1);
   });
 });
 

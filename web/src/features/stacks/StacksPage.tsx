@@ -171,7 +171,10 @@ function HostStacks() {
           Stack {deleted.stack} deleted. Its folder is in <code>{deleted.trash}</code> in the stacks folder.
         </p>
       )}
-      {updates.isError && <ErrorBanner error={updates.error} onRetry={() => void updates.refetch()} />}
+      {/* One banner for one cause: when the list failed too (an offline agent), it says why. */}
+      {updates.isError && !stacks.isError && (
+        <ErrorBanner error={updates.error} onRetry={() => void updates.refetch()} />
+      )}
       {mayCreate && creating && <NewStackForm onCancel={() => setCreating(false)} />}
       {watching.map((id) => (
         <DeployConsole
