@@ -8,9 +8,11 @@ import { AgentsPage } from "./features/agents/AgentsPage";
 import { BackupsPage } from "./features/backups/BackupsPage";
 import { ContainersPage } from "./features/containers/ContainersPage";
 import { DashboardPage } from "./features/dashboard/DashboardPage";
+import { DestinationsPage } from "./features/destinations/DestinationsPage";
 import { FilesPage } from "./features/files/FilesPage";
 import { Layout } from "./features/layout/Layout";
 import { NotFoundPage } from "./features/layout/NotFoundPage";
+import { SchedulesPage } from "./features/schedules/SchedulesPage";
 import { SettingsPage } from "./features/settings/SettingsPage";
 import { StackDetailPage } from "./features/stacks/StackDetailPage";
 import { StackListPane } from "./features/stacks/StackListPane";
@@ -18,11 +20,6 @@ import { StacksPage } from "./features/stacks/StacksPage";
 
 /** The terminal (xterm.js) is loaded when a shell is opened, in a chunk of its own. */
 const ShellPage = lazy(() => import("./features/containers/ShellPage").then((m) => ({ default: m.ShellPage })));
-/** Destinations and schedules (admins only) come in chunks of their own too. */
-const DestinationsPage = lazy(() =>
-  import("./features/destinations/DestinationsPage").then((m) => ({ default: m.DestinationsPage })),
-);
-const SchedulesPage = lazy(() => import("./features/schedules/SchedulesPage").then((m) => ({ default: m.SchedulesPage })));
 
 /**
  * All routes; the router itself (a data router, browser or memory) is provided by the
@@ -63,22 +60,8 @@ export function AppRoutes() {
           <Route path="containers" element={<ContainersPage />} />
           <Route path="files" element={<FilesPage />} />
           <Route path="backups" element={<BackupsPage />} />
-          <Route
-            path="destinations"
-            element={
-              <Suspense fallback={<Loading />}>
-                <DestinationsPage />
-              </Suspense>
-            }
-          />
-          <Route
-            path="schedules"
-            element={
-              <Suspense fallback={<Loading />}>
-                <SchedulesPage />
-              </Suspense>
-            }
-          />
+          <Route path="destinations" element={<DestinationsPage />} />
+          <Route path="schedules" element={<SchedulesPage />} />
           <Route path="agents" element={<AgentsPage />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFoundPage />} />
