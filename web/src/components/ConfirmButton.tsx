@@ -3,18 +3,21 @@ import { useEffect, useRef, useState, type ReactNode } from "react";
 /**
  * A destructive action in two steps: the first click asks, "Confirm" does it. While it
  * asks, Cancel has the focus and Escape cancels; the focus then returns to the button.
- * `label` is the accessible name of the first button (e.g. "Delete token ci").
+ * `label` is the accessible name of the first button (e.g. "Delete token ci"); `warning`,
+ * shown while it asks, says what the action removes and what it keeps.
  */
 export function ConfirmButton({
   label,
   children,
   onConfirm,
   disabled,
+  warning,
 }: {
   label: string;
   children: ReactNode;
   onConfirm: () => void;
   disabled?: boolean;
+  warning?: string;
 }) {
   const [asking, setAsking] = useState(false);
   // Set by a click or Escape: the focus moves once the buttons it swapped are drawn (the
@@ -76,6 +79,7 @@ export function ConfirmButton({
       <button type="button" ref={cancelRef} onClick={cancel}>
         Cancel
       </button>
+      {warning && <span className="confirm-warning small">{warning}</span>}
     </span>
   );
 }

@@ -53,7 +53,7 @@ describe("the agents list", () => {
     expect(nasRow).toHaveTextContent("https://nas.lan:8443");
     expect(within(nasRow).getByTestId("agent-status")).toHaveTextContent("Online");
     expect(nasRow).toHaveTextContent("0.1.0 Compatible");
-    expect(within(within(nasRow).getByRole("list", { name: "Capabilities of nas" })).getAllByRole("listitem")).toHaveLength(8);
+    expect(within(within(nasRow).getByRole("list", { name: "Capabilities of nas" })).getAllByRole("listitem")).toHaveLength(9);
     expect(nasRow).toHaveTextContent(`Pinned: ${FINGERPRINT}`);
     expect(within(nasRow).getByRole("link", { name: "Stacks" })).toHaveAttribute("href", "/stacks?host=3");
 

@@ -201,13 +201,15 @@ export function AgentsPage() {
 
   return (
     <main className="page">
-      <div className="page-head title-row">
+      <div className="page-head">
         <h1>Agents</h1>
-        {mayManage && (
-          <button type="button" className="primary" onClick={() => setDialog({ agent: null })}>
-            Add an agent
-          </button>
-        )}
+        <div className="page-tools">
+          {mayManage && (
+            <button type="button" className="primary" onClick={() => setDialog({ agent: null })}>
+              Add an agent
+            </button>
+          )}
+        </div>
       </div>
       <p className="muted">
         Other hosts, managed through <code>stackyard agent</code> running there. Choose one with the host switcher on the

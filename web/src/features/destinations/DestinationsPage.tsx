@@ -134,11 +134,13 @@ function Destinations() {
 
   return (
     <main className="page">
-      <div className="page-head title-row">
+      <div className="page-head">
         <h1>Destinations</h1>
-        <button type="button" className="primary" onClick={() => setDialog({ destination: null })}>
-          Add a destination
-        </button>
+        <div className="page-tools">
+          <button type="button" className="primary" onClick={() => setDialog({ destination: null })}>
+            Add a destination
+          </button>
+        </div>
       </div>
       <p className="muted">
         Where archives are sent besides this host: an SFTP server, S3-compatible object storage or an NFS export. Push an

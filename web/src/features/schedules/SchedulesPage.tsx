@@ -132,11 +132,13 @@ function Schedules() {
 
   return (
     <main className="page">
-      <div className="page-head title-row">
+      <div className="page-head">
         <h1>Schedules</h1>
-        <button type="button" className="primary" onClick={() => setDialog({ schedule: null })}>
-          Add a schedule
-        </button>
+        <div className="page-tools">
+          <button type="button" className="primary" onClick={() => setDialog({ schedule: null })}>
+            Add a schedule
+          </button>
+        </div>
       </div>
       <p className="muted">
         Back stacks up on a timetable, on this host or an agent, keep the archives there or push them to a destination,

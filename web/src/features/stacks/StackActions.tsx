@@ -56,7 +56,12 @@ function StackActionButtons({
             {label}
           </button>
         ))}
-        <ConfirmButton label="Down" disabled={disabled} onConfirm={() => run("down")}>
+        <ConfirmButton
+          label="Down"
+          disabled={disabled}
+          onConfirm={() => run("down")}
+          warning="Removes the stack's containers and its networks; its volumes and files stay."
+        >
           Down
         </ConfirmButton>
       </div>

@@ -152,6 +152,9 @@ describe("stacks list", () => {
     const actions = within(rowOf("web")).getByRole("group", { name: "Actions for web" });
     await user.click(within(actions).getByRole("button", { name: "Down" }));
     expect(fake.calls("POST", "/api/stacks/web/actions/down")).toHaveLength(0);
+    expect(within(actions).getByRole("group", { name: "Down" })).toHaveTextContent(
+      "Removes the stack's containers and its networks; its volumes and files stay.",
+    );
     await user.click(within(actions).getByRole("button", { name: "Confirm" }));
     await waitFor(() => expect(fake.calls("POST", "/api/stacks/web/actions/down")).toHaveLength(1));
   });
