@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -74,19 +75,30 @@ def test_a_choice_of_unknown_assets_is_refused_before_anything_runs(admin_client
 
 def test_archives_of_the_same_stack_never_overwrite_each_other(admin_client, stack, tmp_path):
     """Two hosts with a stack of the same name, and the same archive uploaded twice:
-    every archive is kept under a name of its own."""
+    the second time is asked about (409, nothing kept) and, asked to keep both, kept
+    under a name of its own."""
     assert admin_client.post(f"/api/stacks/{stack}/backups", json={}).status_code == 202
     assert wait_run(admin_client, stack)["status"] == "succeeded"
     elsewhere = v2_archive(tmp_path / "other.tar", stack, [entry("data/f", data=b"1")])
-    names = []
-    for _ in range(2):
-        uploaded = admin_client.put(
+
+    def upload(**params: bool):
+        return admin_client.put(
             "/api/backups/upload",
+            params=params,
             content=elsewhere.read_bytes(),
             headers={"Content-Type": "application/x-tar"},
         )
-        assert uploaded.status_code == 201, uploaded.text
-        names.append(uploaded.json()["name"])
+
+    first = upload()
+    assert first.status_code == 201, first.text
+    again = upload()
+    assert again.status_code == 409 and "already on this host" in again.json()["detail"]
+    assert len(admin_client.get("/api/backups").json()) == 2  # nothing more kept
+    kept = Path(admin_client.app.state.settings.data_dir) / "backups"
+    assert not [p for p in kept.iterdir() if p.name.startswith(".")]  # no temporary left
+    both = upload(keep_both=True)
+    assert both.status_code == 201, both.text
+    names = [first.json()["name"], both.json()["name"]]
     listed = {a["name"]: a["host"] for a in admin_client.get("/api/backups").json()}
     assert len(listed) == 3 and set(names) <= set(listed)
     hosts = list(listed.values())

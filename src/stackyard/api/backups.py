@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, cast
 
-from fastapi import APIRouter, Depends, Request, status
+from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import FileResponse
 from pydantic import Field
 
@@ -155,12 +155,19 @@ def download_backup(
     },
 )
 async def upload_backup(
-    request: Request, admin: AdminDep, audit: AuditDep, backups: BackupsDep
+    request: Request,
+    admin: AdminDep,
+    audit: AuditDep,
+    backups: BackupsDep,
+    keep_both: Annotated[
+        bool, Query(description="When an archive of its name is here: keep both (else 409)")
+    ] = False,
 ) -> ArchiveInfo:
     """An archive made elsewhere (the body is its bytes): checked through, then kept
-    under the name archives get; a damaged or unsafe one is refused and not kept."""
+    under the name archives get; a damaged or unsafe one is refused and not kept. One
+    whose name is taken is a 409 (nothing kept) unless `keep_both`."""
     with audit(admin, "backup.upload") as note:
-        info = await backups.store.upload(request.stream())
+        info = await backups.store.upload(request.stream(), keep_both)
         note.target = info.name
     return info
 

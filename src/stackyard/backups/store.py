@@ -19,7 +19,7 @@ from pathlib import Path
 from stackyard.backups.archive import ArchiveReader, check_all
 from stackyard.backups.model import Manifest
 from stackyard.backups.names import SUFFIX, archive_name
-from stackyard.errors import Invalid, NotFound
+from stackyard.errors import Conflict, Invalid, NotFound
 from stackyard.fs.at import Fd, rename_at, write_all
 
 #: Largest archive accepted by upload (bytes); the disk is the real limit.
@@ -153,9 +153,11 @@ class ArchiveStore:
             return VerifyReport(name, False, [], exc.detail)
         return VerifyReport(name, True, checked, None)
 
-    async def upload(self, body: AsyncIterator[bytes]) -> ArchiveInfo:
+    async def upload(self, body: AsyncIterator[bytes], keep_both: bool = False) -> ArchiveInfo:
         """An archive made elsewhere, streamed in, checked through, then named as
-        archives are named; nothing is kept of a bad one."""
+        archives are named; nothing is kept of a bad one. When an archive of that name is
+        here already, Conflict (nothing kept), unless `keep_both`: then it is kept beside
+        it under the first free `<name>-2`, ..."""
         temporary = self.temporary("upload")
         size = 0
         try:
@@ -173,6 +175,11 @@ class ArchiveStore:
                 raise Invalid("The upload was empty")
             manifest = await asyncio.to_thread(_checked_manifest, temporary)
             name = archive_name(manifest.stack_id, manifest.host or "uploaded", manifest.created_at)
+            if not keep_both and self.has(name):
+                raise Conflict(
+                    f"{name} is already on this host (the same backup, uploaded before or "
+                    "made here)"
+                )
             target = self.keep(temporary, name)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):

@@ -201,6 +201,17 @@ describe("backups page", () => {
     expect(screen.getByText(/Uploading other.tar: 1.0 kB of 2.0 kB/)).toBeInTheDocument();
     await xhr?.respond(201, { ...archive, name: "other--x--20260101T000000Z.tar" });
     expect(await screen.findByText(/Uploaded and checked: other--x/)).toBeInTheDocument();
+
+    // The same archive again: asked about, kept beside it only when the user says so.
+    await user.upload(screen.getByLabelText("Upload an archive"), file);
+    await pendingXhr()?.respond(409, { detail: "other--x--20260101T000000Z.tar is already on this host" });
+    const ask = await screen.findByRole("alertdialog", { name: "Keep both archives?" });
+    expect(ask).toHaveTextContent("other--x--20260101T000000Z.tar is already on this host");
+    await user.click(within(ask).getByRole("button", { name: "Keep both" }));
+    const again = pendingXhr();
+    expect(again?.url).toMatch(/\/api\/backups\/upload\?keep_both=true$/);
+    await again?.respond(201, { ...archive, name: "other--x--20260101T000000Z-2.tar" });
+    expect(await screen.findByText(/Uploaded and checked: other--x--20260101T000000Z-2.tar/)).toBeInTheDocument();
   });
 });
 

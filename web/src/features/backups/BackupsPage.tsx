@@ -1,9 +1,10 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState } from "react";
 import { Link } from "react-router";
-import { errorMessage } from "../../api/errors";
+import { ApiError, errorMessage } from "../../api/errors";
 import type { ArchiveInfo, Run, VerifyReport } from "../../api/types";
 import { ConfirmDelete } from "../../components/ConfirmDelete";
+import { ConfirmDialog } from "../../components/Dialog";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatBytes, formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
@@ -29,23 +30,31 @@ import { RestoreDialog } from "./RestoreDialog";
 
 const COLUMNS = ["Archive", "Stack", "Host", "Made", "Size", "Holds"] as const;
 
-/** Picks an archive file and uploads it with its progress; the server checks it through. */
+/**
+ * Picks an archive file and uploads it with its progress; the server checks it through.
+ * The same archive again (its name taken here) is asked about: keep both, or not.
+ */
 function UploadArchive() {
   const queryClient = useQueryClient();
   const host = useHost();
   const input = useRef<HTMLInputElement>(null);
   const [state, setState] = useState<{ name: string; sent: number; size: number } | null>(null);
   const [message, setMessage] = useState<{ text: string; failed: boolean } | null>(null);
+  const [taken, setTaken] = useState<{ file: File; detail: string } | null>(null);
 
-  async function send(file: File) {
+  async function send(file: File, keepBoth = false) {
     setMessage(null);
+    setTaken(null);
     setState({ name: file.name, sent: 0, size: file.size });
     try {
-      const info = await uploadBackup(host, file, (sent) => setState({ name: file.name, sent, size: file.size }));
+      const info = await uploadBackup(host, file, (sent) => setState({ name: file.name, sent, size: file.size }), {
+        keepBoth,
+      });
       setMessage({ text: `Uploaded and checked: ${info.name}`, failed: false });
       await queryClient.invalidateQueries({ queryKey: backupKeys.list(host) });
     } catch (err) {
-      setMessage({ text: `${file.name}: ${errorMessage(err)}`, failed: true });
+      if (err instanceof ApiError && err.status === 409) setTaken({ file, detail: err.message });
+      else setMessage({ text: `${file.name}: ${errorMessage(err)}`, failed: true });
     } finally {
       setState(null);
       if (input.current) input.current.value = "";
@@ -81,6 +90,16 @@ function UploadArchive() {
         <p className={message.failed ? "error" : "success"} role={message.failed ? "alert" : "status"}>
           {message.text}
         </p>
+      )}
+      {taken && (
+        <ConfirmDialog
+          title="Keep both archives?"
+          confirmLabel="Keep both"
+          onConfirm={() => void send(taken.file, true)}
+          onCancel={() => setTaken(null)}
+        >
+          {taken.detail}. Keep the upload beside it under a name of its own?
+        </ConfirmDialog>
       )}
     </div>
   );

@@ -107,9 +107,18 @@ export function backupDownloadUrl(host: HostId, name: string): string {
   return hostPath(`/api/backups/${encodeURIComponent(name)}/download`, host);
 }
 
-/** Uploads an archive made elsewhere to `host`, with its progress; the host checks it through. */
-export function uploadBackup(host: HostId, file: File, onProgress: (sent: number) => void, signal?: AbortSignal) {
-  return putWithProgress<ArchiveInfo>(apiUrl(hostPath("/api/backups/upload", host)), file, {
+/**
+ * Uploads an archive made elsewhere to `host`, with its progress; the host checks it
+ * through. An archive of the same name there is a 409 unless `keepBoth`.
+ */
+export function uploadBackup(
+  host: HostId,
+  file: File,
+  onProgress: (sent: number) => void,
+  { keepBoth = false, signal }: { keepBoth?: boolean; signal?: AbortSignal } = {},
+) {
+  const url = `/api/backups/upload${keepBoth ? "?keep_both=true" : ""}`;
+  return putWithProgress<ArchiveInfo>(apiUrl(hostPath(url, host)), file, {
     contentType: "application/x-tar",
     onProgress,
     signal,
