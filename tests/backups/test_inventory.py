@@ -103,6 +103,9 @@ def test_the_inventory_lists_every_asset_once_with_its_uses_and_choice(
     }
     assert data["inside_stack"] == "data" and data["selected"]
     assert data["size"] >= 3_000_000 and data["files"] == 1
+    # The stack folder's own files, without the bind folders inside it (assets of their own).
+    own = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and "data" not in p.parts)
+    assert inventory["folder_size"] == own > 0
 
     # Two services with the same path in their containers: both sources are listed.
     config = assets[f"bind:{folder / 'config'}"]

@@ -12,10 +12,12 @@ Not selected by default (listed, with the reason, for the user to decide):
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import posixpath
 from dataclasses import dataclass, field, replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from stackyard.backups.model import Asset, AssetUse, Inventory, PathReport, Remote
@@ -259,7 +261,26 @@ def inventory(machine: Machine, stack_id: str) -> Inventory:
         folder=folder_host,
         paths=_path_report(machine, folder_host, mappings),
         assets=assets,
+        folder_size=_folder_size(folder_local, assets),
     )
+
+
+def _folder_size(folder: Path, assets: list[Asset]) -> int:
+    """What the stack folder's own files weigh: every regular file under it (links not
+    followed), but those in the bind folders inside it, which are assets of their own."""
+    excluded = {folder / a.inside_stack for a in assets if a.inside_stack not in (None, ".")}
+    total = 0
+    pending = [folder]
+    while pending:
+        with contextlib.suppress(OSError), os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                with contextlib.suppress(OSError):
+                    if entry.is_dir(follow_symlinks=False):
+                        if Path(entry.path) not in excluded:
+                            pending.append(Path(entry.path))
+                    elif entry.is_file(follow_symlinks=False):
+                        total += entry.stat(follow_symlinks=False).st_size
+    return total
 
 
 def _deselect_oversized(assets: list[Asset]) -> list[Asset]:

@@ -74,6 +74,13 @@ class Inventory:
     folder: str = field(metadata={"description": "The stack folder, as the host sees it"})
     paths: PathReport
     assets: list[Asset]
+    folder_size: int = field(
+        default=0,
+        metadata={
+            "description": "Bytes of the stack folder's own files, always in the archive "
+            "(bind folders inside it are assets of their own)"
+        },
+    )
 
 
 #: What a capture can keep of each file beside its bytes.

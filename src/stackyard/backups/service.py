@@ -113,7 +113,7 @@ class BackupService:
         skipped: dict[str, str],
         run: Run,
     ) -> int:
-        total = sum(a.size or 0 for a in chosen) + _folder_size(self.machine.store.folder(stack_id))
+        total = sum(a.size or 0 for a in chosen) + found.folder_size
         progress = progress_reporter(run, total, len(chosen))
         created = datetime.now(UTC)
         name = archive_name(stack_id, await asyncio.to_thread(self.machine.host_name), created)
@@ -488,14 +488,3 @@ class BackupService:
 
 def _some(names: list[str]) -> str:
     return ", ".join(names[:5]) + (", ..." * (len(names) > 5))
-
-
-def _folder_size(folder: Path) -> int:
-    """About what the stack folder's own files weigh (for the progress bar)."""
-    total = 0
-    with contextlib.suppress(OSError):
-        for entry in folder.iterdir():
-            with contextlib.suppress(OSError):
-                if entry.is_file() and not entry.is_symlink():
-                    total += entry.stat().st_size
-    return total

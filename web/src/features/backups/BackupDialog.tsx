@@ -106,12 +106,13 @@ export function BackupDialog({ stackId, onClose }: { stackId: string; onClose: (
             </p>
           )}
           <AssetChoice inventory={inventory.data} chosen={selection} onToggle={toggle} />
-          <p className="muted small">
-            {selection.size} of {inventory.data.assets.length} chosen ·{" "}
+          <p className="muted small" data-testid="backup-total">
+            {selection.size} of {inventory.data.assets.length} chosen · about{" "}
             {formatBytes(
-              inventory.data.assets.filter((a) => selection.has(a.key)).reduce((sum, a) => sum + (a.size ?? 0), 0),
+              inventory.data.folder_size +
+                inventory.data.assets.filter((a) => selection.has(a.key)).reduce((sum, a) => sum + (a.size ?? 0), 0),
             )}{" "}
-            of data
+            with the stack folder ({formatBytes(inventory.data.folder_size)})
           </p>
           {create.isError && <ErrorText error={create.error} />}
           <FormActions label="Start backup" busyLabel="Starting…" busy={create.isPending} onCancel={onClose} />

@@ -374,6 +374,7 @@ const inventory = {
   stack_id: "web",
   project: "web",
   folder: "/srv/stacks/web",
+  folder_size: 1_200_000,
   paths: { stacks_dir: "/stacks", stacks_host_dir: "/srv/stacks", mismatch: true, explanation: "The service sees the stacks folder at /stacks, the host at /srv/stacks.", mappings: [] },
   assets: [
     { key: "volume:web_db", kind: "volume", name: "web_db", compose_key: "db", uses: [{ service: "app", target: "/db", read_only: false }], size: 2_000_000, files: 3, inside_stack: null, local_path: null, external: false, driver: "local", remote: null, exists: true, selected: true, reason: null },
@@ -402,6 +403,10 @@ describe("back up from the stack page", () => {
     expect(media).not.toBeChecked();
     expect(within(dialog).getByRole("row", { name: /\/srv\/media/ })).toHaveTextContent("more than 10 times");
     expect(within(dialog).getByRole("row", { name: /share/ })).toHaveTextContent("NFS");
+    // What the archive will hold: the stack folder's files and the chosen data.
+    expect(within(dialog).getByTestId("backup-total")).toHaveTextContent(
+      "1 of 3 chosen · about 3.2 MB with the stack folder (1.2 MB)",
+    );
     await user.click(media);
     await user.click(within(dialog).getByRole("button", { name: "Start backup" }));
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
