@@ -141,28 +141,15 @@ class BackupService:
                     self.machine.settings.backup_level,
                     progress,
                 )
+                _said_of_the_copy(run, manifest)  # before the stack's restart is told
             await self._hook(run, hooks, await self._running(stack_id), POST_HOOK)
             target = await asyncio.to_thread(self.store.keep, temporary, name)
         except StackyardError as exc:
-            run.fail(f"Backup failed: {exc.detail}")
+            run.fail(exc.detail)  # the run says "backup failed" already
             return 1
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
-        for result in manifest.assets:
-            part = result.key.partition(":")[2]
-            if result.vanished:
-                run.feed_line(
-                    f"{part}: {len(result.vanished)} files went away while they were read, "
-                    f"so they are not in the archive ({_some(result.vanished)})"
-                )
-            if result.changed:
-                run.feed_line(
-                    f"{part}: {len(result.changed)} files changed while they were read "
-                    f"(kept as read: {_some(result.changed)})"
-                )
-        if lost := tartool.lost(manifest):
-            run.feed_line(lost)
         size = target.stat().st_size
         run.artifact = target.name
         run.summary = f"archive {target.name} ({size} bytes)"
@@ -309,7 +296,7 @@ class BackupService:
                             record,
                         )
             except StackyardError as exc:
-                run.fail(f"Restore failed: {exc.detail}")
+                run.fail(exc.detail)  # the run says "restore failed" already
                 return 1
         self.machine.projects.forget(folder_local)
         self.machine.changed()
@@ -484,6 +471,25 @@ class BackupService:
             return inspect_container(self.machine.docker, container_id).labels
         except StackyardError:
             return {}
+
+
+def _said_of_the_copy(run: Run, manifest: Manifest) -> None:
+    """What the copy could not keep as it was: files that went away or changed while
+    read, and attributes a part was read without."""
+    for result in manifest.assets:
+        part = result.key.partition(":")[2]
+        if result.vanished:
+            run.feed_line(
+                f"{part}: {len(result.vanished)} files went away while they were read, "
+                f"so they are not in the archive ({_some(result.vanished)})"
+            )
+        if result.changed:
+            run.feed_line(
+                f"{part}: {len(result.changed)} files changed while they were read "
+                f"(kept as read: {_some(result.changed)})"
+            )
+    if lost := tartool.lost(manifest):
+        run.feed_line(lost)
 
 
 def _some(names: list[str]) -> str:

@@ -41,6 +41,7 @@ describe("resource use on the stack page", () => {
           usage({ id: "a" }),
           usage({ id: "b", name: "web-app-2", cpu_percent: 7.5, memory_used: 36_000_000 }),
           usage({ id: "c", name: "other-db-1", project: "other" }),
+          usage({ id: "d", name: "web-app-3" }), // stopped a moment ago: its last sample lingers
         ],
         stacks: {
           web: { containers: 2, cpu_percent: 20, memory_used: 100_000_000, network_rx: 4_000, network_tx: 6_000_000, block_read: 0, block_write: 9_000 },
@@ -50,6 +51,7 @@ describe("resource use on the stack page", () => {
     });
     // The fixture's stack has one container: add a second of the same service.
     detail.services[0]?.containers.push({ ...detail.services[0].containers[0]!, name: "web-app-2" });
+    detail.services[0]?.containers.push({ ...detail.services[0].containers[0]!, name: "web-app-3", state: "exited" });
     renderApp("/stacks/web");
 
     const table = await screen.findByRole("table", { name: "Resource use" });
@@ -60,6 +62,7 @@ describe("resource use on the stack page", () => {
     expect(first).toHaveTextContent("1 h 1 min");
     expect(first).toHaveTextContent("healthy");
     expect(within(table).queryByRole("row", { name: /other-db-1/ })).not.toBeInTheDocument();
+    expect(within(table).queryByRole("row", { name: /web-app-3/ })).not.toBeInTheDocument();
     expect(within(table).getByRole("row", { name: /Stack \(2 running\)/ })).toHaveTextContent("20.0 %");
     expect(fake.calls("GET", "/api/usage")).toHaveLength(1);
   });

@@ -78,13 +78,21 @@ function UsageCharts({ history, containers }: { history: UsageHistory; container
 
 /**
  * What the stack's running containers use, refreshed every two seconds while shown, and
- * their last minutes as small charts.
+ * the last minutes of all of them as small charts. `containers`: the stack's, as its page
+ * last read them; one it says is no longer running leaves the table at once (the engine's
+ * figures of a stopped container linger for a sample).
  */
-export function UsageCard({ stackId, containers }: { stackId: string; containers: string[] }) {
+export function UsageCard({
+  stackId,
+  containers,
+}: {
+  stackId: string;
+  containers: { name: string; running: boolean }[];
+}) {
   const host = useHost();
   const usage = useQuery(usageQueryOptions(host));
   const history = useQuery(usageHistoryQueryOptions(host, stackId)).data;
-  const names = new Set(containers);
+  const names = new Set(containers.filter((c) => c.running).map((c) => c.name));
   const mine = (usage.data?.containers ?? []).filter((c) => names.has(c.name));
   const total = usage.data?.stacks[stackId];
   return (
@@ -132,7 +140,7 @@ export function UsageCard({ stackId, containers }: { stackId: string; containers
           )}
         </Table>
       )}
-      {history && <UsageCharts history={history} containers={containers} />}
+      {history && <UsageCharts history={history} containers={containers.map((c) => c.name)} />}
     </section>
   );
 }

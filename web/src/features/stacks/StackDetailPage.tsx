@@ -299,7 +299,12 @@ export function StackDetailPage() {
         <DeployConsole stackId={data.id} busy={data.busy} />
         <ServicesCard stack={data} withShell={has("shell")} />
         {has("usage") && (
-          <UsageCard stackId={data.id} containers={data.services.flatMap((s) => s.containers.map((c) => c.name))} />
+          <UsageCard
+            stackId={data.id}
+            containers={data.services.flatMap((s) =>
+              s.containers.map((c) => ({ name: c.name, running: c.state === "running" })),
+            )}
+          />
         )}
         {mayReadLogs && (
           <LogsCard
