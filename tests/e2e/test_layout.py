@@ -35,6 +35,8 @@ volumes:
 VIEWPORTS = {"laptop": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
 ROLES = ("admin", "operator", "viewer")
 STACK_PAGE = f"/stacks/{STACK}"
+#: A stack that never ran anything: its page must not log an error either.
+FRESH = "e2e-layout-fresh"
 #: The buttons that open a dialog, by page, and the least role that has them: shown to
 #: that role and those above it (the dialog must fit), to no one else.
 OPENERS: list[tuple[str, str, str]] = [
@@ -43,9 +45,13 @@ OPENERS: list[tuple[str, str, str]] = [
     ("/backups", "Restore", "admin"),
     ("/backups", "Push", "admin"),
     ("/backups", "Pull from a destination", "admin"),
+    ("/backups", "Delete", "admin"),
     ("/destinations", "Add a destination", "admin"),
+    ("/destinations", "Edit", "admin"),
+    ("/destinations", "Delete", "admin"),
     ("/schedules", "Add a schedule", "admin"),
     ("/schedules", "Edit", "admin"),
+    ("/schedules", "Delete", "admin"),
     ("/agents", "Add an agent", "admin"),
 ]
 
@@ -88,9 +94,10 @@ FITS = """
 def world(live_server, docker_client, sftp_server) -> str:
     """What the pages show: a stack with a port and a volume, an archive of it, a
     destination, a schedule, and a user of each role."""
-    folder = Path(live_server.env["STACKS_DIR"]) / STACK
-    folder.mkdir(parents=True)
-    (folder / "compose.yaml").write_text(COMPOSE)
+    for name in (STACK, FRESH):
+        folder = Path(live_server.env["STACKS_DIR"]) / name
+        folder.mkdir(parents=True)
+        (folder / "compose.yaml").write_text(COMPOSE)
     with httpx.Client(base_url=live_server.url, timeout=60) as admin:
         api_sign_in(admin, "admin", ADMIN_PASSWORD)
         for role in ROLES[1:]:
@@ -174,7 +181,7 @@ def test_every_page_and_dialog_fits_and_shows_only_what_works(
     links = page.eval_on_selector_all(
         "nav[aria-label=Main] a", "links => links.map(link => link.getAttribute('href'))"
     )
-    for path in [*links, STACK_PAGE]:
+    for path in [*links, STACK_PAGE, f"/stacks/{FRESH}"]:
         page.goto(live_server.url + path)
         page.get_by_role("heading", level=1).first.wait_for()
         look(path)
