@@ -53,6 +53,7 @@ OPENERS: list[tuple[str, str, str]] = [
     ("/schedules", "Edit", "admin"),
     ("/schedules", "Delete", "admin"),
     ("/agents", "Add an agent", "admin"),
+    ("/files", "Delete", "admin"),
 ]
 
 #: Checks the page as it is drawn: the page no wider than the window, every visible

@@ -31,7 +31,7 @@ from stackyard.api.deps import (
 )
 from stackyard.api.files import content_disposition
 from stackyard.auth.audit import AuditAction
-from stackyard.auth.principal import Role
+from stackyard.auth.principal import Principal, Role
 from stackyard.auth.streams import RECHECK_SECONDS
 from stackyard.containers.logs import MAX_TAIL, LogLine, LogReader
 from stackyard.containers.shell import AUTO
@@ -40,6 +40,7 @@ from stackyard.docker.containers import ContainerAction
 from stackyard.errors import Forbidden, StackyardError, Unauthorized
 from stackyard.jsonmodel import parse_json
 from stackyard.stacks.containers import DEFAULT_TAIL, HostUsage, OutsideContainer
+from stackyard.stacks.service import StackService
 from stackyard.uncancellable import to_the_end
 
 #: Tagged "operate" in the OpenAPI schema, the contract the UI's client is generated from.
@@ -73,6 +74,27 @@ async def stack_log_reader(
 
 
 LogReaderDep = Annotated[LogReader, Depends(stack_log_reader)]
+TailQuery = Annotated[int, Query(ge=0, le=MAX_TAIL, description="Lines before following")]
+
+
+async def _log_events(
+    request: Request,
+    principal: Principal,
+    stacks: StackService,
+    reader: LogReader,
+    tail: int,
+    follow: bool,
+) -> AsyncIterator[LogBatch]:
+    """The batches of `reader`, then one with `end`, for as long as the credential that
+    opened the stream is valid."""
+
+    async def batches() -> AsyncIterator[LogBatch]:
+        async for batch in stacks.containers.logs(reader, tail, follow):
+            yield LogBatch(batch)
+        yield LogBatch([], end=True)
+
+    async for batch in signed_in_stream(request, principal, batches()):
+        yield batch
 
 
 @router.get(
@@ -86,22 +108,14 @@ async def stack_logs(
     principal: PrincipalDep,
     stacks: StacksDep,
     reader: LogReaderDep,
-    tail: Annotated[int, Query(ge=0, le=MAX_TAIL, description="Lines before following")] = (
-        DEFAULT_TAIL
-    ),
+    tail: TailQuery = DEFAULT_TAIL,
     follow: Annotated[bool, Query(description="Go on with new lines as they come")] = True,
 ) -> AsyncIterator[LogBatch]:
     """Server-Sent Events, each a `LogBatch` of lines (oldest first; the first is the
     tail), then, with `follow`, more as the containers write them; containers that
     restart or are recreated are followed into their new life. Without `follow`, a batch
     with `end` after the tail. Closing the page ends the stream (and the engine's)."""
-
-    async def batches() -> AsyncIterator[LogBatch]:
-        async for batch in stacks.containers.logs(reader, tail, follow):
-            yield LogBatch(batch)
-        yield LogBatch([], end=True)
-
-    async for batch in signed_in_stream(request, principal, batches()):
+    async for batch in _log_events(request, principal, stacks, reader, tail, follow):
         yield batch
 
 
@@ -163,19 +177,12 @@ async def outside_container_logs(
     request: Request,
     principal: PrincipalDep,
     stacks: StacksDep,
-    tail: Annotated[int, Query(ge=0, le=MAX_TAIL, description="Lines before following")] = (
-        DEFAULT_TAIL
-    ),
+    tail: TailQuery = DEFAULT_TAIL,
 ) -> AsyncIterator[LogBatch]:
     """Server-Sent Events as for a stack's logs (`stackLogs`), of one container outside
     the stacks (admins: it is no stack's, so no stack's role reaches it), followed."""
     reader = await stacks.containers.outside_log_reader(name)
-
-    async def batches() -> AsyncIterator[LogBatch]:
-        async for batch in stacks.containers.logs(reader, tail, True):
-            yield LogBatch(batch)
-
-    async for batch in signed_in_stream(request, principal, batches()):
+    async for batch in _log_events(request, principal, stacks, reader, tail, True):
         yield batch
 
 
