@@ -134,3 +134,25 @@ def test_containers_outside_the_stacks_are_listed_run_and_read(
             assert user.post(f"/api/containers/{loose}/actions/stop").status_code == 403
             assert user.get(f"/api/containers/{loose}/logs").status_code == 403
     assert docker_client.containers.get(loose).status == "running"
+
+
+def test_the_service_s_own_container_is_not_stopped_from_its_own_page(
+    admin_client, docker_client, docker_labels, docker_cleanup, monkeypatch
+):
+    """Run in a container, the service lists its own container among those outside the
+    stacks, but refuses to stop it (nothing would be left to start it again). Here this
+    process is not in a container: a `docker run` container stands in for its own."""
+    own = docker_client.containers.run(
+        BUSYBOX,
+        ["sleep", "600"],
+        name=f"own-{uuid.uuid4().hex[:6]}",
+        labels=docker_labels,
+        detach=True,
+        init=True,
+    )
+    monkeypatch.setattr("stackyard.stacks.containers.own_container_id", lambda: own.id)
+    assert own.name in {c["name"] for c in admin_client.get("/api/containers").json()}
+    refused = admin_client.post(f"/api/containers/{own.name}/actions/stop")
+    assert refused.status_code == 409 and "own container" in refused.json()["detail"]
+    own.reload()
+    assert own.status == "running"

@@ -19,7 +19,8 @@ from stackyard.docker.containers import (
     compose_containers,
     every_container,
 )
-from stackyard.errors import Invalid, NotFound, StackyardError
+from stackyard.docker.own import own_container_id
+from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.status import ContainerIndex
 
@@ -95,8 +96,13 @@ class StackContainers:
         raise NotFound(f"No container {name!r} outside the stacks of this host")
 
     def act_outside(self, name: str, action: ContainerAction) -> OutsideContainer:
-        """Start, stop or restart a container outside the stacks; its state after."""
-        act_on_container(self.machine.docker, self.outside_named(name).id, action)
+        """Start, stop or restart a container outside the stacks; its state after. The
+        service's own container is refused: stopped from its own page, nothing would be
+        left to start it again (the self-update restarts it)."""
+        info = self.outside_named(name)
+        if info.id == own_container_id():
+            raise Conflict(f"{name} is this Stackyard's own container: {action} it on its host")
+        act_on_container(self.machine.docker, info.id, action)
         return OutsideContainer.of(self.outside_named(name))
 
     async def outside_log_reader(self, name: str) -> LogReader:
