@@ -91,10 +91,11 @@ FITS = """
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def world(live_server, docker_client, sftp_server) -> str:
     """What the pages show: a stack with a port and a volume, an archive of it, a
-    destination, a schedule, and a user of each role."""
+    destination, a schedule, and a user of each role. Per session, as the server it is
+    made on: a worker may run this module's tests between other modules'."""
     for name in (STACK, FRESH):
         folder = Path(live_server.env["STACKS_DIR"]) / name
         folder.mkdir(parents=True)
