@@ -150,12 +150,11 @@ def _screenshot(page, what: str) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"))
 
 
-@pytest.mark.parametrize("viewport", VIEWPORTS)
 @pytest.mark.parametrize("role", ROLES)
-def test_every_page_and_dialog_fits_and_shows_only_what_works(
-    browser, live_server, world, role, viewport
-):
-    context = browser.new_context(viewport=VIEWPORTS[viewport])
+def test_every_page_and_dialog_fits_and_shows_only_what_works(browser, live_server, world, role):
+    """Each page is loaded once and looked at in both windows (a resize lays it out
+    again), each dialog opened in both."""
+    context = browser.new_context(viewport=VIEWPORTS["laptop"])
     context.set_default_timeout(15_000)
     page = context.new_page()
     username = "admin" if role == "admin" else f"layout-{role}"
@@ -177,7 +176,7 @@ def test_every_page_and_dialog_fits_and_shows_only_what_works(
     def look(what: str) -> None:
         page.wait_for_load_state("networkidle")
         expect(page.locator("[aria-busy=true]")).to_have_count(0)
-        _screenshot(page, f"{role}-{viewport}-{what}")
+        _screenshot(page, f"{role}-{what}")
         wrong.extend(f"{what}: {line}" for line in page.evaluate(FITS))
 
     links = page.eval_on_selector_all(
@@ -186,20 +185,22 @@ def test_every_page_and_dialog_fits_and_shows_only_what_works(
     for path in [*links, STACK_PAGE, f"/stacks/{FRESH}"]:
         page.goto(live_server.url + path)
         page.get_by_role("heading", level=1).first.wait_for()
-        look(path)
-        for where, opener, least in OPENERS:
-            if where != path:
-                continue
-            buttons = page.get_by_role("button", name=re.compile(f"^{re.escape(opener)}"))
-            if ROLES.index(role) > ROLES.index(least):
-                expect(buttons).to_have_count(0)
-                continue
-            buttons.first.click()
-            dialog = page.get_by_role("dialog").or_(page.get_by_role("alertdialog"))
-            dialog.first.wait_for()
-            look(f"{path} {opener}")
-            page.keyboard.press("Escape")
-            expect(dialog).to_have_count(0)
+        for viewport, size in VIEWPORTS.items():
+            page.set_viewport_size(size)
+            look(f"{viewport} {path}")
+            for where, opener, least in OPENERS:
+                if where != path:
+                    continue
+                buttons = page.get_by_role("button", name=re.compile(f"^{re.escape(opener)}"))
+                if ROLES.index(role) > ROLES.index(least):
+                    expect(buttons).to_have_count(0)
+                    continue
+                buttons.first.click()
+                dialog = page.get_by_role("dialog").or_(page.get_by_role("alertdialog"))
+                dialog.first.wait_for()
+                look(f"{viewport} {path} {opener}")
+                page.keyboard.press("Escape")
+                expect(dialog).to_have_count(0)
     context.close()
 
     assert not wrong, "\n".join(wrong)
