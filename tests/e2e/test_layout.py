@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -16,7 +17,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import sign_in
-from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD
+from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, ServerProcess, start_server
 from tests.support.service import sign_in as api_sign_in
 from tests.support.stacks import wait_run
 
@@ -92,15 +93,19 @@ FITS = """
 
 
 @pytest.fixture(scope="session")
-def world(live_server, docker_client, sftp_server) -> str:
-    """What the pages show: a stack with a port and a volume, an archive of it, a
-    destination, a schedule, and a user of each role. Per session, as the server it is
-    made on: a worker may run this module's tests between other modules'."""
+def world(tmp_path_factory, docker_client, sftp_server) -> Iterator[ServerProcess]:
+    """A server of its own with what the pages show: a stack with a port and a volume, an
+    archive of it, a destination, a schedule, and a user of each role. Not the browser
+    tests' shared server: the agents other modules add there are gone by now, and their
+    pages rightly say so. Per session: a worker may run this module's tests between other
+    modules'."""
+    tmp_path = tmp_path_factory.mktemp("layout")
     for name in (STACK, FRESH):
-        folder = Path(live_server.env["STACKS_DIR"]) / name
+        folder = tmp_path / "stacks" / name
         folder.mkdir(parents=True)
         (folder / "compose.yaml").write_text(COMPOSE)
-    with httpx.Client(base_url=live_server.url, timeout=60) as admin:
+    server = start_server(tmp_path)
+    with httpx.Client(base_url=server.url, timeout=60) as admin:
         api_sign_in(admin, "admin", ADMIN_PASSWORD)
         for role in ROLES[1:]:
             made = admin.post(
@@ -138,7 +143,8 @@ def world(live_server, docker_client, sftp_server) -> str:
             },
         )
         assert schedule.status_code == 201, schedule.text
-    yield STACK
+    yield server
+    server.stop()
     for volume in docker_client.volumes.list(filters={"name": STACK}):
         volume.remove(force=True)
 
@@ -151,14 +157,14 @@ def _screenshot(page, what: str) -> None:
 
 
 @pytest.mark.parametrize("role", ROLES)
-def test_every_page_and_dialog_fits_and_shows_only_what_works(browser, live_server, world, role):
+def test_every_page_and_dialog_fits_and_shows_only_what_works(browser, world, role):
     """Each page is loaded once and looked at in both windows (a resize lays it out
     again), each dialog opened in both."""
     context = browser.new_context(viewport=VIEWPORTS["laptop"])
     context.set_default_timeout(15_000)
     page = context.new_page()
     username = "admin" if role == "admin" else f"layout-{role}"
-    sign_in(page, live_server.url, username, ADMIN_PASSWORD if role == "admin" else USER_PASSWORD)
+    sign_in(page, world.url, username, ADMIN_PASSWORD if role == "admin" else USER_PASSWORD)
     errors: list[str] = []  # from here on: the sign-in page's first question is a 401
     page.on(
         "console",
@@ -183,7 +189,7 @@ def test_every_page_and_dialog_fits_and_shows_only_what_works(browser, live_serv
         "nav[aria-label=Main] a", "links => links.map(link => link.getAttribute('href'))"
     )
     for path in [*links, STACK_PAGE, f"/stacks/{FRESH}"]:
-        page.goto(live_server.url + path)
+        page.goto(world.url + path)
         page.get_by_role("heading", level=1).first.wait_for()
         for viewport, size in VIEWPORTS.items():
             page.set_viewport_size(size)
@@ -211,16 +217,16 @@ def test_every_page_and_dialog_fits_and_shows_only_what_works(browser, live_serv
     assert ("/backups" in links) == (role != "viewer")
 
 
-def test_the_stack_workspace_on_a_wide_screen(browser, live_server, world):
+def test_the_stack_workspace_on_a_wide_screen(browser, world):
     """The host's stacks beside the stack (switching without going back), the compose
     editor beside the deploy console; on a phone, one column and no list."""
     other = "e2e-layout-other"
-    (Path(live_server.env["STACKS_DIR"]) / other).mkdir(exist_ok=True)
-    (Path(live_server.env["STACKS_DIR"]) / other / "compose.yaml").write_text(COMPOSE)
+    (Path(world.env["STACKS_DIR"]) / other).mkdir(exist_ok=True)
+    (Path(world.env["STACKS_DIR"]) / other / "compose.yaml").write_text(COMPOSE)
     context = browser.new_context(viewport={"width": 1600, "height": 1000})
     page = context.new_page()
-    sign_in(page, live_server.url)
-    page.goto(f"{live_server.url}{STACK_PAGE}")
+    sign_in(page, world.url)
+    page.goto(f"{world.url}{STACK_PAGE}")
 
     pane = page.get_by_role("navigation", name="Stacks of this host")
     expect(pane.get_by_role("link", name=re.compile(f"^{STACK}"))).to_have_attribute(
@@ -235,7 +241,7 @@ def test_the_stack_workspace_on_a_wide_screen(browser, live_server, world):
     _screenshot(page, "admin-wide-workspace")
 
     pane.get_by_role("link", name=re.compile(f"^{other}")).click()
-    page.wait_for_url(f"{live_server.url}/stacks/{other}")
+    page.wait_for_url(f"{world.url}/stacks/{other}")
     page.get_by_role("heading", level=1, name=other).wait_for()
     expect(pane.get_by_role("link", name=re.compile(f"^{other}"))).to_have_attribute(
         "aria-current", "page"

@@ -21,27 +21,29 @@ export function Sparkline({
   const scale = top > 0 ? top : 1;
   const step = values.length > 1 ? width / (values.length - 1) : 0;
   // One line per run of known values: a missing sample is a gap, not a drop to zero.
-  const runs: string[][] = [[]];
+  const runs: [number, number][][] = [[]];
   values.forEach((value, index) => {
+    const run = runs[runs.length - 1] ?? [];
     if (value === null) {
-      if ((runs[runs.length - 1] ?? []).length > 0) runs.push([]);
+      if (run.length > 0) runs.push([]);
       return;
     }
-    const y = height - 1 - (Math.min(value, scale) / scale) * (height - 2);
-    runs[runs.length - 1]?.push(`${(index * step).toFixed(1)},${y.toFixed(1)}`);
+    run.push([index * step, height - 1 - (Math.min(value, scale) / scale) * (height - 2)]);
   });
+  const point = ([x, y]: [number, number]) => `${x.toFixed(1)},${y.toFixed(1)}`;
   return (
     <svg className="sparkline" role="img" aria-label={label} viewBox={`0 0 ${width} ${height}`} width={width} height={height}>
       <title>{label}</title>
       {runs
         .filter((run) => run.length > 0)
-        .map((run, index) =>
-          run.length === 1 ? (
-            <circle key={index} cx={run[0]?.split(",")[0]} cy={run[0]?.split(",")[1]} r={1.5} />
+        .map((run, index) => {
+          const [first] = run;
+          return run.length === 1 && first ? (
+            <circle key={index} cx={first[0]} cy={first[1]} r={1.5} />
           ) : (
-            <polyline key={index} points={run.join(" ")} />
-          ),
-        )}
+            <polyline key={index} points={run.map(point).join(" ")} />
+          );
+        })}
     </svg>
   );
 }
