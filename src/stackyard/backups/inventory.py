@@ -12,9 +12,7 @@ Not selected by default (listed, with the reason, for the user to decide):
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
 import posixpath
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -28,6 +26,7 @@ from stackyard.docker.helper import HelperError, HelperMount, Helpers
 from stackyard.docker.own import PathMapping, own_container_id, own_mappings, to_local
 from stackyard.docker.volumes import VolumeInfo, volume
 from stackyard.errors import NotFound, StackyardError
+from stackyard.fs.tally import tally
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.status import ContainerIndex
 
@@ -261,26 +260,14 @@ def inventory(machine: Machine, stack_id: str) -> Inventory:
         folder=folder_host,
         paths=_path_report(machine, folder_host, mappings),
         assets=assets,
-        folder_size=_folder_size(folder_local, assets),
+        folder_size=tally(folder_local, skip=_binds_inside(folder_local, assets)).size,
     )
 
 
-def _folder_size(folder: Path, assets: list[Asset]) -> int:
-    """What the stack folder's own files weigh: every regular file under it (links not
-    followed), but those in the bind folders inside it, which are assets of their own."""
-    excluded = {folder / a.inside_stack for a in assets if a.inside_stack not in (None, ".")}
-    total = 0
-    pending = [folder]
-    while pending:
-        with contextlib.suppress(OSError), os.scandir(pending.pop()) as entries:
-            for entry in entries:
-                with contextlib.suppress(OSError):
-                    if entry.is_dir(follow_symlinks=False):
-                        if Path(entry.path) not in excluded:
-                            pending.append(Path(entry.path))
-                    elif entry.is_file(follow_symlinks=False):
-                        total += entry.stat(follow_symlinks=False).st_size
-    return total
+def _binds_inside(folder: Path, assets: list[Asset]) -> set[Path]:
+    """The bind folders inside the stack folder: assets of their own, not counted in the
+    stack folder's size."""
+    return {folder / a.inside_stack for a in assets if a.inside_stack not in (None, ".")}
 
 
 def _deselect_oversized(assets: list[Asset]) -> list[Asset]:

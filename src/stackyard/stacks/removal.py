@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,12 +22,10 @@ from stackyard.docker.containers import ContainerInfo, compose_containers
 from stackyard.docker.networks import network_names
 from stackyard.docker.volumes import volume_names
 from stackyard.errors import Invalid, StackyardError, Unavailable
+from stackyard.fs.tally import Tally, tally
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.status import ContainerIndex
 from stackyard.stacks.store import TRASH
-
-#: Entries counted in a folder before the count stops (and says "at least").
-COUNT_LIMIT = 200_000
 
 
 @dataclass(frozen=True)
@@ -164,7 +161,7 @@ def plan(machine: Machine, stack_id: str, measure: bool = True) -> DeletePlan:
         for key, name in sorted(_named_volumes(project).items())
     )
     inside, outside = _binds(raw, [root / stack_id for root in machine.roots()])
-    files, size, complete = _count(folder) if measure else (0, 0, True)
+    counted = tally(folder) if measure else Tally(0, 0, True)
     return DeletePlan(
         stack=stack_id,
         error=error,
@@ -175,9 +172,9 @@ def plan(machine: Machine, stack_id: str, measure: bool = True) -> DeletePlan:
         folder=FolderPlan(
             path=str(folder),
             trash=f"{TRASH}/{trash_name(stack_id)}",
-            files=files,
-            bytes=size,
-            complete=complete,
+            files=counted.files,
+            bytes=counted.size,
+            complete=counted.complete,
             binds=inside,
         ),
     )
@@ -243,35 +240,3 @@ def _relative_to_any(source: str, folders: list[Path]) -> str | None:
             relative = path.relative_to(folder)
             return "" if str(relative) == "." else relative.as_posix()
     return None
-
-
-def _count(folder: Path) -> tuple[int, int, bool]:
-    """Files (anything but folders) and bytes of regular files under `folder`, never
-    following a link; stops at COUNT_LIMIT entries."""
-    files = size = seen = 0
-    complete = True
-    pending = [str(folder)]
-    while pending:
-        current = pending.pop()
-        try:
-            entries = os.scandir(current)
-        except OSError:
-            complete = False
-            continue
-        with entries:
-            for entry in entries:
-                seen += 1
-                if seen > COUNT_LIMIT:
-                    return files, size, False
-                try:
-                    info = entry.stat(follow_symlinks=False)
-                except OSError:
-                    complete = False
-                    continue
-                if stat.S_ISDIR(info.st_mode):
-                    pending.append(entry.path)
-                    continue
-                files += 1
-                if stat.S_ISREG(info.st_mode):
-                    size += info.st_size
-    return files, size, complete
