@@ -56,13 +56,6 @@ class _Parser(argparse.ArgumentParser):
         raise Invalid(f"Not a docker run command this can convert: {message}")
 
 
-def _option(parser: _Parser, *flags: str, many: bool = False, flag: bool = False) -> None:
-    if flag:
-        parser.add_argument(*flags, action="store_true")
-    else:
-        parser.add_argument(*flags, action="append" if many else "store")
-
-
 def _parser() -> _Parser:
     parser = _Parser(prog="docker run", add_help=False, allow_abbrev=False)
     for flags in (
@@ -76,7 +69,7 @@ def _parser() -> _Parser:
         ("--no-healthcheck",),
         ("-P", "--publish-all"),
     ):
-        _option(parser, *flags, flag=True)
+        parser.add_argument(*flags, action="store_true")
     parser.add_argument("--sig-proxy", nargs="?", const="true")
     for flags in (
         ("--name",),
@@ -117,7 +110,7 @@ def _parser() -> _Parser:
         ("--pids-limit",),
         ("--oom-score-adj",),
     ):
-        _option(parser, *flags)
+        parser.add_argument(*flags)
     for flags in (
         ("-p", "--publish"),
         ("-v", "--volume"),
@@ -144,7 +137,7 @@ def _parser() -> _Parser:
         ("--link",),
         ("-a", "--attach"),
     ):
-        _option(parser, *flags, many=True)
+        parser.add_argument(*flags, action="append")
     parser.add_argument("image")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     return parser
@@ -248,10 +241,8 @@ def _gpus(value: str) -> dict[str, Any]:
 
 
 def _service_name(args: argparse.Namespace) -> str:
-    if args.name:
-        return slugify(args.name)
     base = args.image.rsplit("/", 1)[-1].split("@", 1)[0].split(":", 1)[0]
-    return slugify(base)
+    return slugify(args.name or base)
 
 
 #: Options copied as they are: the namespace's name and the compose key.

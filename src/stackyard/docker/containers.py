@@ -66,8 +66,9 @@ def every_container(client: Engine) -> list[ContainerInfo]:
 ContainerAction = Literal["start", "stop", "restart"]
 
 
-def act_on_container(client: Engine, container_id: str, action: ContainerAction) -> None:
-    """Start, stop (the engine's grace period, then SIGKILL) or restart one container."""
+def act_on_container(client: Engine, container_id: str, action: ContainerAction) -> ContainerInfo:
+    """Start, stop (the engine's grace period, then SIGKILL) or restart one container;
+    the container as it is after."""
     try:
         getattr(client.api, action)(container_id)
     except sdk.NotFound as exc:
@@ -76,6 +77,10 @@ def act_on_container(client: Engine, container_id: str, action: ContainerAction)
         raise Conflict(f"The engine refused to {action} the container: {explain(exc)}") from exc
     except sdk.DockerException as exc:
         raise unreachable(exc) from exc
+    after = _listed(client, all=True, filters={"id": container_id})
+    if not after:
+        raise NotFound("The container is gone")
+    return after[0][0]
 
 
 def running_containers(client: Engine) -> list[ContainerInfo]:

@@ -102,8 +102,7 @@ class StackContainers:
         info = self.outside_named(name)
         if info.id == own_container_id():
             raise Conflict(f"{name} is this Stackyard's own container: {action} it on its host")
-        act_on_container(self.machine.docker, info.id, action)
-        return OutsideContainer.of(self.outside_named(name))
+        return OutsideContainer.of(act_on_container(self.machine.docker, info.id, action))
 
     async def outside_log_reader(self, name: str) -> LogReader:
         info = await asyncio.to_thread(self.outside_named, name)
