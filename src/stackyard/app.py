@@ -31,6 +31,7 @@ from stackyard.api import (
     files,
     fleet,
     health,
+    notifications,
     registries,
     schedules,
     stacks,
@@ -54,6 +55,11 @@ from stackyard.destinations.service import Destinations
 from stackyard.destinations.transfers import Transfers
 from stackyard.fleet.dashboard import FleetDashboard
 from stackyard.fleet.report import host_report
+from stackyard.notifications.containers import ContainerWatcher
+from stackyard.notifications.monitor import signin_failures, watch_fleet
+from stackyard.notifications.outbox import Timing
+from stackyard.notifications.relay import AgentEvents, EventBuffer
+from stackyard.notifications.service import Notifications
 from stackyard.process import children
 from stackyard.schedules.scheduler import Scheduler
 from stackyard.schedules.store import ScheduleStore
@@ -92,6 +98,7 @@ CENTRAL_ROUTERS = (
     agents.router,
     agents.sockets,
     destinations.router,
+    notifications.router,
     schedules.router,
     registries.router,
     docs.router,
@@ -197,10 +204,28 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             settings.update_health_seconds,
         )
         app.state.backups = BackupService(app.state.stacks)
+        watcher = ContainerWatcher(
+            lambda: machine.docker, machine.stack_of, machine.events.raise_event
+        )
+        background: list[asyncio.Task[None]] = []
         scheduler: Scheduler | None = None
         firing: asyncio.Task[None] | None = None
         outcome: asyncio.Task[None] | None = None
+        if mode == "agent":
+            app.state.event_buffer = EventBuffer()
+            machine.events.listen(app.state.event_buffer.add)
         if mode == "central":
+            notifier = Notifications(
+                db,
+                settings.effective_secret_key,
+                Timing(window=settings.notify_window_seconds, retry=settings.notify_retry_seconds),
+                settings.public_url,
+                machine.host_name,
+            )
+            app.state.notifications = notifier
+            machine.events.listen(notifier.emit)
+            app.state.throttle.attacked = functools.partial(signin_failures, notifier.emit)
+            app.state.self_update.events = notifier.emit
             app.state.agents = Agents(
                 db, settings.effective_secret_key, settings.app_version, settings.agent_timeout
             )
@@ -211,6 +236,20 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 app.state.agents,
                 settings.agent_timeout,
             )
+            app.state.fleet.observers.append(notifier.observe)
+            app.state.agent_events = AgentEvents(app.state.agents, notifier.emit)
+            background += [
+                asyncio.create_task(notifier.serve()),
+                asyncio.create_task(app.state.agent_events.serve()),
+                asyncio.create_task(
+                    watch_fleet(
+                        notifier,
+                        app.state.fleet,
+                        app.state.self_update,
+                        settings.notify_check_seconds,
+                    )
+                ),
+            ]
             app.state.destinations = Destinations(
                 db, settings.effective_secret_key, lambda: machine.docker, machine.helpers
             )
@@ -218,7 +257,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 app.state.destinations, app.state.backups.store, machine.runs
             )
             app.state.agent_transfers = AgentTransfers(
-                app.state.agents, app.state.destinations, settings.data_dir
+                app.state.agents, app.state.destinations, settings.data_dir, notifier.emit
             )
             app.state.schedules = ScheduleStore(db, app.state.destinations)
             scheduler = Scheduler(
@@ -229,6 +268,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 timedelta(minutes=settings.schedule_grace_minutes),
                 app.state.agent_transfers.host,
                 settings.instance_id,
+                notifier.emit,
             )
             app.state.scheduler = scheduler
             firing = asyncio.create_task(scheduler.serve())
@@ -243,14 +283,21 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         app.state.warm_up = asyncio.ensure_future(
             _warm_up_soon(machine, lambda: app.state.backups.recover(left), *clean_ups)
         )
-        watcher = None
+        app.state.warm_up.add_done_callback(lambda _: watcher.start())  # (it loads the SDK)
+        checker = None
         if settings.update_check_interval:
-            watcher = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))
+            checker = asyncio.create_task(app.state.stacks.watch(settings.update_check_interval))
         try:
             yield
         finally:
-            if watcher is not None:
-                watcher.cancel()
+            watcher.stop()
+            for task in background:
+                task.cancel()
+            for task in background:
+                with contextlib.suppress(BaseException):
+                    await task
+            if checker is not None:
+                checker.cancel()
             if firing is not None:
                 firing.cancel()
             if outcome is not None:

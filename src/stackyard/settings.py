@@ -112,6 +112,21 @@ class Settings(BaseSettings):
         5.0, gt=0, le=120, validation_alias=_env("STACKYARD_AGENT_TIMEOUT")
     )
     agent_tls: bool = Field(True, validation_alias=_env("STACKYARD_AGENT_TLS"))
+    #: The address users open the UI at: links in notifications are made from it.
+    public_url: str | None = Field(None, validation_alias=_env("STACKYARD_PUBLIC_URL"))
+    #: Seconds between looks at the whole fleet for conditions to notify of (while
+    #: some channel is enabled); 0: only when someone opens the dashboard.
+    notify_check_seconds: float = Field(
+        60.0, ge=0, validation_alias=_env("STACKYARD_NOTIFY_CHECK_SECONDS")
+    )
+    #: Seconds after a message in which a channel's events are gathered into a digest.
+    notify_window_seconds: float = Field(
+        2.0, ge=0, le=3600, validation_alias=_env("STACKYARD_NOTIFY_WINDOW_SECONDS")
+    )
+    #: Seconds before a failed delivery is tried again (doubled at each failure).
+    notify_retry_seconds: float = Field(
+        5.0, gt=0, le=3600, validation_alias=_env("STACKYARD_NOTIFY_RETRY_SECONDS")
+    )
     agent_tls_cert: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_CERT"))
     agent_tls_key: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_KEY"))
     #: For the test suite only: Argon2id at its lowest cost (a sign-in costs a millisecond
@@ -119,6 +134,13 @@ class Settings(BaseSettings):
     test_cheap_password_hashes: bool = Field(
         False, validation_alias=_env("STACKYARD_TEST_CHEAP_PASSWORD_HASHES")
     )
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("an http:// or https:// address, as users open the UI")
+        return value.rstrip("/") if value else None
 
     @field_validator("trusted_proxies")
     @classmethod

@@ -108,6 +108,19 @@ POLICY: dict[str, str | None] = {
     "updateDestination": "admin",
     "deleteDestination": "admin",
     "testDestination": "admin",
+    "notificationCatalogue": "admin",
+    "listNotificationChannels": "admin",
+    "createNotificationChannel": "admin",
+    "testUnsavedNotificationChannel": "admin",
+    "getNotificationChannel": "admin",
+    "updateNotificationChannel": "admin",
+    "deleteNotificationChannel": "admin",
+    "testNotificationChannel": "admin",
+    "listNotificationDeliveries": "admin",
+    "listNotificationRules": "admin",
+    "createNotificationRule": "admin",
+    "updateNotificationRule": "admin",
+    "deleteNotificationRule": "admin",
     "listRemoteArchives": "admin",
     "deleteRemoteArchive": "admin",
     "pullRemoteArchive": "admin",
@@ -147,7 +160,8 @@ FUZZ_USERS = {"admin", "fuzz-operator", "fuzz-viewer"}
 #: token ids are small integers, so revoking tokens would revoke the fuzzer's own; a
 #: right guess of the password would revoke them too; a destination the fuzzer made or
 #: tested would point anywhere (so none exists, and every operation on one is a 404); so
-#: would an agent (none exists: its routes and the proxy answer 404).
+#: would an agent (none exists: its routes and the proxy answer 404), or a notification
+#: channel (none exists: its test and history are a 404).
 NOT_FUZZED = {
     "stackAction",
     "checkStackUpdates",
@@ -160,6 +174,9 @@ NOT_FUZZED = {
     "createAgent",
     "updateAgent",
     "testUnsavedAgent",
+    "createNotificationChannel",
+    "updateNotificationChannel",
+    "testUnsavedNotificationChannel",
 }
 
 CONFIG = SchemathesisConfig.from_dict(
@@ -234,6 +251,7 @@ _SFTP_ON_LOOPBACK = {
     "secrets": {"password": "x"},
 }
 _AGENT_ON_LOOPBACK = {"name": "x", "url": "http://127.0.0.1:1", "token": "x"}
+_WEBHOOK_ON_LOOPBACK = {"name": "x", "kind": "webhook", "settings": {"url": "http://127.0.0.1:1"}}
 #: A request to each operation that is not fuzzed, for the role check below.
 UNFUZZED_REQUESTS = {
     "stackAction": ("POST", "/api/stacks/demo/actions/stop", None),
@@ -251,6 +269,13 @@ UNFUZZED_REQUESTS = {
     "createAgent": ("POST", "/api/agents", _AGENT_ON_LOOPBACK),
     "updateAgent": ("PUT", "/api/agents/1", _AGENT_ON_LOOPBACK),
     "testUnsavedAgent": ("POST", "/api/agents/test", _AGENT_ON_LOOPBACK),
+    "createNotificationChannel": ("POST", "/api/notifications/channels", _WEBHOOK_ON_LOOPBACK),
+    "updateNotificationChannel": ("PATCH", "/api/notifications/channels/1", {"name": "x"}),
+    "testUnsavedNotificationChannel": (
+        "POST",
+        "/api/notifications/channels/test",
+        _WEBHOOK_ON_LOOPBACK,
+    ),
 }
 
 

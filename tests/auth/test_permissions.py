@@ -22,6 +22,7 @@ ADMIN_ONLY = [
     "stacks.delete",
     "containers.manage",
     "files",
+    "notifications.manage",
     "system.update",
     "admin.users",
     "admin.registries",

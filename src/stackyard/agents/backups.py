@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import functools
 import secrets
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -27,6 +29,8 @@ from stackyard.compose.progress import ProgressFold
 from stackyard.destinations.base import Destination
 from stackyard.destinations.service import Destinations
 from stackyard.errors import AgentError, Conflict, Invalid, NotFound, StackyardError
+from stackyard.notifications.events import Sink
+from stackyard.notifications.runs import run_event
 from stackyard.stacks.runs import Run, RunBoard, RunState, progress_reporter
 
 if TYPE_CHECKING:
@@ -136,16 +140,31 @@ class AgentTransfers:
     """Pushes and pulls for an agent's archives started from the UI: each a run of the
     archive's stack on a board the central keeps per agent (followed like any run)."""
 
-    def __init__(self, agents: Agents, destinations: Destinations, data_dir: Path) -> None:
+    def __init__(
+        self,
+        agents: Agents,
+        destinations: Destinations,
+        data_dir: Path,
+        events: Sink | None = None,
+    ) -> None:
+        """`events`: where the end of a push or pull is said (as the agent's)."""
         self.agents = agents
         self.destinations = destinations
         self.data_dir = data_dir
+        self.events = events
         self._boards: dict[int, RunBoard] = {}
 
     def _board(self, agent_id: int) -> RunBoard:
         if agent_id not in self._boards:
-            self._boards[agent_id] = RunBoard(self.data_dir / "agents" / str(agent_id))
+            board = RunBoard(self.data_dir / "agents" / str(agent_id))
+            board.ended.append(functools.partial(self._ended, agent_id))
+            self._boards[agent_id] = board
         return self._boards[agent_id]
+
+    def _ended(self, agent_id: int, state: RunState, origin: str | None) -> None:
+        event = run_event(state, origin)
+        if event is not None and self.events is not None:
+            self.events(dataclasses.replace(event, host_id=agent_id))
 
     def last_run(self, agent_id: int, stack_id: str) -> RunState | None:
         """The current or last push or pull of the stack's archives for this agent (None

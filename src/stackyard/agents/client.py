@@ -73,13 +73,14 @@ class AgentResponse:
             self.response.close()
 
 
-#: Answers are passed on in chunks of this size (fewer, larger writes), except event
-#: streams, whose every event goes on as it comes.
+#: Answers are passed on in chunks of this size (fewer, larger writes), except streams
+#: (server-sent events, JSON lines), whose every event goes on as it comes.
 CHUNK = 256 * 1024
+STREAMS = ("text/event-stream", "application/x-ndjson")
 
 
 async def _chunks(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
+    if response.headers.get("content-type", "").startswith(STREAMS):
         async for chunk in response.content.iter_any():
             yield chunk
         return

@@ -15,7 +15,16 @@ from stackyard.version import SemVer, parse_semver
 
 #: What an agent may serve under /agent (the UI names them from the schema).
 Capability = Literal[
-    "stacks", "updates", "logs", "shell", "usage", "files", "backups", "fleet", "containers"
+    "stacks",
+    "updates",
+    "logs",
+    "shell",
+    "usage",
+    "files",
+    "backups",
+    "fleet",
+    "containers",
+    "events",
 ]
 #: What an agent of this version serves.
 CAPABILITIES: Final[tuple[Capability, ...]] = get_args(Capability)

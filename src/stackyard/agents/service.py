@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated
@@ -152,6 +153,8 @@ class Agents:
         self.start_timeout = timeout * 6
         self._sealer = Sealer(secret_key, "agent-tokens")
         self._clients: dict[int, tuple[datetime | None, AgentClient]] = {}
+        #: Told when an agent was added, changed or removed (its event stream is followed).
+        self.changed: list[Callable[[], None]] = []
 
     # -- records ------------------------------------------------------------------------
     def _view(self, row: Row) -> AgentView:
@@ -239,6 +242,8 @@ class Agents:
                 raise Conflict(f"An agent named {spec.name!r} exists") from exc
             agent_id = row.id
         self._record(agent_id, probe)
+        for listener in self.changed:
+            listener()
         return await asyncio.to_thread(self.get, agent_id)
 
     async def update(self, agent_id: int, spec: AgentSpec) -> AgentView:
@@ -360,6 +365,8 @@ class Agents:
         cached = self._clients.pop(agent_id, None)
         if cached is not None:
             await cached[1].aclose()
+        for listener in self.changed:
+            listener()
 
     async def health(self, client: AgentClient) -> AgentHealth:
         return await asyncio.wait_for(client.get("/health", _HEALTH), self.timeout)

@@ -1,12 +1,17 @@
 """The agent's own routes under /agent (beside the host capabilities it shares with the
-central): its health, which tells a central what it is talking to."""
+central): its health, which tells a central what it is talking to, and its events, which
+the central follows to notify of them."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import StreamingResponse
 
 from stackyard.agents.health import AgentHealth, own_health
 from stackyard.api.deps import SettingsDep, require_agent_token
+from stackyard.notifications.relay import EventBuffer
 
 router = APIRouter(tags=["agent"], dependencies=[Depends(require_agent_token)])
 
@@ -14,3 +19,21 @@ router = APIRouter(tags=["agent"], dependencies=[Depends(require_agent_token)])
 @router.get("/health", operation_id="agentHealth")
 def agent_health(settings: SettingsDep) -> AgentHealth:
     return own_health(settings.app_version)
+
+
+@router.get(
+    "/notifications/events",
+    operation_id="agentEvents",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}}},
+)
+def agent_events(
+    request: Request,
+    after: Annotated[int, Query(ge=0)] = 0,
+    boot: Annotated[str | None, Query(max_length=64)] = None,
+) -> StreamingResponse:
+    """This host's events after number `after` of the start `boot` (every one kept, when
+    `boot` is not this start's), then each as it comes: JSON lines, a keep-alive line
+    every 15 s. The central follows it to notify of them."""
+    buffer: EventBuffer = request.app.state.event_buffer
+    return StreamingResponse(buffer.follow(after, boot), media_type="application/x-ndjson")

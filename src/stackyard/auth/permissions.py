@@ -40,6 +40,8 @@ Permission = Literal[
     "containers.manage",
     # The file browser: the whole stacks folder.
     "files",
+    # Notification channels and rules, their tests and history.
+    "notifications.manage",
     # Update Stackyard itself, or an agent, to the latest release.
     "system.update",
     # Users, registry credentials, the audit log.
@@ -69,6 +71,7 @@ LEAST_ROLE: Final[Mapping[Permission, Role]] = MappingProxyType(
         "stacks.delete": Role.admin,
         "containers.manage": Role.admin,
         "files": Role.admin,
+        "notifications.manage": Role.admin,
         "system.update": Role.admin,
         "admin.users": Role.admin,
         "admin.registries": Role.admin,

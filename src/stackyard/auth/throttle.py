@@ -58,6 +58,9 @@ class LoginThrottle:
         self.clock = clock
         self.max_entries = max_entries
         self._failures: dict[Key, _Failures] = {}
+        #: Told (account, failures) when an account's failed sign-ins reach the point where
+        #: it is slowed down, once each time (notifications).
+        self.attacked: Callable[[str, int], None] | None = None
         self._lock = threading.Lock()
         self._serial: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -94,6 +97,10 @@ class LoginThrottle:
             attacked = self._wait(keys[0], now) > 0
             if refused <= 0:
                 self._count(keys, now)
+            failures = self._failures.get(keys[0])
+            newly = failures is not None and failures.count == self._free(keys[0]) + 1
+        if newly and failures is not None and self.attacked is not None:
+            self.attacked(username, failures.count - 1)
         if refused > 0:
             seconds = math.ceil(refused)
             raise TooManyRequests(

@@ -41,7 +41,16 @@ app = typer.Typer(
 
 
 def _register() -> None:
-    from stackyard.cli import agents, backups, destinations, serve, stacks, tokens, users
+    from stackyard.cli import (
+        agents,
+        backups,
+        destinations,
+        notifications,
+        serve,
+        stacks,
+        tokens,
+        users,
+    )
 
     serve.register(app)
     app.add_typer(users.app, name="user")
@@ -53,6 +62,7 @@ def _register() -> None:
     app.add_typer(backups.app, name="backup")
     app.add_typer(destinations.destination_app, name="destination")
     app.add_typer(destinations.schedule_app, name="schedule")
+    app.add_typer(notifications.app, name="notifications")
 
 
 _register()

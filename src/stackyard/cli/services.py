@@ -1,5 +1,5 @@
 """The services the command groups build and share: settings, the database, this host's
-stacks, backups, destinations, transfers and schedules, the agents (and an event loop
+stacks, backups, destinations, transfers, schedules and notifications, the agents (and an event loop
 that closes their connections)."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from stackyard.db import Database
     from stackyard.destinations.service import Destinations
     from stackyard.destinations.transfers import Transfers
+    from stackyard.notifications.service import Notifications
     from stackyard.schedules.scheduler import Scheduler
     from stackyard.schedules.store import ScheduleStore
     from stackyard.settings import Settings
@@ -70,6 +71,13 @@ def destination_id(service: Destinations, given: str) -> int:
         if given in (str(view.id), view.name):
             return view.id
     raise NotFound(f"No destination {given!r} (see `stackyard destination list`)")
+
+
+def notifications() -> Notifications:
+    from stackyard.notifications.service import Notifications
+
+    current = settings()
+    return Notifications(database(), current.effective_secret_key, base_url=current.public_url)
 
 
 def transfers(service: BackupService) -> Transfers:

@@ -165,3 +165,91 @@ class Setting(Base):
 
     key: Mapped[str] = mapped_column(String(100), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class NotificationChannel(Base):
+    """Where notifications go: `kind` (ntfy, email, webhook, ...), `config` its settings
+    (JSON, no secret), `secrets` sealed (`stackyard.sealing`). `last_*` say how its
+    last delivery went."""
+
+    __tablename__ = "notification_channels"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    kind: Mapped[str] = mapped_column(String(16))
+    config: Mapped[str] = mapped_column(Text, server_default=text("'{}'"))
+    secrets: Mapped[str | None] = mapped_column(Text)
+    enabled: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_success_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+
+
+class NotificationRule(Base):
+    """Which events go to which channels. Lists are JSON; an empty list matches all."""
+
+    __tablename__ = "notification_rules"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    enabled: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    events: Mapped[str] = mapped_column(Text, server_default=text("'[]'"))
+    min_severity: Mapped[str] = mapped_column(String(16), server_default=text("'info'"))
+    hosts: Mapped[str] = mapped_column(Text, server_default=text("'[]'"))
+    stacks: Mapped[str] = mapped_column(Text, server_default=text("'[]'"))
+    channels: Mapped[str] = mapped_column(Text, server_default=text("'[]'"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class NotificationEvent(Base):
+    """An event that some channel is to hear of (kept with its deliveries)."""
+
+    __tablename__ = "notification_events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow, index=True)
+    name: Mapped[str] = mapped_column(String(32))
+    severity: Mapped[str] = mapped_column(String(16))
+    ended: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    host_id: Mapped[int | None] = mapped_column(Integer)
+    host: Mapped[str] = mapped_column(String(255), server_default=text("''"))
+    stack: Mapped[str | None] = mapped_column(String(100))
+    subject: Mapped[str] = mapped_column(String(255))
+    detail: Mapped[str] = mapped_column(Text)
+    link: Mapped[str] = mapped_column(String(500), server_default=text("'/'"))
+
+
+class NotificationDelivery(Base):
+    """One event for one channel: queued ("pending") until sent, or "failed" when every
+    try has failed. `message` groups the deliveries sent as one digest."""
+
+    __tablename__ = "notification_deliveries"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(
+        ForeignKey("notification_events.id", ondelete="CASCADE"), index=True
+    )
+    channel_id: Mapped[int] = mapped_column(
+        ForeignKey("notification_channels.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    next_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    error: Mapped[str | None] = mapped_column(Text)
+    message: Mapped[str | None] = mapped_column(String(32))
+
+
+class NotificationSubject(Base):
+    """The last news of one thing (`Event.key`): sent once until it changes."""
+
+    __tablename__ = "notification_subjects"
+
+    key: Mapped[str] = mapped_column(String(400), primary_key=True)
+    host_id: Mapped[int] = mapped_column(Integer, index=True)  # 0: the central's host
+    name: Mapped[str] = mapped_column(String(32))
+    state: Mapped[str] = mapped_column(String(255))
+    active: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -25,6 +25,7 @@ from stackyard.agents.service import Agents, AgentView
 from stackyard.errors import StackyardError
 from stackyard.fleet.failures import reported
 from stackyard.fleet.report import STATES, HostReport
+from stackyard.notifications.catalogue import EventName
 
 #: Agents asked at once; beyond that they wait for a free slot (within the deadline).
 CONCURRENCY = 256
@@ -40,12 +41,18 @@ _RANK: dict[Severity, int] = {"critical": 0, "warning": 1, "info": 2}
 
 @dataclass(frozen=True)
 class Attention:
+    """What needs someone: the same condition, by the same name (`kind`, an event of
+    `notifications.catalogue`), as the notifications say it began and ended."""
+
     severity: Severity
-    kind: str  # agent_offline, agent_incompatible, container_unhealthy, ..., stack_update
+    kind: EventName
     host: str
     host_id: int | None  # the agent's id; None for this host
     stack: str | None
     message: str
+    subject: str = ""  # what it is about on its host: a stack, a container, "host"
+    #: What makes it news again while it holds (the newest image digests); None: nothing.
+    state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,11 +98,26 @@ def _level(percent: float, levels: tuple[float, float]) -> Severity | None:
     return "critical" if percent >= levels[1] else "warning" if percent >= levels[0] else None
 
 
+_TROUBLES: dict[str, EventName] = {
+    "unhealthy": "container_unhealthy",
+    "restarting": "container_restarting",
+    "dead": "container_dead",
+}
+
+
 def attention_of(card: HostCard) -> list[Attention]:
     """What on this host needs someone, most pressing first within the host."""
 
-    def item(severity: Severity, kind: str, message: str, stack: str | None = None) -> Attention:
-        return Attention(severity, kind, card.name, card.id, stack, message)
+    def item(
+        severity: Severity,
+        kind: EventName,
+        message: str,
+        stack: str | None = None,
+        subject: str | None = None,
+        state: str | None = None,
+    ) -> Attention:
+        about = subject or stack or ("agent" if kind.startswith("agent_") else "host")
+        return Attention(severity, kind, card.name, card.id, stack, message, about, state)
 
     if card.status == "offline":
         seen = f"; last seen {card.last_seen_at:%Y-%m-%d %H:%M} UTC" if card.last_seen_at else ""
@@ -109,14 +131,10 @@ def attention_of(card: HostCard) -> list[Attention]:
     if report.engine_error:
         items.append(item("critical", "engine_unreachable", report.engine_error))
     for trouble in report.troubles:
-        items.append(
-            item(
-                "critical",
-                f"container_{trouble.state}",
-                f"{trouble.container} is {trouble.state}",
-                trouble.stack,
-            )
-        )
+        kind = _TROUBLES.get(trouble.state)
+        if kind is not None:
+            message = f"{trouble.container} is {trouble.state}"
+            items.append(item("critical", kind, message, trouble.stack, trouble.container))
     for failed in report.failed_backups:
         why = f": {failed.error}" if failed.error else ""
         items.append(
@@ -144,7 +162,10 @@ def attention_of(card: HostCard) -> list[Attention]:
     for stack in report.partial:
         items.append(item("warning", "stack_partial", "Only some services run", stack))
     for stack in report.updates:
-        items.append(item("info", "stack_update", "Newer images are available", stack))
+        digests = report.update_digests.get(stack)
+        items.append(
+            item("info", "stack_update", "Newer images are available", stack, None, digests)
+        )
     return items
 
 
@@ -185,6 +206,8 @@ class FleetDashboard:
         self.timeout = timeout
         self._pending: asyncio.Future[Fleet] | None = None
         self._took: dict[int, float] = {}  # seconds each agent took to answer last time
+        #: Told of every payload computed (notifications judge its conditions).
+        self.observers: list[Callable[[Fleet], None]] = []
 
     async def fleet(self) -> Fleet:
         """The payload; a request that comes while one is computed gets that one."""
@@ -206,7 +229,10 @@ class FleetDashboard:
         slowest_first = sorted(views, key=lambda v: -self._took.get(v.id, math.inf))
         asked = {v.id: asyncio.create_task(self._agent(v, deadline, slots)) for v in slowest_first}
         cards = await asyncio.gather(self._local(), *(asked[v.id] for v in views))
-        return merge(list(cards))
+        fleet = merge(list(cards))
+        for observer in self.observers:
+            observer(fleet)
+        return fleet
 
     async def _local(self) -> HostCard:
         began = time.monotonic()

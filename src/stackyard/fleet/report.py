@@ -9,6 +9,7 @@ from its file, `/proc` for load and memory, and `statvfs` of the engine's data r
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,7 @@ from stackyard.docker.engine import EngineState, engine_state
 from stackyard.errors import Unavailable
 from stackyard.stacks.service import StackService
 from stackyard.stacks.status import State
+from stackyard.stacks.updates import StackUpdate
 
 STATES: tuple[State, ...] = ("running", "partial", "stopped", "invalid")
 
@@ -84,6 +86,9 @@ class HostReport:
     capabilities: Capabilities = field(default_factory=list)  # what the host serves
     interrupted: list[InterruptedRun] = field(default_factory=list)
     invalid: list[InvalidStack] = field(default_factory=list)  # absent from older agents
+    #: Per stack with a newer image: a fingerprint of the newest digests (news when it
+    #: changes). Absent from older agents.
+    update_digests: dict[str, str] = field(default_factory=dict)
 
 
 def _meminfo() -> tuple[int, int]:
@@ -111,6 +116,12 @@ def _trouble(state: str, health: str | None) -> str | None:
     if health == "unhealthy":
         return "unhealthy"
     return None
+
+
+def _fingerprint(stack: StackUpdate) -> str:
+    """The newest digests of a stack's images, in a few characters."""
+    digests = sorted(i.remote_digest or "" for i in stack.images if i.state == "update_available")
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()[:16]
 
 
 def host_report(stacks: StackService, version: str) -> HostReport:
@@ -155,6 +166,7 @@ def host_report(stacks: StackService, version: str) -> HostReport:
         partial=[v.id for v in views if v.state == "partial"],
         troubles=troubles,
         updates=[s.stack for s in summary.stacks if s.has_update],
+        update_digests={s.stack: _fingerprint(s) for s in summary.stacks if s.has_update},
         failed_backups=failed,
         interrupted=interrupted,
         invalid=[InvalidStack(v.id, v.error) for v in views if v.state == "invalid"],

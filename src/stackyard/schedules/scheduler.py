@@ -33,11 +33,14 @@ from stackyard.backups.names import host_label, parse_archive_name
 from stackyard.clock import utcnow
 from stackyard.db.models import Schedule as Row
 from stackyard.errors import Conflict, Invalid, StackyardError
+from stackyard.notifications.catalogue import EventName
+from stackyard.notifications.events import Event, Sink
 from stackyard.schedules.hosts import BackupHost, LocalHost
 from stackyard.schedules.model import ScheduleRunView, ScheduleView
 from stackyard.schedules.retention import to_prune
 from stackyard.schedules.store import ScheduleStore, schedule_row
 from stackyard.schedules.timetable import next_run
+from stackyard.stacks.runs import RUN_ORIGIN
 
 if TYPE_CHECKING:
     from stackyard.backups.service import BackupService
@@ -62,9 +65,12 @@ class Scheduler:
         grace: timedelta,
         agent_host: Callable[[int], Awaitable[BackupHost]] | None = None,
         holder: str = "",
+        events: Sink | None = None,
     ) -> None:
-        """`holder`: this service's name in the leases (`Settings.instance_id`)."""
+        """`holder`: this service's name in the leases (`Settings.instance_id`);
+        `events`: where a missed run and a retention that failed are said."""
         self.store = store
+        self.events = events
         self.holder = holder
         self._started = utcnow()
         self.db = store.db
@@ -217,6 +223,7 @@ class Scheduler:
                     self.store.record_run(schedule_id, "*", due_at, "missed", error=error)
                 )
                 status = "missed"
+                self._say(view, "schedule_missed", f"Schedule {view.name!r}: {error}", due_at)
             else:
                 host = await self._host(view)
                 stacks = view.stacks if view.stacks is not None else await host.stacks()
@@ -244,15 +251,24 @@ class Scheduler:
         started = utcnow()
         record = self.store.record_run(view.id, stack, started, "running")
         archive: str | None = None
+        origin = RUN_ORIGIN.set(f"schedule {view.name!r}")
         try:
             archive = await host.back_up(stack, view.capture)
             if view.destination_id is not None:
-                await host.push(archive, view.destination_id)
+                try:
+                    await host.push(archive, view.destination_id)
+                except StackyardError as exc:
+                    if view.agent_id is not None:  # (a push on this host is a run: said)
+                        text = f"Schedule {view.name!r}: the push of {archive} failed: {exc.detail}"
+                        self._say(view, "backup_failed", text, utcnow(), stack)
+                    raise
             pruned = await self._prune(view, host, stack, archive)
             size = (await host.archives()).get(archive)
         except StackyardError as exc:
             self.store.finish_run(record, "failed", archive, error=exc.detail)
             return record
+        finally:
+            RUN_ORIGIN.reset(origin)
         self.store.finish_run(record, "succeeded", archive, size=size, pruned=pruned)
         return record
 
@@ -271,12 +287,32 @@ class Scheduler:
             await host.delete(name)
         remote: list[str] = []
         if view.destination_id is not None:
-            destination = await asyncio.to_thread(self.destinations.open, view.destination_id)
-            names = [a.name for a in await destination.archives()]
-            remote = to_prune(names, stack, label, rule)
-            for name in remote:
-                await destination.delete(name)
+            try:
+                destination = await asyncio.to_thread(self.destinations.open, view.destination_id)
+                names = [a.name for a in await destination.archives()]
+                remote = to_prune(names, stack, label, rule)
+                for name in remote:
+                    await destination.delete(name)
+            except StackyardError as exc:
+                text = (
+                    f"Schedule {view.name!r}: old archives of {stack} at the destination were "
+                    f"not pruned: {exc.detail}"
+                )
+                self._say(view, "retention_skipped", text, utcnow(), stack)
+                raise
         return len(local) + len(remote)
+
+    def _say(
+        self,
+        view: ScheduleView,
+        name: EventName,
+        text: str,
+        at: datetime,
+        stack: str | None = None,
+    ) -> None:
+        if self.events is not None:
+            subject = f"schedule {view.id}"
+            self.events(Event(name, subject, text, at.isoformat(), stack, host_id=view.agent_id))
 
     async def aclose(self) -> None:
         for task in list(self._running.values()):

@@ -27,13 +27,15 @@ from stackyard.docker.engine import (
 )
 from stackyard.docker.helper import Helpers
 from stackyard.errors import Invalid, StackyardError, Unavailable
+from stackyard.notifications.events import EventHub
+from stackyard.notifications.runs import run_event
 from stackyard.process import children, tuning
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
 from stackyard.settings import Settings
 from stackyard.stacks.prefs import PrefsStore
 from stackyard.stacks.project_dirs import project_dirs
-from stackyard.stacks.runs import RunBoard
+from stackyard.stacks.runs import RunBoard, RunState
 from stackyard.stacks.store import StackStore
 from stackyard.stacks.warmup import Warmer
 
@@ -68,6 +70,9 @@ class Machine:
         self.warmer = Warmer(self._resolve_quietly, self._resolved)
         self.store = StackStore(self.stacks_dir, self.validate)
         self.runs = RunBoard(data)
+        #: What happens on this host that someone may want to hear of (notifications).
+        self.events = EventHub()
+        self.runs.ended.append(self._run_ended)
         self.digests = DigestCache(data / "digests.json")
         self.credentials = CredentialStore(
             data / "registry-credentials", settings.effective_secret_key
@@ -75,6 +80,15 @@ class Machine:
         self.prefs = PrefsStore(data / "stack-prefs.json")
         # The summary's cache key part that the engine cannot tell: what changed on disk.
         self.generation = 0
+
+    def stack_of(self, project: str) -> str | None:
+        """The id of the stack a compose project is, if it is one of this host's."""
+        return project if (self.stacks_dir / project).is_dir() else None
+
+    def _run_ended(self, state: RunState, origin: str | None) -> None:
+        event = run_event(state, origin)
+        if event is not None:
+            self.events.raise_event(event)
 
     @functools.cached_property
     def streams(self) -> EngineStreams:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
 import fcntl
 import logging
@@ -38,6 +39,9 @@ log = logging.getLogger(__name__)
 RunStatus = Literal["running", "succeeded", "partial", "failed", "interrupted"]
 #: What an interrupted run's errors say.
 INTERRUPTED = "The service stopped while this ran (killed or restarted): it did not finish"
+#: How the runs started in this context came to be, when not by a user's request ("the
+#: auto-update", "schedule 'nightly'"): said with the news of their end.
+RUN_ORIGIN: contextvars.ContextVar[str | None] = contextvars.ContextVar("run_origin", default=None)
 #: Followers get at most this many updates per second.
 FOLLOW_INTERVAL = 0.1
 
@@ -273,6 +277,8 @@ class RunBoard:
         self.locks_dir = data_dir / "locks"
         self._runs: dict[str, Run] = {}
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        #: Called with every run that ended, and how it was started (`RUN_ORIGIN`).
+        self.ended: list[Callable[[RunState, str | None], None]] = []
 
     def busy(self, stack: str) -> str | None:
         run = self._runs.get(stack)
@@ -285,6 +291,8 @@ class RunBoard:
             busy = self.busy(stack)
             raise Conflict(f"Stack {stack!r} is busy" + (f" ({busy} in progress)" if busy else ""))
         run = Run(secrets.token_hex(8), stack, action, fold)
+        origin = RUN_ORIGIN.get()
+        run.when_ended(lambda ended: self._ended(ended.state(), origin))
         self._runs[stack] = run
         # Kept as running from its start: should the service die, the next start finds
         # it (unlocked) and says it was interrupted.
@@ -314,6 +322,13 @@ class RunBoard:
             lock.release()
             with contextlib.suppress(OSError):
                 self._file(run.stack).write(dump_state(run.state()))
+
+    def _ended(self, state: RunState, origin: str | None) -> None:
+        for listener in self.ended:
+            try:
+                listener(state, origin)
+            except Exception:
+                log.exception("A listener of the end of run %s failed", state.id)
 
     def held(self, stack: str) -> bool:
         """Whether a run of the stack goes on now, in this process or another."""

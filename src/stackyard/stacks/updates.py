@@ -27,7 +27,7 @@ from stackyard.registry.digests import DigestSnapshot, LocalDigest, RemoteDigest
 from stackyard.registry.reference import ImageRef, parse_reference
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.prefs import AutoUpdateOutcome
-from stackyard.stacks.runs import Run
+from stackyard.stacks.runs import RUN_ORIGIN, Run
 
 log = logging.getLogger(__name__)
 
@@ -269,6 +269,7 @@ class UpdateService:
         for stack in self.summary().stacks:
             if not (stack.auto_update and stack.has_update):
                 continue
+            origin = RUN_ORIGIN.set("auto-update")
             try:
                 run = await update_stack(stack.stack)
                 outcome = AutoUpdateOutcome(
@@ -278,6 +279,8 @@ class UpdateService:
                 )
             except StackyardError as exc:
                 outcome = AutoUpdateOutcome(utcnow(), "skipped", exc.detail)
+            finally:
+                RUN_ORIGIN.reset(origin)
             self.machine.prefs.change(stack.stack, outcome=outcome)
             self.machine.changed()
             log.info("Auto-update of %s: %s %s", stack.stack, outcome.outcome, outcome.detail or "")

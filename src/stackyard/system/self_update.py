@@ -32,6 +32,8 @@ from stackyard.docker.images import pull
 from stackyard.docker.own import own_container
 from stackyard.errors import Conflict, Invalid, RegistryError, StackyardError, Unavailable
 from stackyard.fs.atomic import write_atomic
+from stackyard.notifications.catalogue import EventName
+from stackyard.notifications.events import Event, Sink
 from stackyard.registry.reference import parse_reference
 from stackyard.system.release import latest_release, newer
 from stackyard.system.update_helper import HEALTH_SECONDS
@@ -103,6 +105,13 @@ def update_outcome(last: LastUpdate) -> tuple[str, str]:
         return "success", "updated"
     said = "rolled back" if last.status == "rolled_back" else "failed"
     return "failure", f"{said} ({last.why})" if last.why else said
+
+
+_OUTCOME_EVENTS: dict[str, EventName] = {
+    "succeeded": "self_update_done",
+    "failed": "self_update_failed",
+    "rolled_back": "self_update_rolled_back",
+}
 
 
 @dataclass(frozen=True)
@@ -186,6 +195,8 @@ class SelfUpdate:
         self.data_dir = data_dir
         self.mode = mode
         self.health_seconds = health_seconds
+        #: Where an update's outcome and a newer release are said (notifications).
+        self.events: Sink | None = None
         self._docker = docker_client
         self._registry = registry
         self._checked: tuple[float, datetime, str | None, str | None] | None = None
@@ -227,6 +238,9 @@ class SelfUpdate:
         outcome, said = update_outcome(last)
         detail = f"{last.from_version} -> {last.to_version}: {said}"
         recorder(str(raw.get("by") or "system"), "system.update", None, outcome, detail)
+        if self.events is not None:
+            name = _OUTCOME_EVENTS[last.status]
+            self.events(Event(name, "stackyard", f"Stackyard {detail}", last.to_version))
         write_atomic(self.data_dir / RESULT_NAME, json.dumps(raw | {"recorded": True}).encode())
         return True
 
@@ -257,6 +271,9 @@ class SelfUpdate:
             return UpdateStatus(False, found, self.version, None, False, None, None, None, last)
         checked_at, latest, error = await self._latest(found.repository, fresh)
         available = latest is not None and newer(latest, self.version)
+        if available and latest is not None and self.events is not None:
+            text = f"Stackyard {latest} is out (this is {self.version})"
+            self.events(Event("release_available", "stackyard", text, latest))
         return UpdateStatus(
             True, None, self.version, latest, available, found.repository, checked_at, error, last
         )

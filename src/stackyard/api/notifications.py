@@ -1,0 +1,266 @@
+"""Notification channels and rules (admin only; every change and test audited), what
+can be sent and how each kind of channel is filled in, and each channel's history.
+Secrets are write-only: an answer says which are set, never what they are."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, cast
+
+from fastapi import APIRouter, Depends, Query, Request, status
+from pydantic import BaseModel, Field
+
+from stackyard.api.deps import AdminDep, AuditDep, require_admin
+from stackyard.api.models import Body, DbId
+from stackyard.notifications.catalogue import KINDS, EventName, Severity
+from stackyard.notifications.channels import KINDS as CHANNEL_KINDS
+from stackyard.notifications.channels import ChannelKind, FieldSpec
+from stackyard.notifications.service import (
+    ChannelView,
+    Notifications,
+    RuleSpec,
+    RuleView,
+    TestResult,
+)
+
+router = APIRouter(tags=["notifications"], dependencies=[Depends(require_admin)])
+
+
+def get_notifications(request: Request) -> Notifications:
+    return cast(Notifications, request.app.state.notifications)
+
+
+NotificationsDep = Annotated[Notifications, Depends(get_notifications)]
+Values = Annotated[
+    dict[Annotated[str, Field(max_length=64)], Annotated[str, Field(max_length=2000)]],
+    Field(max_length=16),
+]
+
+
+class EventKindOut(BaseModel):
+    name: EventName
+    severity: Severity
+    title: str
+    condition: bool = Field(description="It holds for a while (its end is known)")
+    announces_end: bool = Field(description="Its end is a message too")
+
+
+class ChannelKindOut(BaseModel):
+    kind: ChannelKind
+    label: str
+    fields: list[FieldSpec]
+
+
+class CatalogueOut(BaseModel):
+    events: list[EventKindOut]
+    channels: list[ChannelKindOut]
+
+
+class ChannelIn(Body):
+    name: str = Field(min_length=1, max_length=100)
+    kind: ChannelKind
+    settings: Values = Field(default_factory=dict)
+    secrets: Values = Field(default_factory=dict)
+    enabled: bool = True
+
+
+class ChannelPatch(Body):
+    name: str | None = Field(None, min_length=1, max_length=100)
+    settings: Values | None = Field(None, description="All of them (left out: kept)")
+    secrets: Values | None = Field(
+        None, description="Secrets left out are kept; an empty string removes one"
+    )
+    enabled: bool | None = None
+
+
+class UnsavedChannelIn(Body):
+    kind: ChannelKind
+    settings: Values = Field(default_factory=dict)
+    secrets: Values = Field(default_factory=dict)
+
+
+class RuleIn(Body):
+    name: str = Field(min_length=1, max_length=100)
+    enabled: bool = True
+    events: list[EventName] = Field(
+        default_factory=list, max_length=64, description="Empty: every event"
+    )
+    min_severity: Severity = "info"
+    hosts: list[Annotated[int, Field(ge=0)]] = Field(
+        default_factory=list, max_length=256, description="Agent ids, 0 for this host; empty: all"
+    )
+    stacks: list[Annotated[str, Field(max_length=100)]] = Field(
+        default_factory=list, max_length=256, description="Stack ids; empty: all"
+    )
+    channels: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=list, max_length=64, description="Channel ids; empty: every channel"
+    )
+
+    def spec(self) -> RuleSpec:
+        return RuleSpec(
+            self.name,
+            self.enabled,
+            tuple(self.events),
+            self.min_severity,
+            tuple(self.hosts),
+            tuple(self.stacks),
+            tuple(self.channels),
+        )
+
+
+class DeliveryOut(BaseModel):
+    id: int
+    event: str
+    severity: Severity
+    ended: bool
+    host: str
+    stack: str | None
+    text: str
+    at: datetime
+    status: str = Field(description="pending, sent or failed")
+    attempts: int
+    sent_at: datetime | None
+    error: str | None
+    message: str | None = Field(description="Deliveries sent in one digest share it")
+
+
+@router.get("/notifications/catalogue", operation_id="notificationCatalogue")
+def catalogue() -> CatalogueOut:
+    """Every event that can be sent, and every kind of channel with its fields."""
+    return CatalogueOut(
+        events=[
+            EventKindOut(
+                name=name,
+                severity=kind.severity,
+                title=kind.title,
+                condition=kind.condition,
+                announces_end=kind.announces_end,
+            )
+            for name, kind in KINDS.items()
+        ],
+        channels=[
+            ChannelKindOut(kind=spec.kind, label=spec.label, fields=list(spec.fields))
+            for spec in CHANNEL_KINDS.values()
+        ],
+    )
+
+
+@router.get("/notifications/channels", operation_id="listNotificationChannels")
+def list_channels(notifications: NotificationsDep) -> list[ChannelView]:
+    return notifications.channels()
+
+
+@router.post(
+    "/notifications/channels",
+    operation_id="createNotificationChannel",
+    status_code=status.HTTP_201_CREATED,
+)
+def create_channel(
+    body: ChannelIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
+) -> ChannelView:
+    with audit(admin, "notification.channel.create", body.name):
+        return notifications.create(body.name, body.kind, body.settings, body.secrets, body.enabled)
+
+
+@router.post("/notifications/channels/test", operation_id="testUnsavedNotificationChannel")
+async def test_unsaved_channel(
+    body: UnsavedChannelIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
+) -> TestResult:
+    """Send a test message with settings not saved yet; what the service answered."""
+    with audit(admin, "notification.channel.test", body.kind) as note:
+        tested = await notifications.test_unsaved(body.kind, body.settings, body.secrets)
+        note.failed_unless(tested.ok, tested.detail)
+        return tested
+
+
+@router.get("/notifications/channels/{channel_id}", operation_id="getNotificationChannel")
+def get_channel(channel_id: DbId, notifications: NotificationsDep) -> ChannelView:
+    return notifications.channel(channel_id)
+
+
+@router.patch("/notifications/channels/{channel_id}", operation_id="updateNotificationChannel")
+def update_channel(
+    channel_id: DbId,
+    body: ChannelPatch,
+    admin: AdminDep,
+    audit: AuditDep,
+    notifications: NotificationsDep,
+) -> ChannelView:
+    with audit(admin, "notification.channel.update", str(channel_id)):
+        return notifications.update(
+            channel_id, body.name, body.settings, body.secrets, body.enabled
+        )
+
+
+@router.delete(
+    "/notifications/channels/{channel_id}",
+    operation_id="deleteNotificationChannel",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def delete_channel(
+    channel_id: DbId, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
+) -> None:
+    """Forget the channel, its queue and its history."""
+    with audit(admin, "notification.channel.delete", str(channel_id)) as note:
+        note.target = notifications.delete(channel_id)
+
+
+@router.post("/notifications/channels/{channel_id}/test", operation_id="testNotificationChannel")
+async def test_channel(
+    channel_id: DbId, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
+) -> TestResult:
+    """Send a test message; on failure, what the service answered."""
+    with audit(admin, "notification.channel.test", str(channel_id)) as note:
+        tested = await notifications.test(channel_id)
+        note.failed_unless(tested.ok, tested.detail)
+        return tested
+
+
+@router.get(
+    "/notifications/channels/{channel_id}/deliveries",
+    operation_id="listNotificationDeliveries",
+)
+def list_deliveries(
+    channel_id: DbId,
+    notifications: NotificationsDep,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[DeliveryOut]:
+    """The channel's last deliveries, newest first: each event, when, and how it went."""
+    return [DeliveryOut(**vars(d)) for d in notifications.deliveries(channel_id, limit)]
+
+
+@router.get("/notifications/rules", operation_id="listNotificationRules")
+def list_rules(notifications: NotificationsDep) -> list[RuleView]:
+    return notifications.rules()
+
+
+@router.post(
+    "/notifications/rules",
+    operation_id="createNotificationRule",
+    status_code=status.HTTP_201_CREATED,
+)
+def create_rule(
+    body: RuleIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
+) -> RuleView:
+    with audit(admin, "notification.rule.create", body.name):
+        return notifications.create_rule(body.spec())
+
+
+@router.put("/notifications/rules/{rule_id}", operation_id="updateNotificationRule")
+def update_rule(
+    rule_id: DbId, body: RuleIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
+) -> RuleView:
+    with audit(admin, "notification.rule.update", str(rule_id)):
+        return notifications.update_rule(rule_id, body.spec())
+
+
+@router.delete(
+    "/notifications/rules/{rule_id}",
+    operation_id="deleteNotificationRule",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def delete_rule(
+    rule_id: DbId, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
+) -> None:
+    with audit(admin, "notification.rule.delete", str(rule_id)) as note:
+        note.target = notifications.delete_rule(rule_id)

@@ -1,0 +1,47 @@
+"""The central's looks for news nobody raises: the fleet's conditions every so often
+while some channel listens (the dashboard's own payloads are judged too), a newer
+Stackyard release a few times a day, and an account whose sign-ins keep failing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from stackyard.fleet.dashboard import FleetDashboard
+from stackyard.notifications.events import Event, Sink
+from stackyard.notifications.service import Notifications
+from stackyard.system.self_update import SelfUpdate
+
+log = logging.getLogger(__name__)
+
+#: Seconds between looks for a newer release.
+RELEASE_EVERY = 6 * 3600.0
+
+
+async def watch_fleet(
+    notifications: Notifications, fleet: FleetDashboard, self_update: SelfUpdate, every: float
+) -> None:
+    """Until cancelled. `every` 0: the fleet is judged only when someone looks at it."""
+    loop = asyncio.get_running_loop()
+    release_at = loop.time() + 60.0  # (not with every start of the service)
+    while True:
+        await asyncio.sleep(every or 60.0)
+        try:
+            if not await asyncio.to_thread(notifications.listening):
+                continue
+            if every:
+                await fleet.fleet()  # judged by its observer
+            if loop.time() >= release_at:
+                release_at = loop.time() + RELEASE_EVERY
+                await self_update.status()  # says a newer release itself
+        except Exception:
+            log.exception("Looking at the fleet for notifications failed")
+
+
+def signin_failures(sink: Sink, account: str, failures: int) -> None:
+    """An account's failed sign-ins reached the point where it is slowed down."""
+    text = (
+        f"{failures} failed sign-ins in a row for account {account!r}: "
+        "someone may be guessing its password"
+    )
+    sink(Event("signin_failures", f"account {account.lower()}", text))

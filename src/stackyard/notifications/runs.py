@@ -1,0 +1,41 @@
+"""What the end of a run is news of: an update applied or failed, a backup or push that
+failed (or succeeded), a restore, work a stop of the service cut short."""
+
+from __future__ import annotations
+
+from stackyard.notifications.catalogue import EventName
+from stackyard.notifications.events import Event
+from stackyard.stacks.runs import RunState
+
+_DONE = ("succeeded", "partial")
+#: (action, ended well) -> the event.
+_NAMES: dict[tuple[str, bool], EventName] = {
+    ("update", True): "update_applied",
+    ("update", False): "update_failed",
+    ("backup", True): "backup_succeeded",
+    ("backup", False): "backup_failed",
+    ("push", False): "backup_failed",
+    ("restore", True): "restore_finished",
+    ("restore", False): "restore_failed",
+}
+_WHAT = {"update": "Update", "backup": "Backup", "push": "Push", "restore": "Restore"}
+
+
+def run_event(state: RunState, origin: str | None = None) -> Event | None:
+    """The news of a run that ended, or None when it is none."""
+    by = f" ({origin})" if origin else ""
+    error = state.progress.errors[-1] if state.progress.errors else state.status
+    if state.status == "interrupted":
+        text = f"The {state.action} of {state.stack} was interrupted{by}: {error}"
+        return Event("run_interrupted", state.stack, text, state.id, state.stack)
+    name = _NAMES.get((state.action, state.status in _DONE))
+    if name is None:
+        return None
+    what = f"{_WHAT[state.action]} of {state.stack}{by}"
+    if state.status in _DONE:
+        said = f": {state.summary}" if state.summary else ""
+        partial = " with parts left out (see the run)" if state.status == "partial" else ""
+        text = f"{what} finished{partial}{said}"
+    else:
+        text = f"{what} failed: {error}"
+    return Event(name, state.stack, text, state.id, state.stack)

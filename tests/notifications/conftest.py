@@ -1,0 +1,57 @@
+"""A central started for notification tests: short digest window and retry delays (the
+production ones are seconds), and a webhook channel helper."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+from stackyard.notifications.events import Event
+from tests.support.receivers import HttpReceiver
+from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
+
+#: The timing of the services these tests start (seconds).
+TIMING = {"notify_window_seconds": 0.5, "notify_retry_seconds": 0.2}
+
+
+@pytest.fixture
+def notifying(central_app: FastAPI, tmp_path: Path) -> Iterator[FastAPI]:
+    with started(central_app, settings_in(tmp_path, **TIMING)):
+        yield central_app
+
+
+@pytest.fixture
+def admin(notifying: FastAPI) -> TestClient:
+    client = new_client(notifying)
+    sign_in(client, "admin", ADMIN_PASSWORD)
+    return client
+
+
+@pytest.fixture
+def receiver() -> Iterator[HttpReceiver]:
+    with HttpReceiver() as running:
+        yield running
+
+
+def add_webhook(admin: TestClient, url: str, name: str = "hook", **extra: Any) -> dict:
+    answer = admin.post(
+        "/api/notifications/channels",
+        json={"name": name, "kind": "webhook", "settings": {"url": url}, **extra},
+    )
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def emit(app: FastAPI, event: Event) -> None:
+    """An event raised on the central's host, as its sources raise them (any thread)."""
+    app.state.notifications.emit(event)
+
+
+def events_of(requests: list) -> list[dict]:
+    """Every event the webhook requests carried, in order."""
+    return [event for request in requests for event in request.json()["events"]]
