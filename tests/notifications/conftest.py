@@ -52,6 +52,17 @@ def emit(app: FastAPI, event: Event) -> None:
     app.state.notifications.emit(event)
 
 
-def events_of(requests: list) -> list[dict]:
-    """Every event the webhook requests carried, in order."""
-    return [event for request in requests for event in request.json()["events"]]
+def events_of(requests: list, subjects: set[str] | None = None) -> list[dict]:
+    """The events the webhook requests carried, in order: all, or those about `subjects`
+    (the engine is shared: other tests' containers come and go, and say so)."""
+    events = [event for request in requests for event in request.json()["events"]]
+    return [e for e in events if subjects is None or e["subject"] in subjects]
+
+
+def only(admin: TestClient, *names: str) -> None:
+    """The rules replaced by one that sends `names` alone (no container of another
+    test's: the engine is shared)."""
+    for rule in admin.get("/api/notifications/rules").json():
+        assert admin.delete(f"/api/notifications/rules/{rule['id']}").status_code == 204
+    answer = admin.post("/api/notifications/rules", json={"name": "only", "events": list(names)})
+    assert answer.status_code == 201, answer.text

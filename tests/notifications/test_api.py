@@ -131,7 +131,9 @@ def test_the_default_rules_can_be_changed_and_stay_removed(notifying: FastAPI, a
 
 def test_a_test_shows_the_services_answer_and_is_audited_with_its_outcome(admin: TestClient):
     with HttpReceiver() as receiver:
-        channel = add_webhook(admin, f"{receiver.url}/hook")
+        # Disabled: a test is sent all the same, and nothing else is (no other test's
+        # container, on the shared engine, takes the failure arranged below).
+        channel = add_webhook(admin, f"{receiver.url}/hook", enabled=False)
         url = f"/api/notifications/channels/{channel['id']}/test"
         sent = admin.post(url).json()
         assert sent == {"ok": True, "detail": "Sent: the service accepted the test message"}
@@ -173,3 +175,33 @@ def test_only_admins_reach_notifications(notifying: FastAPI, admin: TestClient, 
         ("POST", "/api/notifications/channels/test"),
     ]:
         assert client.request(method, path, json={}).status_code == 403, path
+
+
+def test_an_edit_is_tried_with_the_saved_secrets_it_leaves_out(admin: TestClient):
+    with HttpReceiver() as receiver:
+        channel = add_webhook(admin, receiver.url, secrets={"signing_key": "kept-key"})
+        body = {
+            "kind": "webhook",
+            "settings": {"url": f"{receiver.url}/edited"},
+            "channel_id": channel["id"],
+        }
+        assert admin.post("/api/notifications/channels/test", json=body).json()["ok"] is True
+        (request,) = receiver.wait_for(1)
+        other = admin.post("/api/notifications/channels/test", json=body | {"kind": "ntfy"})
+    assert request.path == "/edited"
+    assert request.headers["x-stackyard-signature"].startswith("sha256=")  # signed: the key
+    assert other.status_code == 400  # the saved channel is of another kind
+
+
+def test_a_deleted_channel_leaves_no_rule_sending_elsewhere(admin: TestClient):
+    first = add_webhook(admin, "http://127.0.0.1:1/a", "a")
+    second = add_webhook(admin, "http://127.0.0.1:1/b", "b")
+    both = {"name": "both", "channels": [first["id"], second["id"]]}
+    alone = {"name": "alone", "channels": [first["id"]]}
+    for rule in (both, alone):
+        assert admin.post("/api/notifications/rules", json=rule).status_code == 201
+    assert admin.delete(f"/api/notifications/channels/{first['id']}").status_code == 204
+    rules = {r["name"]: r for r in admin.get("/api/notifications/rules").json()}
+    assert (rules["both"]["channels"], rules["both"]["enabled"]) == ([second["id"]], True)
+    # Named alone: not "every channel" now, but off until someone chooses again.
+    assert (rules["alone"]["channels"], rules["alone"]["enabled"]) == ([], False)

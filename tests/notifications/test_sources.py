@@ -20,7 +20,7 @@ from tests.agents.hostile import Answer, HostileAgent, hostile_agent  # noqa: F4
 from tests.notifications.conftest import TIMING, add_webhook, events_of
 from tests.support.receivers import HttpReceiver
 from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
-from tests.support.stacks import HELPER, compose_text, service, wait_run
+from tests.support.stacks import HELPER, act, compose_text, service, start_restore, wait_run
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
@@ -103,7 +103,7 @@ def test_an_unexpected_exit_is_said_and_a_stop_is_not(
     docker("stop", "-t", "1", stopped)
     (event,) = said(receiver, "container_exited", crashed)
     assert event["text"] == f"{crashed} exited unexpectedly with code 3"
-    assert stopped not in json.dumps(events_of(receiver.requests))
+    assert events_of(receiver.requests, {stopped}) == []
 
 
 def test_an_oom_kill_is_said(admin: TestClient, receiver: HttpReceiver, containers: list[str]):
@@ -114,7 +114,7 @@ def test_an_oom_kill_is_said(admin: TestClient, receiver: HttpReceiver, containe
     )  # fmt: skip
     (event,) = said(receiver, "container_oom", name)
     assert event["text"] == f"{name} was killed: out of memory"
-    assert not [e for e in events_of(receiver.requests) if e["name"] == "container_exited"]
+    assert [e["name"] for e in events_of(receiver.requests, {name})] == ["container_oom"]
 
 
 def test_a_push_the_destination_refuses_is_a_failed_backup(
@@ -140,6 +140,28 @@ def test_a_push_the_destination_refuses_is_a_failed_backup(
     assert event["text"].startswith(f"Push of {stack} failed: ")
     assert "cannot be reached" in event["text"]
     assert event["link"] == f"/stacks/{stack}"
+    # A restore is news only to whom a rule sends it (info, as successes are).
+    assert (
+        admin.post(
+            "/api/notifications/rules", json={"name": "r", "events": ["restore_finished"]}
+        ).status_code
+        == 201
+    )
+    clone = f"{stack}-clone"
+    assert start_restore(admin, archive["name"], stack=clone).status_code == 202
+    assert wait_run(admin, clone)["status"] == "succeeded"
+    (restored,) = said(receiver, "restore_finished", clone)
+    assert restored["text"].startswith(f"Restore of {clone} finished")
+    assert restored["severity"] == "info"
+
+
+def test_an_update_that_fails_is_said(admin: TestClient, receiver: HttpReceiver, make_stack):
+    add_webhook(admin, receiver.url)
+    stack = make_stack("note-upd", compose_text(app=service("127.0.0.1:1/nowhere/app:1")))
+    assert act(admin, stack, "update")["status"] == "failed"
+    (event,) = said(receiver, "update_failed", stack)
+    assert event["text"].startswith(f"Update of {stack} failed: ")
+    assert event["severity"] == "critical"
 
 
 def test_an_agent_killed_is_said_offline_and_back(

@@ -12,6 +12,7 @@ import { DestinationsPage } from "./features/destinations/DestinationsPage";
 import { FilesPage } from "./features/files/FilesPage";
 import { Layout } from "./features/layout/Layout";
 import { NotFoundPage } from "./features/layout/NotFoundPage";
+import { NotificationsPage } from "./features/notifications/NotificationsPage";
 import { SchedulesPage } from "./features/schedules/SchedulesPage";
 import { SettingsPage } from "./features/settings/SettingsPage";
 import { StackDetailPage } from "./features/stacks/StackDetailPage";
@@ -62,6 +63,7 @@ export function AppRoutes() {
           <Route path="backups" element={<BackupsPage />} />
           <Route path="destinations" element={<DestinationsPage />} />
           <Route path="schedules" element={<SchedulesPage />} />
+          <Route path="notifications" element={<NotificationsPage />} />
           <Route path="agents" element={<AgentsPage />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFoundPage />} />

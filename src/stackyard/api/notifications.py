@@ -17,6 +17,7 @@ from stackyard.notifications.channels import KINDS as CHANNEL_KINDS
 from stackyard.notifications.channels import ChannelKind, FieldSpec
 from stackyard.notifications.service import (
     ChannelView,
+    DeliveryStatus,
     Notifications,
     RuleSpec,
     RuleView,
@@ -77,6 +78,12 @@ class UnsavedChannelIn(Body):
     kind: ChannelKind
     settings: Values = Field(default_factory=dict)
     secrets: Values = Field(default_factory=dict)
+    channel_id: int | None = Field(
+        None,
+        ge=1,
+        le=2**31 - 1,
+        description="A saved channel being edited: its secrets left out are used",
+    )
 
 
 class RuleIn(Body):
@@ -117,7 +124,7 @@ class DeliveryOut(BaseModel):
     stack: str | None
     text: str
     at: datetime
-    status: str = Field(description="pending, sent or failed")
+    status: DeliveryStatus
     attempts: int
     sent_at: datetime | None
     error: str | None
@@ -168,7 +175,9 @@ async def test_unsaved_channel(
 ) -> TestResult:
     """Send a test message with settings not saved yet; what the service answered."""
     with audit(admin, "notification.channel.test", body.kind) as note:
-        tested = await notifications.test_unsaved(body.kind, body.settings, body.secrets)
+        tested = await notifications.test_unsaved(
+            body.kind, body.settings, body.secrets, body.channel_id
+        )
         note.failed_unless(tested.ok, tested.detail)
         return tested
 

@@ -122,13 +122,15 @@ def record(db: Database, events: Iterable[Event], gather: float) -> int:
     deliveries were queued."""
     queued = 0
     with db.session() as session:
-        rules = session.scalars(select(RuleRow).where(RuleRow.enabled.is_(True))).all()
         enabled = set(
             session.scalars(select(ChannelRow.id).where(ChannelRow.enabled.is_(True))).all()
         )
+        if not enabled:
+            return 0  # (nobody listens: what holds now is news to the first channel)
+        rules = session.scalars(select(RuleRow).where(RuleRow.enabled.is_(True))).all()
         due = utcnow() + timedelta(seconds=gather)
         for event in events:
-            if not _news(session, event) or not enabled:
+            if not _news(session, event):
                 continue
             channels: set[int] = set()
             for rule in rules:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal, get_args
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -90,6 +91,9 @@ class RuleSpec:
     channels: tuple[int, ...] = ()
 
 
+DeliveryStatus = Literal["pending", "sent", "failed"]
+
+
 @dataclass(frozen=True)
 class DeliveryView:
     id: int
@@ -100,7 +104,7 @@ class DeliveryView:
     stack: str | None
     text: str
     at: datetime
-    status: str
+    status: DeliveryStatus
     attempts: int
     sent_at: datetime | None
     error: str | None
@@ -119,6 +123,10 @@ DEFAULT_RULES = (
     RuleSpec("Failures and warnings", min_severity="warning"),
     RuleSpec("Image updates", events=("stack_update",)),
 )
+
+
+def _status(text: str) -> DeliveryStatus:
+    return next((s for s in get_args(DeliveryStatus) if s == text), "failed")
 
 
 def _json_list(text: str) -> list[object]:
@@ -148,7 +156,8 @@ class Notifications:
         self._inbox: collections.deque[Event] = collections.deque(maxlen=INBOX_LIMIT)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._arrived = asyncio.Event()
-        self._fleet: Fleet | None = None
+        #: Fleet payloads to judge, in order (the oldest dropped beyond a few).
+        self._fleets: collections.deque[Fleet] = collections.deque(maxlen=4)
         self._tasks: list[asyncio.Task[None]] = []
 
     # -- events ---------------------------------------------------------------------
@@ -158,8 +167,8 @@ class Notifications:
         self.emit_soon()
 
     def observe(self, fleet: Fleet) -> None:
-        """What the fleet sees now (the latest is judged, off the loop: `ended_in`)."""
-        self._fleet = fleet
+        """What the fleet sees now (judged in order, off the loop)."""
+        self._fleets.append(fleet)
         self.emit_soon()
 
     def emit_soon(self) -> None:
@@ -205,21 +214,25 @@ class Notifications:
         while True:
             await self._arrived.wait()
             self._arrived.clear()
-            fleet, self._fleet = self._fleet, None
-            if fleet is not None:
+            await self._flush()  # what came before a payload is known when it is judged
+            while self._fleets:
+                fleet = self._fleets.popleft()
                 try:
                     self._inbox.extend(await asyncio.to_thread(self._judge, fleet))
                 except Exception:
                     log.exception("Judging the fleet's conditions failed")
-            while self._inbox:
-                batch = [self._inbox.popleft() for _ in range(min(len(self._inbox), 500))]
-                try:
-                    queued = await asyncio.to_thread(self._record, batch)
-                except Exception:
-                    log.exception("Queueing %d notification events failed", len(batch))
-                    continue
-                if queued:
-                    self.dispatcher.wake()
+                await self._flush()
+
+    async def _flush(self) -> None:
+        while self._inbox:
+            batch = [self._inbox.popleft() for _ in range(min(len(self._inbox), 500))]
+            try:
+                queued = await asyncio.to_thread(self._record, batch)
+            except Exception:
+                log.exception("Queueing %d notification events failed", len(batch))
+                continue
+            if queued:
+                self.dispatcher.wake()
 
     def _record(self, events: list[Event]) -> int:
         named = [e if e.host else e.on_host(e.host_id, self._host(e.host_id)) for e in events]
@@ -346,8 +359,16 @@ class Notifications:
             raise Conflict(f"A notification channel named {name!r} exists") from exc
 
     def delete(self, channel_id: int) -> str:
+        """Forget the channel, its queue and history; the rules that named it no longer
+        do (one that named it alone is disabled: it would otherwise send to every channel)."""
         with self.db.session() as session:
             row = self._row(session, channel_id)
+            for rule in session.scalars(select(RuleRow)):
+                named = [c for c in _json_list(rule.channels) if isinstance(c, int)]
+                if channel_id in named:
+                    rest = [c for c in named if c != channel_id]
+                    rule.channels = json.dumps(rest)
+                    rule.enabled = rule.enabled and bool(rest)
             session.delete(row)
             return row.name
 
@@ -383,9 +404,22 @@ class Notifications:
         return result
 
     async def test_unsaved(
-        self, kind: ChannelKind, settings: Mapping[str, str], secrets: Mapping[str, str]
+        self,
+        kind: ChannelKind,
+        settings: Mapping[str, str],
+        secrets: Mapping[str, str],
+        channel_id: int | None = None,
     ) -> TestResult:
+        """Try settings not saved yet; with `channel_id` (its edit), the secrets left out
+        are the saved channel's, as saving would keep them."""
         config, sealed = split_values(kind, settings, secrets)
+        if channel_id is not None:
+            with self.db.session() as session:
+                row = self._row(session, channel_id)
+                if channel_kind(row.kind) != kind:
+                    raise Invalid(f"Notification channel {channel_id} is of another kind")
+                kept = {k: v for k, v in self._secrets(row).items() if k not in secrets}
+            sealed = kept | sealed
         return await self._try(kind, config | sealed, secret_words(sealed, set(sealed)), "unsaved")
 
     async def _try(
@@ -495,7 +529,7 @@ class Notifications:
                     stack=e.stack,
                     text=e.detail,
                     at=e.at,
-                    status=d.status,
+                    status=_status(d.status),
                     attempts=d.attempts,
                     sent_at=d.sent_at,
                     error=d.error,

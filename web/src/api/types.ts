@@ -122,3 +122,21 @@ export type ContainerAction = operations["outsideContainerAction"]["parameters"]
 
 /** CPU and memory of a stack's containers over the last minutes. */
 export type UsageHistory = components["schemas"]["UsageHistory"];
+
+/** What can be sent (events) and where (kinds of channel, each with the fields of its form). */
+export type NotificationCatalogue = ResponseBody<"/api/notifications/catalogue", "get">;
+export type EventKind = NotificationCatalogue["events"][number];
+export type EventName = EventKind["name"];
+export type NotificationSeverity = EventKind["severity"];
+export type ChannelKindSpec = NotificationCatalogue["channels"][number];
+export type ChannelKind = ChannelKindSpec["kind"];
+export type ChannelField = ChannelKindSpec["fields"][number];
+/** A channel: its secrets are write-only (`secrets_set` names those stored). */
+export type Channel = ResponseBody<"/api/notifications/channels", "get">[number];
+export type NewChannel = RequestBody<"/api/notifications/channels", "post">;
+export type ChannelChange = RequestBody<"/api/notifications/channels/{channel_id}", "patch">;
+export type UnsavedChannelTest = RequestBody<"/api/notifications/channels/test", "post">;
+export type ChannelTestResult = ResponseBody<"/api/notifications/channels/test", "post">;
+export type Delivery = ResponseBody<"/api/notifications/channels/{channel_id}/deliveries", "get">[number];
+export type NotificationRule = ResponseBody<"/api/notifications/rules", "get">[number];
+export type NotificationRuleSpec = RequestBody<"/api/notifications/rules", "post">;

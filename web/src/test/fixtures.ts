@@ -24,6 +24,7 @@ const ADMIN_PERMISSIONS: User["permissions"] = [
   "stacks.delete",
   "containers.manage",
   "files",
+  "notifications.manage",
   "system.update",
   "admin.users",
   "admin.registries",

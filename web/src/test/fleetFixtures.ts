@@ -51,6 +51,8 @@ export function makeAttention(overrides: Partial<Attention> = {}): Attention {
     host_id: null,
     stack: "db",
     message: "Only some services run",
+    subject: "db",
+    state: null,
     ...overrides,
   };
 }

@@ -16,6 +16,7 @@ export const CAPABILITY_LABELS: Record<HostCapability, string> = {
   backups: "backups",
   fleet: "the fleet report",
   containers: "the containers outside stacks",
+  events: "notifications of its events",
 };
 
 /** Every capability this UI knows, in the order it lists them. */

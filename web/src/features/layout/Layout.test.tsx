@@ -27,6 +27,7 @@ describe("layout", () => {
       ["Backups", "/backups"],
       ["Destinations", "/destinations"],
       ["Schedules", "/schedules"],
+      ["Notifications", "/notifications"],
       ["Agents", "/agents"],
       ["Settings", "/settings"],
     ]);
@@ -35,7 +36,7 @@ describe("layout", () => {
   it.each([
     ["an operator", operatorUser],
     ["a viewer", viewerUser],
-  ])("shows %s no Files, Destinations or Schedules link, and the role next to the name", async (_who, signedIn) => {
+  ])("shows %s no Files, Destinations, Schedules or Notifications link, and the role next to the name", async (_who, signedIn) => {
     installFakeFetch(signedInAs(signedIn));
     renderApp("/");
 
@@ -46,6 +47,7 @@ describe("layout", () => {
     expect(labels).not.toContain("Files");
     expect(labels).not.toContain("Destinations");
     expect(labels).not.toContain("Schedules");
+    expect(labels).not.toContain("Notifications");
     expect(labels).toContain("Stacks");
     expect(labels).toContain("Settings");
     // Backups needs the operator role: a viewer's page would only say so.

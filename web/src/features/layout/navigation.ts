@@ -16,6 +16,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/backups", label: "Backups", permission: "backups.create" },
   { to: "/destinations", label: "Destinations", permission: "destinations.manage" },
   { to: "/schedules", label: "Schedules", permission: "schedules.manage" },
+  { to: "/notifications", label: "Notifications", permission: "notifications.manage" },
   { to: "/agents", label: "Agents" },
   { to: "/settings", label: "Settings" },
 ];
