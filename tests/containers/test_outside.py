@@ -127,6 +127,10 @@ def test_containers_outside_the_stacks_are_listed_run_and_read(
         assert all(line["container"] == loose for line in seen)
         numbers = [int(line["text"].removeprefix("line-")) for line in seen]
         assert numbers[3:] == list(range(numbers[3], numbers[3] + len(numbers) - 3))
+        # No such container: a 404 that says so before any stream starts.
+        missing = admin.get("/api/containers/nope-none/logs", timeout=30)
+        assert missing.status_code == 404
+        assert "No container 'nope-none'" in missing.json()["detail"]
 
     for role in ("operator", "viewer"):  # they see the list, and act on none of it
         with _client(server, f"{role}-{tag}", USER_PASSWORD) as user:

@@ -74,6 +74,14 @@ async def stack_log_reader(
 
 
 LogReaderDep = Annotated[LogReader, Depends(stack_log_reader)]
+
+
+async def outside_log_reader(name: str, stacks: StacksDep) -> LogReader:
+    """As `stack_log_reader`, for a container outside the stacks."""
+    return await stacks.containers.outside_log_reader(name)
+
+
+OutsideLogReaderDep = Annotated[LogReader, Depends(outside_log_reader)]
 TailQuery = Annotated[int, Query(ge=0, le=MAX_TAIL, description="Lines before following")]
 
 
@@ -173,15 +181,14 @@ def outside_container_action(
     dependencies=[Depends(require_admin)],
 )
 async def outside_container_logs(
-    name: str,
     request: Request,
     principal: PrincipalDep,
     stacks: StacksDep,
+    reader: OutsideLogReaderDep,
     tail: TailQuery = DEFAULT_TAIL,
 ) -> AsyncIterator[LogBatch]:
     """Server-Sent Events as for a stack's logs (`stackLogs`), of one container outside
     the stacks (admins: it is no stack's, so no stack's role reaches it), followed."""
-    reader = await stacks.containers.outside_log_reader(name)
     async for batch in _log_events(request, principal, stacks, reader, tail, True):
         yield batch
 
