@@ -109,3 +109,18 @@ def test_wait_is_capped_and_memory_is_bounded():
     for i in range(100):
         guess(throttle, f"u{i}", None)
     assert len(throttle._failures) <= 10
+
+
+def test_an_account_under_attack_is_told_once_each_time_it_comes_under_attack():
+    """The account's failures reaching the point where it is slowed are news (a
+    notification), once; after a right password, again when it happens again."""
+    told: list[tuple[str, int]] = []
+    throttle = LoginThrottle(free_attempts=2, account_factor=2, clock=Clock())
+    throttle.attacked = lambda account, failures: told.append((account, failures))
+    for n in range(8):  # from ever new addresses: only the account's count grows
+        guess(throttle, "Bob", f"10.0.0.{n}")
+    assert told == [("Bob", 4)]
+    throttle.succeeded("bob", "10.0.0.99")
+    for n in range(5):
+        guess(throttle, "bob", f"10.0.1.{n}")
+    assert told == [("Bob", 4), ("bob", 4)]

@@ -13,6 +13,7 @@ import docker
 import httpx
 import pytest
 
+from tests.support.receivers import HttpReceiver
 from tests.support.service import USER_PASSWORD, sign_in
 from tests.support.waiting import wait_until
 
@@ -155,6 +156,29 @@ def deployed_settings(container) -> dict:
     }
 
 
+def listen(client: httpx.Client, receiver: HttpReceiver, *events: str) -> None:
+    """A webhook channel at `receiver` for `events` alone (other containers on the shared
+    engine are news too)."""
+    for rule in client.get("/api/notifications/rules").json():
+        client.delete(f"/api/notifications/rules/{rule['id']}")
+    assert (
+        client.post(
+            "/api/notifications/rules", json={"name": "e", "events": list(events)}
+        ).status_code
+        == 201
+    )
+    hook = {"name": "hook", "kind": "webhook", "settings": {"url": receiver.url}}
+    assert client.post("/api/notifications/channels", json=hook).status_code == 201
+
+
+def heard(receiver: HttpReceiver, count: int) -> list[dict]:
+    def events() -> list[dict] | None:
+        found = [e for r in receiver.requests for e in r.json()["events"]]
+        return found if len(found) >= count else None
+
+    return wait_until(events, 120, f"{count} notification(s)")
+
+
 def test_the_service_updates_itself_to_the_latest_release(
     releases, deploy, docker_client, tmp_path
 ):
@@ -169,7 +193,9 @@ def test_the_service_updates_itself_to_the_latest_release(
     env_before = env_file.read_bytes()
     assert f"STACKS_DIR={tmp_path / 'stacks'}".encode() in env_before
     assert "BACKUP_HELPER_IMAGE=stackyard-test/helper:1" in before["env"]  # from the env file
+    receiver = HttpReceiver()  # (the service is on the host's network)
     with deployment.client() as client:
+        listen(client, receiver, "release_available", "self_update_done")
         status = client.get("/api/system/update").json()
         assert status["update_supported"] is True, status
         versions = (status["current_version"], status["latest_version"])
@@ -215,6 +241,13 @@ def test_the_service_updates_itself_to_the_latest_release(
     assert env_file.read_bytes() == env_before.replace(
         b"STACKYARD_VERSION=1.0.0\n", b"STACKYARD_VERSION=1.1.0\n"
     )
+    # Told of the release by the old version, of the update by the new one.
+    said = heard(receiver, 2)
+    receiver.close()
+    assert [(e["name"], e["text"]) for e in said] == [
+        ("release_available", "Stackyard 1.1.0 is out (this is 1.0.0)"),
+        ("self_update_done", "Stackyard 1.0.0 -> 1.1.0: updated"),
+    ]
     shell = {k: v for k, v in deployment.env.items() if not k.startswith(("STACKYARD_", "STACKS_"))}
     again = subprocess.run(
         [*deployment.compose_command(), "up", "-d"], capture_output=True, text=True, env=shell
@@ -244,7 +277,9 @@ def test_a_release_that_does_not_serve_is_rolled_back(
     image_before = deployment.container().image.id
     (env_file,) = deployment.env_files
     env_before = env_file.read_bytes()
+    receiver = HttpReceiver()
     with deployment.client() as client:
+        listen(client, receiver, "self_update_rolled_back")
         assert client.post("/api/system/update").status_code == 202
     wait_until(lambda: helpers(docker_client) == [], 240, "the helper done")
     wait_version(deployment.url, "1.0.0")
@@ -259,6 +294,10 @@ def test_a_release_that_does_not_serve_is_rolled_back(
     assert updates[0] == ("admin", "started", "1.0.0 -> 1.1.0")
     assert updates[1][:2] == ("admin", "failure")
     assert updates[1][2].startswith("1.0.0 -> 1.1.0: rolled back (the new release is not")
+    (event,) = heard(receiver, 1)
+    receiver.close()
+    assert (event["name"], event["severity"]) == ("self_update_rolled_back", "critical")
+    assert event["text"] == f"Stackyard {updates[1][2]}"
     service = deployment.container()
     assert service.attrs["Config"]["Image"] == f"{repository}:1.0.0"
     assert service.image.id == image_before

@@ -106,6 +106,24 @@ def test_an_unexpected_exit_is_said_and_a_stop_is_not(
     assert events_of(receiver.requests, {stopped}) == []
 
 
+def test_a_container_that_keeps_exiting_is_said_once_as_restarting(
+    admin: TestClient, receiver: HttpReceiver, containers: list[str]
+):
+    add_webhook(admin, receiver.url)
+    name = run(containers, "--restart", "always", HELPER, "sh", "-c", "sleep 0.5; exit 4")
+    (looping,) = said(receiver, "container_restarting", name)
+    assert looping["text"].startswith(f"{name} keeps exiting (3 times within 5 minutes")
+    # More exits follow (the engine restarts it, the fleet sees it restarting each
+    # second): none is news.
+    wait_until(lambda: int(docker("inspect", "-f", "{{.RestartCount}}", name)) >= 5)
+    events = events_of(receiver.requests, {name})
+    assert [e["name"] for e in events] == ["container_exited"] * 2 + ["container_restarting"]
+    docker("update", "--restart", "no", name)
+    docker("stop", "-t", "1", name)  # the loop ends with it
+    ended = said(receiver, "container_restarting", name, 2)[1]
+    assert (ended["ended"], ended["text"]) == (True, f"{name} was stopped")
+
+
 def test_an_oom_kill_is_said(admin: TestClient, receiver: HttpReceiver, containers: list[str]):
     add_webhook(admin, receiver.url)
     name = run(

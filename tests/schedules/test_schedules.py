@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 from sqlalchemy import create_engine, text
+from tests.support.receivers import HttpReceiver
 from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
 from tests.support.stacks import compose, compose_text, service, wait_run
 from tests.support.waiting import PATIENCE, wait_until
@@ -218,10 +219,13 @@ def test_a_run_missed_while_down_runs_once_after_a_restart(tmp_path, docker_clea
     env = service_env(tmp_path)
     url = f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
     server = start_server(tmp_path, env=env)
+    receiver = HttpReceiver()
     with _admin(server) as client:
         yearly = {"name": "yearly", "stacks": [stack], "cron": "0 0 1 1 *"}
         recent = client.post("/api/schedules", json=yearly).json()
         too_old = client.post("/api/schedules", json={**yearly, "name": "old"}).json()
+        hook = {"name": "hook", "kind": "webhook", "settings": {"url": receiver.url}}
+        assert client.post("/api/notifications/channels", json=hook).status_code == 201
     server.stop()
 
     now = datetime.now(UTC)
@@ -239,8 +243,20 @@ def test_a_run_missed_while_down_runs_once_after_a_restart(tmp_path, docker_clea
             settled(client, too_old["id"], now + timedelta(days=1))
             assert len(client.get(f"/api/schedules/{recent['id']}/runs").json()) == 1
             assert len(client.get("/api/backups").json()) == 1
+        # The missed run is news (a warning: the default rules send it).
+        said = wait_until(
+            lambda: [
+                e
+                for r in receiver.requests
+                for e in r.json()["events"]
+                if e["name"] == "schedule_missed"
+            ]
+        )
+        assert [e["text"] for e in said] == [f"Schedule 'old': {missed['error']}"]
+        assert said[0]["link"] == "/schedules"
     finally:
         server.stop()
+        receiver.close()
 
 
 @pytest.mark.postgres

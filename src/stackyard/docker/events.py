@@ -12,7 +12,7 @@ from stackyard.docker import sdk
 from stackyard.docker.engine import Engine, unreachable
 
 #: The actions a watcher needs: how containers end, stop and fare.
-ACTIONS = ("die", "oom", "kill", "health_status", "start", "destroy")
+ACTIONS = ("die", "oom", "kill", "stop", "health_status", "start", "destroy")
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,12 @@ from stackyard.fleet.dashboard import Attention, Fleet, HostCard, attention_of
 from stackyard.notifications.catalogue import KINDS, EventName
 from stackyard.notifications.events import Event
 
-CONDITIONS: Final[frozenset[EventName]] = frozenset(n for n, k in KINDS.items() if k.condition)
+#: A container restarting in a loop is judged from the engine's events alone: the fleet
+#: sees it now restarting, now running, and would say its end at every run between.
+STREAM_OWNED: Final[frozenset[EventName]] = frozenset({"container_restarting"})
+CONDITIONS: Final[frozenset[EventName]] = (
+    frozenset(n for n, k in KINDS.items() if k.condition) - STREAM_OWNED
+)
 #: What a host's card covers when its agent did not answer.
 _AGENT: Final[frozenset[EventName]] = frozenset({"agent_offline", "agent_incompatible"})
 #: ... and when its engine did not answer.

@@ -4,8 +4,9 @@ killed for want of memory.
 
 An exit is unexpected when the container was not told to stop (no `kill` just before:
 `docker stop`, compose down and a recreation all send one) and its code is not 0. A
-container that keeps exiting (`LOOP_EXITS` within `LOOP_SECONDS`) is said once: the fleet
-sees it restarting, and the rest of its exits would be noise."""
+container that keeps exiting (`LOOP_EXITS` within `LOOP_SECONDS`) is said once as
+restarting in a loop, the rest of its exits being noise; the loop has ended when it has
+not exited for `LOOP_SECONDS`, or was stopped or removed."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ class ContainerWatcher:
         self._killed: dict[str, float] = {}
         self._oom: dict[str, float] = {}
         self._exits: dict[str, collections.deque[float]] = {}
-        self._loops: set[str] = set()  # containers whose loop was said
+        self._loops: dict[str, ContainerEvent] = {}  # looping: the last exit of each
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="container-events", daemon=True)
@@ -73,6 +74,7 @@ class ContainerWatcher:
                     if mark not in seen:
                         self.seen(event)
                 seen, since = now_seen, until
+                self._quiet(time.time())
             except StackyardError as exc:
                 log.debug("Container events: %s", exc.detail)
                 client = None
@@ -101,10 +103,12 @@ class ContainerWatcher:
             self._died(event)
         elif action == "start":
             self._oom.pop(event.id, None)
+        elif action == "stop":  # (also of one waiting to be restarted: no kill, no exit)
+            self._end_loop(event.id, "was stopped")
         elif action == "destroy":
             for known in (self._killed, self._oom, self._exits):
                 known.pop(event.id, None)
-            self._loops.discard(event.id)
+            self._end_loop(event.id, "was removed")
 
     def _say(
         self,
@@ -121,20 +125,21 @@ class ContainerWatcher:
     def _died(self, event: ContainerEvent) -> None:
         killed = self._killed.pop(event.id, None)
         oom = self._oom.pop(event.id, None)
+        if killed is not None and event.at - killed <= STOPPED_WITHIN:
+            self._end_loop(event.id, "was stopped")
+            return  # told to stop
         if event.exit_code in (None, 0) or oom is not None:
             return  # ended by itself, or said as killed for memory
-        if killed is not None and event.at - killed <= STOPPED_WITHIN:
-            return  # told to stop
         exits = self._exits.setdefault(event.id, collections.deque(maxlen=LOOP_EXITS))
         exits.append(event.at)
         code = event.exit_code
-        if len(exits) < LOOP_EXITS or event.at - exits[0] > LOOP_SECONDS:
-            self._loops.discard(event.id)
-            self._say(
-                event, "container_exited", f"exited unexpectedly with code {code}", str(event.at)
-            )
-        elif event.id not in self._loops:
-            self._loops.add(event.id)
+        if event.id in self._loops:
+            self._loops[event.id] = event  # still in its loop: no news
+        elif len(exits) < LOOP_EXITS or event.at - exits[0] > LOOP_SECONDS:
+            what = f"exited unexpectedly with code {code}"
+            self._say(event, "container_exited", what, str(event.at))
+        else:
+            self._loops[event.id] = event
             minutes = f"{LOOP_SECONDS / 60:g}"
             self._say(
                 event,
@@ -142,3 +147,14 @@ class ContainerWatcher:
                 f"keeps exiting ({LOOP_EXITS} times within {minutes} minutes, "
                 f"the last with code {code})",
             )
+
+    def _quiet(self, now: float) -> None:
+        """The loops that have not exited for `LOOP_SECONDS` have ended."""
+        for container, last in list(self._loops.items()):
+            if now - last.at > LOOP_SECONDS:
+                self._end_loop(container, f"has run {LOOP_SECONDS / 60:g} minutes without exiting")
+
+    def _end_loop(self, container: str, why: str) -> None:
+        last = self._loops.pop(container, None)
+        if last is not None:
+            self._say(last, "container_restarting", why, ended=True)

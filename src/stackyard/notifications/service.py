@@ -199,6 +199,7 @@ class Notifications:
         """Write what arrives to the outbox and send it, until cancelled."""
         self._loop = asyncio.get_running_loop()
         await asyncio.to_thread(self.ensure_default_rules)
+        self._arrived.set()  # (what was raised before this loop was known)
         self._tasks = [
             asyncio.create_task(self._write()),
             asyncio.create_task(self.dispatcher.serve()),
