@@ -119,7 +119,8 @@ class Settings(BaseSettings):
     notify_check_seconds: float = Field(
         60.0, ge=0, validation_alias=_env("STACKYARD_NOTIFY_CHECK_SECONDS")
     )
-    #: Seconds after a message in which a channel's events are gathered into a digest.
+    #: Seconds in which a channel earns one more send (three to spare when quiet); what
+    #: comes while it has none is sent as digests.
     notify_window_seconds: float = Field(
         2.0, ge=0, le=3600, validation_alias=_env("STACKYARD_NOTIFY_WINDOW_SECONDS")
     )

@@ -11,7 +11,8 @@ from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel, Field
 
 from stackyard.api.deps import AdminDep, AuditDep, require_admin
-from stackyard.api.models import Body, DbId
+from stackyard.api.models import MAX_ID, Body, DbId
+from stackyard.jsonmodel import JsonInt
 from stackyard.notifications.catalogue import KINDS, EventName, Severity
 from stackyard.notifications.channels import KINDS as CHANNEL_KINDS
 from stackyard.notifications.channels import ChannelKind, FieldSpec
@@ -78,10 +79,10 @@ class UnsavedChannelIn(Body):
     kind: ChannelKind
     settings: Values = Field(default_factory=dict)
     secrets: Values = Field(default_factory=dict)
-    channel_id: int | None = Field(
+    channel_id: JsonInt | None = Field(
         None,
         ge=1,
-        le=2**31 - 1,
+        le=MAX_ID,
         description="A saved channel being edited: its secrets left out are used",
     )
 
@@ -93,13 +94,13 @@ class RuleIn(Body):
         default_factory=list, max_length=64, description="Empty: every event"
     )
     min_severity: Severity = "info"
-    hosts: list[Annotated[int, Field(ge=0)]] = Field(
+    hosts: list[Annotated[JsonInt, Field(ge=0, le=MAX_ID)]] = Field(
         default_factory=list, max_length=256, description="Agent ids, 0 for this host; empty: all"
     )
     stacks: list[Annotated[str, Field(max_length=100)]] = Field(
         default_factory=list, max_length=256, description="Stack ids; empty: all"
     )
-    channels: list[Annotated[int, Field(ge=1)]] = Field(
+    channels: list[Annotated[JsonInt, Field(ge=1, le=MAX_ID)]] = Field(
         default_factory=list, max_length=64, description="Channel ids; empty: every channel"
     )
 

@@ -4,9 +4,11 @@ a restart), and one dispatcher sends them.
 - `record` (in a thread) keeps a subject's last news (`NotificationSubject`): the same
   news of the same thing is dropped, the end of a condition is news only when its
   beginning was; what is news is matched against the rules and queued per channel.
-- `Dispatcher` sends each channel's queue: a first event after a quiet spell goes out
-  within `gather` seconds, what comes while a channel has just sent waits for the end of
-  its `window` and goes out as one digest (at most `DIGEST_SIZE` events a message). A
+- `Dispatcher` sends each channel's queue: an event goes out within `gather` seconds
+  (with what else is queued by then) while the channel has sends to spare: `BURST` at
+  once, one more each `window` seconds (a token bucket). What comes while it has none is
+  gathered and goes out as one digest when it has (at most `DIGEST_SIZE` events a
+  message): sparse events are sent at once, a flood as a few digests. A
   failed send is tried again with a doubling delay up to `MAX_ATTEMPTS` times, and the
   channel shows its last error and last success. One channel's slow service never holds
   up another's, nor the work that raised the event."""
@@ -22,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from stackyard.clock import utcnow
@@ -42,6 +44,8 @@ log = logging.getLogger(__name__)
 
 #: Events in one digest message (a burst of a thousand is twenty messages).
 DIGEST_SIZE = 50
+#: Sends a quiet channel has to spare (each may carry a digest of what is queued).
+BURST = 3
 #: Tries of one delivery before it is given up as failed.
 MAX_ATTEMPTS = 8
 #: Deliveries sent or given up are kept this long (the history), then removed.
@@ -51,7 +55,7 @@ KEEP = timedelta(days=30)
 @dataclass(frozen=True)
 class Timing:
     gather: float = 0.3  # seconds a first event waits for others raised with it
-    window: float = 2.0  # seconds after a send in which a channel's events are gathered
+    window: float = 2.0  # seconds in which a channel earns one more send (up to BURST)
     retry: float = 5.0  # the first retry's delay, doubled at each failure
 
 
@@ -76,6 +80,12 @@ def matches(rule: RuleRow, event: Event) -> bool:
     )
 
 
+def _same(known: str, new: str) -> bool:
+    """Whether a condition's state `new` is no news after `known`. "*" is the fleet's word
+    for "it holds" (in whatever state), "active" a source's that has no state to tell."""
+    return new in (known, "*") or (known == "*" and new == "active")
+
+
 def _news(session: Session, event: Event) -> bool:
     """Whether `event` is news of its subject (and keep it as the subject's last)."""
     kind = KINDS[event.name]
@@ -88,8 +98,8 @@ def _news(session: Session, event: Event) -> bool:
             return False
         row.active, row.state, row.changed_at = False, "ended", now
         return kind.announces_end
-    if row is not None and row.active and event.state in (row.state, "*"):
-        return False  # ("*": active in any state, as the fleet sees a condition)
+    if row is not None and row.active and _same(row.state, event.state):
+        return False
     if row is None:
         session.add(
             SubjectRow(
@@ -229,7 +239,7 @@ class Dispatcher:
         self.base_url = base_url
         self._wake = asyncio.Event()
         self._sending: dict[int, asyncio.Task[None]] = {}
-        self._last_sent: dict[int, float] = {}
+        self._sends: dict[int, tuple[float, float]] = {}  # channel: (sends to spare, at)
 
     def wake(self) -> None:
         self._wake.set()
@@ -254,16 +264,24 @@ class Dispatcher:
             for channel, first in due.items():
                 if channel in self._sending:
                     continue
-                ready = max(
-                    (first - wall).total_seconds(),
-                    self._last_sent.get(channel, -1e9) + self.timing.window - loop.time(),
-                )
+                ready = max((first - wall).total_seconds(), self._spare_in(channel, loop.time()))
                 if ready <= 0:
                     self._sending[channel] = asyncio.create_task(self._send(channel))
                 else:
                     sleep = min(sleep, ready)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), sleep)
+
+    def _spared(self, channel: int, now: float) -> tuple[float, float]:
+        """The sends `channel` has to spare at `now`, and when that was reckoned."""
+        spare, at = self._sends.get(channel, (BURST, now))
+        earned = (now - at) / self.timing.window if self.timing.window else BURST
+        return min(BURST, spare + earned), now
+
+    def _spare_in(self, channel: int, now: float) -> float:
+        """Seconds until `channel` has a send to spare (0 or less: it has)."""
+        spare, _ = self._spared(channel, now)
+        return (1 - spare) * self.timing.window
 
     async def aclose(self) -> None:
         for task in list(self._sending.values()):
@@ -307,7 +325,8 @@ class Dispatcher:
                         )
                         break
                     await asyncio.to_thread(self._sent, channel, [q.delivery for q in chunk])
-                self._last_sent[channel] = loop.time()
+                spare, _ = self._spared(channel, loop.time())
+                self._sends[channel] = (spare - 1, loop.time())
         except Exception:
             log.exception("The notification queue of channel %s failed", channel)
         finally:
@@ -322,7 +341,9 @@ class Dispatcher:
                 .where(
                     DeliveryRow.channel_id == channel,
                     DeliveryRow.status == "pending",
-                    DeliveryRow.next_at <= utcnow(),
+                    # What is queued goes along (a burst is not cut at its gather time);
+                    # a retry waits for its time.
+                    or_(DeliveryRow.next_at <= utcnow(), DeliveryRow.attempts == 0),
                 )
                 .order_by(EventRow.id)
                 .limit(DIGEST_SIZE * 20)

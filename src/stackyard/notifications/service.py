@@ -164,14 +164,14 @@ class Notifications:
     def emit(self, event: Event) -> None:
         """Queue `event` (from any thread; returns at once)."""
         self._inbox.append(event)
-        self.emit_soon()
+        self._wake()
 
     def observe(self, fleet: Fleet) -> None:
         """What the fleet sees now (judged in order, off the loop)."""
         self._fleets.append(fleet)
-        self.emit_soon()
+        self._wake()
 
-    def emit_soon(self) -> None:
+    def _wake(self) -> None:
         loop = self._loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
@@ -179,7 +179,10 @@ class Notifications:
 
     def _judge(self, fleet: Fleet) -> list[Event]:
         """The fleet's conditions as events: each that holds, and the end of each last
-        known to hold that its host's card covers and no longer shows."""
+        known to hold that its host's card covers and no longer shows (nothing while no
+        channel listens: what holds then is news to the first one)."""
+        if not self.listening():
+            return []
         active = outbox.active_subjects(self.db)
         events: list[Event] = []
         for card, holding, covered in observed(fleet):
