@@ -11,16 +11,19 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 
-def _integral(value: object) -> object:
+def integral(value: object) -> object:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
 
 
-JsonInt = Annotated[int, BeforeValidator(_integral)]
+JsonInt = Annotated[int, BeforeValidator(integral)]
+#: A database id in a JSON body, bounds in its schema (the bounds of an item of a list
+#: must come before the validator, or the schema shows them as unknown keywords).
+JsonId = Annotated[int, Field(ge=1, le=2**31 - 1), BeforeValidator(integral)]
 
 
 class StrictModel(BaseModel):

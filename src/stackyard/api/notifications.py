@@ -8,11 +8,11 @@ from datetime import datetime
 from typing import Annotated, cast
 
 from fastapi import APIRouter, Depends, Query, Request, status
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from stackyard.api.deps import AdminDep, AuditDep, require_admin
 from stackyard.api.models import MAX_ID, Body, DbId
-from stackyard.jsonmodel import JsonInt
+from stackyard.jsonmodel import JsonId, JsonInt, integral
 from stackyard.notifications.catalogue import KINDS, EventName, Severity
 from stackyard.notifications.channels import KINDS as CHANNEL_KINDS
 from stackyard.notifications.channels import ChannelKind, FieldSpec
@@ -94,13 +94,13 @@ class RuleIn(Body):
         default_factory=list, max_length=64, description="Empty: every event"
     )
     min_severity: Severity = "info"
-    hosts: list[Annotated[JsonInt, Field(ge=0, le=MAX_ID)]] = Field(
+    hosts: list[Annotated[int, Field(ge=0, le=MAX_ID), BeforeValidator(integral)]] = Field(
         default_factory=list, max_length=256, description="Agent ids, 0 for this host; empty: all"
     )
     stacks: list[Annotated[str, Field(max_length=100)]] = Field(
         default_factory=list, max_length=256, description="Stack ids; empty: all"
     )
-    channels: list[Annotated[JsonInt, Field(ge=1, le=MAX_ID)]] = Field(
+    channels: list[JsonId] = Field(
         default_factory=list, max_length=64, description="Channel ids; empty: every channel"
     )
 
