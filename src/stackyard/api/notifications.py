@@ -4,7 +4,6 @@ Secrets are write-only: an answer says which are set, never what they are."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, cast
 
 from fastapi import APIRouter, Depends, Query, Request, status
@@ -18,7 +17,7 @@ from stackyard.notifications.channels import KINDS as CHANNEL_KINDS
 from stackyard.notifications.channels import ChannelKind, FieldSpec
 from stackyard.notifications.service import (
     ChannelView,
-    DeliveryStatus,
+    DeliveryView,
     Notifications,
     RuleSpec,
     RuleView,
@@ -114,22 +113,6 @@ class RuleIn(Body):
             tuple(self.stacks),
             tuple(self.channels),
         )
-
-
-class DeliveryOut(BaseModel):
-    id: int
-    event: str
-    severity: Severity
-    ended: bool
-    host: str
-    stack: str | None
-    text: str
-    at: datetime
-    status: DeliveryStatus
-    attempts: int
-    sent_at: datetime | None
-    error: str | None
-    message: str | None = Field(description="Deliveries sent in one digest share it")
 
 
 @router.get("/notifications/catalogue", operation_id="notificationCatalogue")
@@ -234,9 +217,10 @@ def list_deliveries(
     channel_id: DbId,
     notifications: NotificationsDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-) -> list[DeliveryOut]:
-    """The channel's last deliveries, newest first: each event, when, and how it went."""
-    return [DeliveryOut(**vars(d)) for d in notifications.deliveries(channel_id, limit)]
+) -> list[DeliveryView]:
+    """The channel's last deliveries, newest first: each event, when, and how it went
+    (`message`: the deliveries sent in one digest share it)."""
+    return notifications.deliveries(channel_id, limit)
 
 
 @router.get("/notifications/rules", operation_id="listNotificationRules")

@@ -96,6 +96,8 @@ DeliveryStatus = Literal["pending", "sent", "failed"]
 
 @dataclass(frozen=True)
 class DeliveryView:
+    """One event for one channel, and how its delivery went."""
+
     id: int
     event: str  # an EventName (one an older version knew, maybe)
     severity: Severity
@@ -108,7 +110,7 @@ class DeliveryView:
     attempts: int
     sent_at: datetime | None
     error: str | None
-    message: str | None
+    message: str | None  # the deliveries sent in one digest share it
 
 
 @dataclass(frozen=True)
@@ -485,20 +487,23 @@ class Notifications:
             session.flush()
             return self._rule_view(row)
 
+    @staticmethod
+    def _rule_row(session: Session, rule_id: int) -> RuleRow:
+        row = session.get(RuleRow, rule_id)
+        if row is None:
+            raise NotFound(f"Notification rule {rule_id} not found")
+        return row
+
     def update_rule(self, rule_id: int, spec: RuleSpec) -> RuleView:
         with self.db.session() as session:
-            row = session.get(RuleRow, rule_id)
-            if row is None:
-                raise NotFound(f"Notification rule {rule_id} not found")
+            row = self._rule_row(session, rule_id)
             self._check_channels(session, spec)
             self._fill(row, spec)
             return self._rule_view(row)
 
     def delete_rule(self, rule_id: int) -> str:
         with self.db.session() as session:
-            row = session.get(RuleRow, rule_id)
-            if row is None:
-                raise NotFound(f"Notification rule {rule_id} not found")
+            row = self._rule_row(session, rule_id)
             session.delete(row)
             return row.name
 
