@@ -91,3 +91,39 @@ def test_the_cli_says_when_there_is_no_such_channel(tmp_path: Path):
     done = cli(env, "notifications", "test", "nope")
     assert done.returncode != 0
     assert "No notification channel 'nope'" in done.stdout + done.stderr
+
+
+def test_repeated_failed_sign_ins_for_one_account_are_said_once(tmp_path: Path):
+    """Guesses at one account from ever new addresses (behind a trusted proxy, so that the
+    address of each is believed): the account's tenth failure in a row is news, once."""
+    env = service_env(tmp_path, STACKYARD_TRUSTED_PROXIES="127.0.0.1/32")
+    with HttpReceiver() as receiver:
+        server = start_server(tmp_path, env=env)
+        try:
+            with httpx.Client(base_url=server.url) as client:
+                sign_in(client, "admin", ADMIN_PASSWORD)
+                body = {"name": "hook", "kind": "webhook", "settings": {"url": receiver.url}}
+                assert client.post("/api/notifications/channels", json=body).status_code == 201
+            with httpx.Client(base_url=server.url, timeout=30) as guesser:
+                for n in range(12):
+                    answer = guesser.post(
+                        "/api/auth/login",
+                        json={"username": "admin", "password": f"guess-{n}"},
+                        headers={"X-Forwarded-For": f"203.0.113.{n + 1}"},
+                    )
+                    assert answer.status_code == 401, answer.text
+            (event,) = wait_until(
+                lambda: [
+                    e
+                    for r in receiver.requests
+                    for e in r.json()["events"]
+                    if e["name"] == "signin_failures"
+                ]
+            )
+            assert event["text"].startswith("10 failed sign-ins in a row for account 'admin'")
+            assert (event["severity"], event["link"]) == ("warning", "/settings")
+            time.sleep(1)  # the eleventh and twelfth are not news again
+            said = [e for r in receiver.requests for e in r.json()["events"]]
+            assert [e["name"] for e in said].count("signin_failures") == 1
+        finally:
+            server.stop()

@@ -253,3 +253,4 @@ class NotificationSubject(Base):
     state: Mapped[str] = mapped_column(String(255))
     active: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    stack: Mapped[str | None] = mapped_column(String(100))  # what it is about is the stack's

@@ -109,6 +109,7 @@ class ContainerWatcher:
             for known in (self._killed, self._oom, self._exits):
                 known.pop(event.id, None)
             self._end_loop(event.id, "was removed")
+            self._say(event, "container_unhealthy", "was removed", ended=True)  # (if it was)
 
     def _say(
         self,

@@ -109,22 +109,33 @@ def _news(session: Session, event: Event) -> bool:
                 state=clip(event.state, 255),
                 active=True,
                 changed_at=now,
+                stack=event.stack,
             )
         )
     else:
         row.state, row.active, row.changed_at = clip(event.state, 255), True, now
+        row.stack = event.stack
     return True
 
 
-def active_subjects(db: Database) -> dict[str, tuple[int, str]]:
-    """The conditions last known to hold: key -> (host id, 0 for the central's, name)."""
+@dataclass(frozen=True)
+class Holding:
+    """A condition last known to hold."""
+
+    host_id: int  # 0: the central's own host
+    name: str
+    stack: str | None
+
+
+def active_subjects(db: Database) -> dict[str, Holding]:
+    """The conditions last known to hold, by key."""
     with db.session() as session:
         rows = session.execute(
-            select(SubjectRow.key, SubjectRow.host_id, SubjectRow.name).where(
+            select(SubjectRow.key, SubjectRow.host_id, SubjectRow.name, SubjectRow.stack).where(
                 SubjectRow.active.is_(True)
             )
         ).all()
-    return {key: (host_id, name) for key, host_id, name in rows}
+    return {key: Holding(host_id, name, stack) for key, host_id, name, stack in rows}
 
 
 def record(db: Database, events: Iterable[Event], gather: float) -> int:

@@ -190,9 +190,16 @@ class Notifications:
         for card, holding, covered in observed(fleet):
             events += holding
             keys = {event.key for event in holding}
-            for key, (host_id, text) in active.items():
-                name = event_name(text)
-                if host_id != (card.id or 0) or key in keys or name not in covered:
+            for key, known in active.items():
+                name = event_name(known.name)
+                if (
+                    known.host_id != (card.id or 0)
+                    or key in keys
+                    or name not in covered
+                    or (name.startswith("container_") and known.stack is None)
+                ):
+                    # (The fleet sees the containers of stacks only: what the engine's
+                    # events said of another container, they say the end of too.)
                     continue
                 subject = key.split("/", 2)[2]
                 events.append(
