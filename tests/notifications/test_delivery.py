@@ -17,7 +17,7 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from stackyard.notifications.channels import KINDS, ChannelKind, secret_words, target
+from stackyard.notifications.channels import FORMS, ChannelKind, secret_words, target
 from stackyard.notifications.delivery import DeliveryFailed, Message, deliver
 from tests.support.receivers import ConnectProxy, HttpReceiver, SmtpReceiver, TestCA
 
@@ -64,7 +64,7 @@ def fixed_host(
 
 
 def send(kind: ChannelKind, values: dict[str, str]) -> None:
-    secrets = {f.name for f in KINDS[kind].fields if f.secret}
+    secrets = {f.name for f in FORMS[kind].fields if f.secret}
     deliver(target(kind, values), MESSAGE, secret_words(values, secrets))
 
 

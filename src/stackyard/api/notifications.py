@@ -13,8 +13,7 @@ from stackyard.api.deps import AdminDep, AuditDep, require_admin
 from stackyard.api.models import MAX_ID, Body, DbId
 from stackyard.jsonmodel import JsonId, JsonInt, integral
 from stackyard.notifications.catalogue import KINDS, EventName, Severity
-from stackyard.notifications.channels import KINDS as CHANNEL_KINDS
-from stackyard.notifications.channels import ChannelKind, FieldSpec
+from stackyard.notifications.channels import FORMS, ChannelKind, FieldSpec
 from stackyard.notifications.service import (
     ChannelView,
     DeliveryView,
@@ -131,7 +130,7 @@ def catalogue() -> CatalogueOut:
         ],
         channels=[
             ChannelKindOut(kind=spec.kind, label=spec.label, fields=list(spec.fields))
-            for spec in CHANNEL_KINDS.values()
+            for spec in FORMS.values()
         ],
     )
 

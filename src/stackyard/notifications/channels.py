@@ -154,7 +154,7 @@ def _apprise(v: Values) -> Target:
 
 
 _SERVER_HELP = "Its address, as in the browser (https://...)"
-KINDS: Final[dict[ChannelKind, KindSpec]] = {
+FORMS: Final[dict[ChannelKind, KindSpec]] = {
     spec.kind: spec
     for spec in (
         KindSpec(
@@ -342,7 +342,7 @@ def split_values(
     """The settings and secrets of a channel form, checked: unknown fields, a secret sent
     as a setting (or the other way) and bad values are refused. Empty values are left
     out (an empty secret: removed)."""
-    spec = KINDS[kind]
+    spec = FORMS[kind]
     fields = {f.name: f for f in spec.fields}
     out: tuple[dict[str, str], dict[str, str]] = ({}, {})
     for given, secret in ((config, False), (secrets, True)):
@@ -358,7 +358,7 @@ def split_values(
 
 def target(kind: ChannelKind, values: Values) -> Target:
     """Where a channel's messages go; Invalid naming the first field missing."""
-    spec = KINDS[kind]
+    spec = FORMS[kind]
     filled = {f.name: f.default for f in spec.fields if f.default} | dict(values)
     for field in spec.fields:
         if field.required and not filled.get(field.name):

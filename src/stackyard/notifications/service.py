@@ -31,7 +31,6 @@ from stackyard.fleet.dashboard import Fleet
 from stackyard.notifications import outbox
 from stackyard.notifications.catalogue import EventName, Severity, event_name, severity
 from stackyard.notifications.channels import (
-    CHANNEL_KINDS,
     ChannelKind,
     Target,
     channel_kind,
@@ -553,6 +552,3 @@ class Notifications:
                 )
                 for d, e in rows
             ]
-
-
-__all__ = ["CHANNEL_KINDS", "Notifications"]
