@@ -247,7 +247,9 @@ class Notifications:
                 self.dispatcher.wake()
 
     def _record(self, events: list[Event]) -> int:
-        named = [e if e.host else e.on_host(e.host_id, self._host(e.host_id)) for e in events]
+        unnamed = {e.host_id for e in events if not e.host}  # each looked up once a batch
+        hosts = {host_id: self._host(host_id) for host_id in unnamed}
+        named = [e if e.host else e.on_host(e.host_id, hosts[e.host_id]) for e in events]
         return outbox.record(self.db, named, self.timing.gather)
 
     def _host(self, host_id: int | None) -> str:
