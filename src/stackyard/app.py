@@ -194,7 +194,9 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
             )
             app.state.db = db
         machine = Machine(settings)
-        app.state.stacks = StackService(machine)
+        app.state.stacks = StackService(
+            machine, functools.partial(record, app.state.db) if mode == "central" else None
+        )
         app.state.self_update = SelfUpdate(
             settings.app_version,
             settings.data_dir,

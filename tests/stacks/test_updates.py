@@ -207,7 +207,7 @@ def test_the_summary_is_encoded_once_per_change_by_the_capability(tmp_path):
     from datetime import UTC, datetime
 
     from stackyard.registry.digests import LocalDigest, RemoteDigest
-    from stackyard.stacks.prefs import AutoUpdateOutcome
+    from stackyard.stacks.prefs import UpdateOutcome
     from stackyard.stacks.updates import UpdateService
 
     machine = _SummaryMachine(tmp_path)
@@ -222,7 +222,12 @@ def test_the_summary_is_encoded_once_per_change_by_the_capability(tmp_path):
         {"ghcr.io/team/web:1": LocalDigest(True, ["sha256:" + "1" * 64], now.isoformat())},
         checked_at=now,
     )
-    machine.prefs.change("shop", auto_update=True, outcome=AutoUpdateOutcome(now, "failed", "x"))
+
+    def opt_in(prefs) -> None:
+        prefs.auto_update = True
+        prefs.last_auto_update = UpdateOutcome(now, "failed", "x", "auto-update")
+
+    machine.prefs.change("shop", opt_in)
     machine.changed()
     body = json.loads(service.summary_json())
     assert body["last_check"] == "2025-01-02T03:04:05Z"
@@ -232,5 +237,7 @@ def test_the_summary_is_encoded_once_per_change_by_the_capability(tmp_path):
         "at": "2025-01-02T03:04:05Z",
         "outcome": "failed",
         "detail": "x",
+        "by": "auto-update",
+        "logs": [],
     }
     assert stack["images"][0]["checked_at"] == "2025-01-02T03:04:05Z"

@@ -23,8 +23,9 @@ from stackyard.api.models import Body
 from stackyard.auth.permissions import allows
 from stackyard.auth.principal import Principal
 from stackyard.compose.dockerrun import Converted, convert
+from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.removal import DeletePlan, DeleteResult
-from stackyard.stacks.runs import RunState, without_output
+from stackyard.stacks.runs import RunState, ended_by, without_output
 from stackyard.stacks.service import ACTIONS, StackDetail, StackView
 from stackyard.stacks.updates import UpdateSummary
 
@@ -79,6 +80,25 @@ def stack_updates(stacks: StacksDep) -> Response:
 async def check_updates(_operator: OperatorDep, stacks: StacksDep) -> UpdateSummaryOut:
     """Ask the registries now (each distinct image once) and return the new summary."""
     return await stacks.updates.check()
+
+
+@router.get("/update-policy", operation_id="defaultUpdatePolicy")
+def default_update_policy(stacks: StacksDep) -> UpdatePolicy:
+    """The policy of every stack of this host that has none of its own."""
+    return stacks.machine.prefs.default_policy()
+
+
+@router.put(
+    "/update-policy",
+    operation_id="setDefaultUpdatePolicy",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def set_default_update_policy(
+    body: UpdatePolicy, admin: AdminDep, audit: AuditDep, stacks: StacksDep
+) -> None:
+    with audit(admin, "stack.update_policy", "*") as note:
+        stacks.set_default_policy(body)
+        note.detail = "the host's default"
 
 
 @router.get("", operation_id="listStacks")
@@ -175,10 +195,16 @@ async def delete_stack(
     "/{stack_id}/actions/{action}", operation_id="stackAction", status_code=status.HTTP_202_ACCEPTED
 )
 async def stack_action(
-    stack_id: str, action: Action, _operator: OperatorDep, stacks: StacksDep
+    stack_id: str, action: Action, operator: OperatorDep, audit: AuditDep, stacks: StacksDep
 ) -> RunOut:
-    """Start an action; 409 while another runs. Follow it at `/run/events`."""
-    return stacks.start(stack_id, action).state()
+    """Start an action; 409 while another runs. Follow it at `/run/events`. An update is
+    audited with its outcome (rolled back, say)."""
+    if action != "update":
+        return stacks.start(stack_id, action).state()
+    with audit(operator, "stack.update", stack_id) as note:
+        run = stacks.start(stack_id, action)
+        note.ends = ended_by(run)
+    return run.state()
 
 
 def _readable(state: RunState, principal: Principal) -> RunState:
@@ -233,4 +259,33 @@ async def run_events(
 def set_auto_update(
     stack_id: str, body: AutoUpdateIn, _operator: OperatorDep, stacks: StacksDep
 ) -> None:
+    """The stack's update policy with its mode set to auto, or notify."""
     stacks.set_auto_update(stack_id, body.enabled)
+
+
+@router.put(
+    "/{stack_id}/update-policy",
+    operation_id="setUpdatePolicy",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def set_update_policy(
+    stack_id: str, body: UpdatePolicy, operator: OperatorDep, audit: AuditDep, stacks: StacksDep
+) -> None:
+    """The stack's own update policy (its mode, what counts as an update, the health
+    gate, cooldown and window)."""
+    with audit(operator, "stack.update_policy", stack_id):
+        stacks.set_policy(stack_id, body)
+
+
+@router.delete(
+    "/{stack_id}/update-policy",
+    operation_id="inheritUpdatePolicy",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def inherit_update_policy(
+    stack_id: str, operator: OperatorDep, audit: AuditDep, stacks: StacksDep
+) -> None:
+    """The stack follows the host's default update policy again."""
+    with audit(operator, "stack.update_policy", stack_id) as note:
+        stacks.set_policy(stack_id, None)
+        note.detail = "the host's default"

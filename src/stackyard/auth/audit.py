@@ -63,6 +63,7 @@ AuditAction = Literal[
     "registry.delete", "registry.set",
     "schedule.create", "schedule.delete", "schedule.run", "schedule.update",
     "stack.compose", "stack.create", "stack.delete", "stack.env", "stack.secrets",
+    "stack.update", "stack.update_policy",
     "system.update",
     "token.revoke",
     "user.create", "user.delete", "user.set_password", "user.update",

@@ -1,5 +1,5 @@
-"""What the end of a run is news of: an update applied or failed, a backup or push that
-failed (or succeeded), a restore, work a stop of the service cut short."""
+"""What the end of a run is news of: an update applied, failed or rolled back, a backup or
+push that failed (or succeeded), a restore, work a stop of the service cut short."""
 
 from __future__ import annotations
 
@@ -32,6 +32,9 @@ def run_event(state: RunState, origin: str | None = None) -> Event | None:
     if name is None:
         return None
     what = f"{_WHAT[state.action]} of {state.stack}{by}"
+    if state.rollback is not None:
+        # The error says the service that failed, why, and (when it failed too) what runs.
+        return Event("update_rolled_back", state.stack, f"{what}: {error}", state.id, state.stack)
     if state.status in _DONE:
         said = f": {state.summary}" if state.summary else ""
         partial = " with parts left out (see the run)" if state.status == "partial" else ""

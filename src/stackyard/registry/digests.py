@@ -23,6 +23,7 @@ class RemoteDigest:
     digest: str | None
     checked_at: str  # ISO 8601, UTC
     error: str | None = None
+    first_seen: str | None = None  # when this digest was first seen (ISO 8601, UTC)
 
 
 @dataclass

@@ -6,7 +6,7 @@ saving changes) and stored in UTC.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -55,3 +55,11 @@ def next_runs(expression: str, zone: str, after: datetime, count: int) -> list[d
         after = next_run(expression, zone, after)
         times.append(after)
     return times
+
+
+def last_run(expression: str, zone: str, at: datetime) -> datetime:
+    """The last time at or before `at` that the timetable names, in UTC."""
+    local = at.astimezone(zone_of(zone))
+    began = croniter(cron_of(expression), local + timedelta(seconds=1)).get_prev(datetime)
+    assert isinstance(began, datetime)
+    return began.astimezone(UTC)

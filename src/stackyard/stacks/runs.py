@@ -42,6 +42,8 @@ INTERRUPTED = "The service stopped while this ran (killed or restarted): it did 
 #: How the runs started in this context came to be, when not by a user's request ("the
 #: auto-update", "schedule 'nightly'"): said with the news of their end.
 RUN_ORIGIN: contextvars.ContextVar[str | None] = contextvars.ContextVar("run_origin", default=None)
+#: What became of an update that failed its health gate: rolled back, or that failed too.
+Rollback = Literal["done", "failed"]
 #: Followers get at most this many updates per second.
 FOLLOW_INTERVAL = 0.1
 
@@ -85,6 +87,7 @@ class RunState:
     progress: ProgressState
     artifact: str | None = None  # what the run made: a backup's archive name
     summary: str | None = None  # what it did, in a line (the paths a restore wrote)
+    rollback: Rollback | None = None  # an update that failed its health gate
 
 
 _RUN_STATE = TypeAdapter(RunState)
@@ -174,6 +177,8 @@ class Run:
     artifact: str | None = None
     #: What it did, in a line (its audit entry says it too).
     summary: str | None = None
+    #: An update that failed its health gate: whether it was rolled back.
+    rollback: Rollback | None = None
     #: Parts of what was asked for that the run left out (`leave_out`).
     left_out: int = 0
     #: The run tells what became of work a killed service left: it ends "interrupted".
@@ -248,6 +253,7 @@ class Run:
             progress=self.fold.snapshot(),
             artifact=self.artifact,
             summary=self.summary,
+            rollback=self.rollback,
         )
 
 

@@ -15,6 +15,7 @@ from typing import Annotated
 
 from pydantic import ConfigDict, Field, with_config
 
+from stackyard.auth.audit import Recorder
 from stackyard.auth.principal import Principal
 from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import Project
@@ -26,7 +27,9 @@ from stackyard.process import tuning
 from stackyard.registry.logins import RegistryLogins
 from stackyard.stacks import removal
 from stackyard.stacks.containers import StackContainers
+from stackyard.stacks.guarded import Commands, GuardedUpdate
 from stackyard.stacks.machine import Machine
+from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.prefs import StackPrefs
 from stackyard.stacks.pulls import pull_choice
 from stackyard.stacks.removal import DeletePlan, DeleteResult
@@ -67,8 +70,10 @@ class StackDetail(StackView):
 
 
 class StackService:
-    def __init__(self, machine: Machine) -> None:
+    def __init__(self, machine: Machine, audit: Recorder | None = None) -> None:
         self.machine = machine
+        #: Where the work of no request is audited (the central's log; None on an agent).
+        self.audit = audit
         self.updates = UpdateService(machine)
         self.containers = StackContainers(machine)
         self.registries = RegistryLogins(machine.credentials)
@@ -80,8 +85,11 @@ class StackService:
         index = ContainerIndex(compose_containers(self.machine.docker), self.machine.roots())
         projects = self.machine.listed_projects(self.machine.store.ids())
         prefs = self.machine.prefs.all()
+        default = self.machine.prefs.default_policy()
         return [
-            self._view(stack_id, project, index, prefs.get(stack_id))
+            self._view(
+                stack_id, project, index, prefs.get(stack_id, StackPrefs()).effective(default)
+            )
             for stack_id, project in projects.items()
         ]
 
@@ -90,7 +98,7 @@ class StackService:
         files = self.machine.store.read(stack_id)
         index = ContainerIndex(compose_containers(self.machine.docker), self.machine.roots())
         project = self.machine.resolve_all([stack_id])[stack_id]
-        view = self._view(stack_id, project, index, self.machine.prefs.get(stack_id))
+        view = self._view(stack_id, project, index, self.machine.prefs.policy(stack_id))
         return StackDetail(
             **vars(view),
             compose_file=files.compose_name,
@@ -104,7 +112,7 @@ class StackService:
         stack_id: str,
         project: Project | StackyardError,
         index: ContainerIndex,
-        prefs: StackPrefs | None,
+        policy: UpdatePolicy,
     ) -> StackView:
         resolved: Project | None
         if isinstance(project, StackyardError):
@@ -116,7 +124,7 @@ class StackService:
         return StackView(
             **vars(status),
             busy=self.machine.runs.busy(stack_id),
-            auto_update=bool(prefs and prefs.auto_update),
+            auto_update=policy.mode == "auto",
         )
 
     def require(self, stack_id: str) -> None:
@@ -232,11 +240,30 @@ class StackService:
         steps = ACTIONS[action]
         if action in _PULLS:
             steps = await self._pulling(stack_id, steps, run)
-        code = await self.compose_steps(stack_id, steps, run)
-        if code == 0 and action in _PULLS:
-            await self.updates.reconcile(stack_id)
+        if action == "update":
+            code = await self._update(stack_id, steps, run)
+        else:
+            code = await self.compose_steps(stack_id, steps, run)
+        if action == "update" or (code == 0 and action in _PULLS):
+            await self.updates.reconcile(stack_id)  # (a rollback put the old images back)
         self.machine.changed()
         return code
+
+    async def _update(self, stack_id: str, steps: Commands, run: Run) -> int:
+        """Pull and `up -d` through the health gate, rolled back when it fails."""
+        try:
+            project = await asyncio.to_thread(self.machine.project, stack_id)
+        except StackyardError:
+            return await self.compose_steps(stack_id, steps, run)  # compose says what is wrong
+        update = GuardedUpdate(
+            self.machine,
+            stack_id,
+            project,
+            self.machine.prefs.policy(stack_id),
+            run,
+            lambda commands: self.compose_steps(stack_id, commands, run),
+        )
+        return await update.perform(tuple(args for args in steps if args[0] == "pull"))
 
     async def _pulling(
         self, stack_id: str, steps: tuple[tuple[str, ...], ...], run: Run
@@ -280,13 +307,36 @@ class StackService:
 
     # -- updates ----------------------------------------------------------------------
     def set_auto_update(self, stack_id: str, enabled: bool) -> None:
+        """The stack's policy with its mode auto, or notify."""
+        policy = self.machine.prefs.policy(stack_id)
+        self.set_policy(
+            stack_id, policy.model_copy(update={"mode": "auto" if enabled else "notify"})
+        )
+
+    def set_policy(self, stack_id: str, policy: UpdatePolicy | None) -> None:
+        """The stack's own update policy; None: the host's default."""
         self.machine.store.folder(stack_id)
-        self.machine.prefs.change(stack_id, auto_update=enabled)
+
+        def apply(prefs: StackPrefs) -> None:
+            prefs.policy = policy
+            prefs.auto_update = policy is not None and policy.mode == "auto"
+
+        self.machine.prefs.change(stack_id, apply)
+        self.machine.changed()
+
+    def set_default_policy(self, policy: UpdatePolicy) -> None:
+        self.machine.prefs.set_default_policy(policy)
         self.machine.changed()
 
     async def check_and_auto_update(self) -> None:
+        """A check, then the auto-update pass; each update it tried is audited (on the
+        central) as the auto-update's."""
         await self.updates.check()
-        await self.updates.auto_update(lambda stack_id: self.run(stack_id, "update"))
+        done = await self.updates.auto_update(lambda stack_id: self.run(stack_id, "update"))
+        for stack_id, outcome in done:
+            if self.audit is not None and outcome.outcome != "skipped":
+                ok = "success" if outcome.outcome == "updated" else "failure"
+                self.audit("auto-update", "stack.update", stack_id, ok, outcome.detail)
 
     async def watch(self, interval: float, first_delay: float = 30.0) -> None:
         """The background refresh: a check (then the auto-update pass) every `interval`."""

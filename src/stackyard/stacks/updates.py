@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
@@ -26,7 +26,8 @@ from stackyard.errors import (
 from stackyard.registry.digests import DigestSnapshot, LocalDigest, RemoteDigest
 from stackyard.registry.reference import ImageRef, parse_reference
 from stackyard.stacks.machine import Machine
-from stackyard.stacks.prefs import AutoUpdateOutcome
+from stackyard.stacks.policy import UpdatePolicy
+from stackyard.stacks.prefs import StackPrefs, UpdateOutcome
 from stackyard.stacks.runs import RUN_ORIGIN, Run
 
 log = logging.getLogger(__name__)
@@ -44,6 +45,11 @@ class ImageUpdate:
     remote_digest: str | None
     checked_at: datetime | None
     error: str | None
+    #: When this host first saw the registry's digest (what the cooldown counts from).
+    first_seen: datetime | None = None
+    #: This digest was tried, failed its health gate and was rolled back: the
+    #: auto-update pass leaves it (a newer one is tried).
+    rolled_back: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,8 +57,13 @@ class StackUpdate:
     stack: str
     has_update: bool
     auto_update: bool
-    last_auto_update: AutoUpdateOutcome | None
+    last_auto_update: UpdateOutcome | None
     images: tuple[ImageUpdate, ...]
+    #: The policy in force (the stack's own, or the host's default).
+    policy: UpdatePolicy = field(default_factory=UpdatePolicy)
+    policy_inherited: bool = True
+    #: The last update, by hand or by the auto-update pass.
+    last_update: UpdateOutcome | None = None
 
 
 @dataclass(frozen=True)
@@ -148,14 +159,18 @@ class UpdateService:
     def _build(self) -> UpdateSummary:
         snapshot = self.machine.digests.snapshot()
         prefs = self.machine.prefs.all()
+        default = self.machine.prefs.default_policy()
         stacks = []
         for stack_id in self.machine.store.ids():
             project = self.machine.cached_project(stack_id)
+            stack_prefs = prefs.get(stack_id, StackPrefs())
+            policy = stack_prefs.effective(default)
             images = []
             for service, text, ref in _refs(project) if project else []:
                 state, error = image_state(ref, snapshot)
                 local = snapshot.local.get(ref.name) if ref else None
                 remote = snapshot.remote.get(ref.name) if ref else None
+                given_up: list[str] = stack_prefs.rolled_back.get(ref.name, []) if ref else []
                 images.append(
                     ImageUpdate(
                         service=service,
@@ -169,16 +184,23 @@ class UpdateService:
                         remote_digest=remote.digest if remote else None,
                         checked_at=_when(remote.checked_at) if remote else None,
                         error=error,
+                        first_seen=_when(remote.first_seen) if remote else None,
+                        rolled_back=bool(
+                            state == "update_available" and remote and remote.digest in given_up
+                        ),
                     )
                 )
-            stack_prefs = prefs.get(stack_id)
             stacks.append(
                 StackUpdate(
                     stack=stack_id,
-                    has_update=any(i.state == "update_available" for i in images),
-                    auto_update=bool(stack_prefs and stack_prefs.auto_update),
-                    last_auto_update=stack_prefs.last_auto_update if stack_prefs else None,
+                    has_update=policy.mode != "off"
+                    and any(i.state == "update_available" for i in images),
+                    auto_update=policy.mode == "auto",
+                    last_auto_update=stack_prefs.last_auto_update,
                     images=tuple(images),
+                    policy=policy,
+                    policy_inherited=stack_prefs.policy is None and not stack_prefs.auto_update,
+                    last_update=stack_prefs.last_update,
                 )
             )
         return UpdateSummary(_when(snapshot.last_check), tuple(stacks))
@@ -198,7 +220,13 @@ class UpdateService:
     async def check(self) -> UpdateSummary:
         """One pass over every stack: each distinct image reference asked once."""
         async with self._check_lock:
-            projects = await self._projects(self.machine.store.ids())
+            prefs, default = self.machine.prefs.all(), self.machine.prefs.default_policy()
+            looked_for = [
+                stack_id
+                for stack_id in self.machine.store.ids()
+                if prefs.get(stack_id, StackPrefs()).effective(default).mode != "off"
+            ]
+            projects = await self._projects(looked_for)
             refs = _tagged_refs(projects.values())
             local = await asyncio.to_thread(self._local, list(refs.values()))
             # Built or loaded here (present, no registry digest): nothing to ask anyone.
@@ -208,6 +236,7 @@ class UpdateService:
                 if not (local[name].present and not local[name].digests)
             ]
             remote = await self._remote(asked)
+            _first_seen(remote, self.machine.digests.snapshot())
             self.machine.digests.update(remote, local, checked_at=utcnow())
             self.machine.changed()
         return self.summary()
@@ -263,26 +292,85 @@ class UpdateService:
     # -- auto-update ------------------------------------------------------------------
     async def auto_update(
         self, update_stack: Callable[[str], Awaitable[Run]]
-    ) -> list[tuple[str, AutoUpdateOutcome]]:
-        """Update the opted-in stacks that have a newer digest, one at a time."""
-        done: list[tuple[str, AutoUpdateOutcome]] = []
+    ) -> list[tuple[str, UpdateOutcome]]:
+        """Update the stacks whose policy is auto and that have a newer image, one at a
+        time: each only inside its maintenance window, with images past their cooldown,
+        and never again to a digest that was rolled back."""
+        done: list[tuple[str, UpdateOutcome]] = []
+        now = utcnow()
         for stack in self.summary().stacks:
             if not (stack.auto_update and stack.has_update):
+                continue
+            waiting = _waiting(stack, now)
+            if waiting == "":
+                continue  # only what was rolled back: its outcome says so already
+            if waiting is not None:
+                outcome = UpdateOutcome(now, "skipped", waiting, "auto-update")
+                self._keep_outcome(stack.stack, outcome, quiet=True)
+                done.append((stack.stack, outcome))
                 continue
             origin = RUN_ORIGIN.set("auto-update")
             try:
                 run = await update_stack(stack.stack)
-                outcome = AutoUpdateOutcome(
-                    utcnow(),
-                    "updated" if run.status == "succeeded" else "failed",
-                    "; ".join(run.fold.errors) or None,
-                )
+                kept = self.machine.prefs.get(stack.stack).last_auto_update
+                if kept is not None and kept.at >= now:  # the update said how it went
+                    outcome = kept
+                else:
+                    outcome = UpdateOutcome(
+                        utcnow(),
+                        "updated" if run.status == "succeeded" else "failed",
+                        "; ".join(run.fold.errors) or None,
+                        "auto-update",
+                    )
+                    self._keep_outcome(stack.stack, outcome)
             except StackyardError as exc:
-                outcome = AutoUpdateOutcome(utcnow(), "skipped", exc.detail)
+                outcome = UpdateOutcome(utcnow(), "skipped", exc.detail, "auto-update")
+                self._keep_outcome(stack.stack, outcome)
             finally:
                 RUN_ORIGIN.reset(origin)
-            self.machine.prefs.change(stack.stack, outcome=outcome)
-            self.machine.changed()
             log.info("Auto-update of %s: %s %s", stack.stack, outcome.outcome, outcome.detail or "")
             done.append((stack.stack, outcome))
         return done
+
+    def _keep_outcome(self, stack: str, outcome: UpdateOutcome, quiet: bool = False) -> None:
+        """The pass's outcome for a stack it did not update (a skip); a skip for the same
+        reason as the last one is not written again."""
+        last = self.machine.prefs.get(stack).last_auto_update
+        if quiet and last and (last.outcome, last.detail) == (outcome.outcome, outcome.detail):
+            return
+
+        def apply(prefs: StackPrefs) -> None:
+            prefs.last_auto_update = outcome
+
+        self.machine.prefs.change(stack, apply)
+        self.machine.changed()
+
+
+def _waiting(stack: StackUpdate, now: datetime) -> str | None:
+    """Why the auto-update pass leaves a stack with an update for now: "" when every
+    newer image it has was rolled back; None when it goes ahead."""
+    newer = [i for i in stack.images if i.state == "update_available"]
+    if all(i.rolled_back for i in newer):
+        return ""
+    if not stack.policy.in_window(now):
+        return f"waiting for the maintenance window ({stack.policy.window})"
+    young = [
+        i.image
+        for i in newer
+        if not i.rolled_back and not stack.policy.old_enough(i.first_seen, now)
+    ]
+    if young:
+        return (
+            f"waiting for {', '.join(young)} to be {stack.policy.cooldown_hours} h old (cooldown)"
+        )
+    return None
+
+
+def _first_seen(remote: dict[str, RemoteDigest], before: DigestSnapshot) -> None:
+    """Each digest keeps the time this host first saw it."""
+    for name, found in remote.items():
+        known = before.remote.get(name)
+        if found.digest and known and known.digest == found.digest and known.first_seen:
+            found.first_seen = known.first_seen
+        elif found.digest:
+            found.first_seen = found.checked_at

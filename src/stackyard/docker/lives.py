@@ -1,0 +1,118 @@
+"""What the health gate of an update reads of a compose project's containers (which
+container and image each service runs; how a container fares: running, restarted, exited,
+killed for memory, its health) and what a rollback does to images (a tag put back on the
+image that ran before)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from stackyard.docker import sdk
+from stackyard.docker.containers import ONEOFF, PROJECT, SERVICE
+from stackyard.docker.engine import Engine, explain
+from stackyard.errors import Unavailable
+
+#: A log line kept for a rollback's outcome is cut to this many characters.
+LINE_LIMIT = 400
+
+
+@dataclass(frozen=True)
+class Running:
+    """A service's container: which one, and the image (by id) it was created from."""
+
+    service: str
+    container_id: str
+    image_id: str
+
+
+@dataclass(frozen=True)
+class Life:
+    """How a container fares now."""
+
+    status: str  # created, running, restarting, exited, dead, paused, removing
+    exit_code: int
+    restart_count: int
+    oom_killed: bool
+    health: str | None  # starting, healthy, unhealthy; None without a healthcheck
+    health_output: str  # the last probe's output
+    restart_policy: str  # no, always, unless-stopped, on-failure
+
+
+def project_containers(client: Engine, project: str) -> list[Running]:
+    """The containers of compose project `project` (one-off `run` containers left out)."""
+    try:
+        raw = client.api.containers(all=True, filters={"label": f"{PROJECT}={project}"})
+    except sdk.DockerException as exc:
+        raise Unavailable(f"Cannot list containers: {explain(exc)}") from exc
+    return [
+        Running(c["Labels"].get(SERVICE, ""), c["Id"], c.get("ImageID", ""))
+        for c in raw
+        if (c.get("Labels") or {}).get(ONEOFF) != "True"
+    ]
+
+
+def life_of(client: Engine, container_id: str) -> Life | None:
+    """How the container fares; None when it is gone."""
+    try:
+        attrs: dict[str, Any] = client.api.inspect_container(container_id)
+    except sdk.NotFound:
+        return None
+    except sdk.DockerException as exc:
+        raise Unavailable(f"Cannot inspect container {container_id[:12]}: {explain(exc)}") from exc
+    state = attrs.get("State") or {}
+    health = state.get("Health") or None
+    probes = (health or {}).get("Log") or []
+    policy = ((attrs.get("HostConfig") or {}).get("RestartPolicy") or {}).get("Name") or "no"
+    return Life(
+        status=str(state.get("Status", "")),
+        exit_code=int(state.get("ExitCode") or 0),
+        restart_count=int(attrs.get("RestartCount") or 0),
+        oom_killed=bool(state.get("OOMKilled")),
+        health=str(health["Status"]) if health and health.get("Status") != "none" else None,
+        health_output=str(probes[-1].get("Output") or "").strip()[:LINE_LIMIT] if probes else "",
+        restart_policy=str(policy),
+    )
+
+
+def log_tail(client: Engine, container_id: str, lines: int = 20) -> tuple[str, ...]:
+    """The container's last `lines` log lines (stdout and stderr); none when it is gone."""
+    try:
+        raw = client.api.logs(container_id, stdout=True, stderr=True, tail=lines)
+    except sdk.DockerException:
+        return ()
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+    return tuple(line[:LINE_LIMIT] for line in text.splitlines()[-lines:])
+
+
+def image_id_of(client: Engine, reference: str) -> str | None:
+    """The id of the image `reference` names here; None when there is none."""
+    try:
+        found = client.api.inspect_image(reference)  # type: ignore[no-untyped-call]
+        return str(found["Id"])
+    except sdk.NotFound:
+        return None
+    except sdk.DockerException as exc:
+        raise Unavailable(f"Cannot inspect image {reference}: {explain(exc)}") from exc
+
+
+def put_tag(client: Engine, image_id: str, reference: str) -> None:
+    """Point `reference` (`repository:tag`) at image `image_id` again."""
+    repository, tag = sdk.parse_repository_tag(reference)
+    try:
+        client.api.tag(image_id, repository, tag or "latest", force=True)
+    except sdk.DockerException as exc:
+        raise Unavailable(f"Cannot tag {image_id[:19]} as {reference}: {explain(exc)}") from exc
+
+
+def repo_digests(client: Engine, image_id: str, repositories: tuple[str, ...]) -> list[str]:
+    """The registry digests of image `image_id` under `repositories` (the names one
+    repository goes by): what was pulled."""
+    try:
+        image = client.api.inspect_image(image_id)  # type: ignore[no-untyped-call]
+        found = image.get("RepoDigests") or []
+    except sdk.DockerException:
+        return []
+    return sorted(
+        {d.split("@", 1)[1] for d in found if "@" in d and d.split("@", 1)[0] in repositories}
+    )

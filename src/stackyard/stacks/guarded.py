@@ -1,0 +1,234 @@
+"""An update that undoes itself when it goes wrong.
+
+Before the pull, each service's container and the image (by id) it runs are recorded, and
+each of those images is tagged `stackyard/rollback:<stack>.<service>` so that no prune
+takes it while it is a rollback target (the tag stays until the next update of the stack
+moves it: the previous version, for a rollback by hand; images are never removed). After
+`up -d`, each container the update created goes through the health gate (`stacks.gate`).
+When one fails (or `up` itself does), every service's image reference is pointed back at
+the image it ran before, the compose file edited by the update (a version tag) is put
+back, `up -d` runs again, and the rolled-back containers go through the same gate: the
+outcome is "rolled back", or, when that fails too, "the rollback failed" with what runs
+now. Volumes and bind folders are not touched."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from stackyard.clock import utcnow
+from stackyard.compose.project import Project
+from stackyard.docker.lives import (
+    Running,
+    image_id_of,
+    life_of,
+    project_containers,
+    put_tag,
+    repo_digests,
+)
+from stackyard.errors import Invalid, StackyardError
+from stackyard.registry.reference import parse_reference
+from stackyard.stacks.gate import GateFailure, gate, trouble
+from stackyard.stacks.machine import Machine
+from stackyard.stacks.policy import UpdatePolicy
+from stackyard.stacks.prefs import StackPrefs, UpdateOutcome
+from stackyard.stacks.runs import RUN_ORIGIN, Run
+
+log = logging.getLogger(__name__)
+
+Commands = tuple[tuple[str, ...], ...]
+ComposeSteps = Callable[[Commands], Awaitable[int]]
+#: The repository of the tags that keep rollback targets.
+KEEP_REPOSITORY = "stackyard/rollback"
+
+
+@dataclass(frozen=True)
+class Before:
+    """What ran before the update: each service's container and image, the compose file."""
+
+    running: tuple[Running, ...]
+    images: dict[str, str]  # service -> the image reference its compose file names
+    compose: str | None  # the compose file as it was, when the update edits it
+
+
+def keep_tag(stack: str, service: str) -> str:
+    tag = f"{stack}.{service}"
+    if len(tag) > 128 or not tag[0].isalnum():
+        tag = "h" + hashlib.sha256(tag.encode()).hexdigest()[:40]
+    return f"{KEEP_REPOSITORY}:{tag}"
+
+
+class GuardedUpdate:
+    def __init__(
+        self,
+        machine: Machine,
+        stack_id: str,
+        project: Project,
+        policy: UpdatePolicy,
+        run: Run,
+        compose_steps: ComposeSteps,
+    ) -> None:
+        self.machine = machine
+        self.stack_id = stack_id
+        self.project = project
+        self.policy = policy
+        self.run = run
+        self.compose_steps = compose_steps
+
+    @property
+    def docker(self):  # type: ignore[no-untyped-def]
+        return self.machine.docker
+
+    async def perform(self, pull: Commands, compose_before: str | None = None) -> int:
+        """Pull, `up -d`, the gate, and the rollback when needed; the exit code (non-zero
+        when the update did not apply). The outcome is kept for the stack."""
+        before = await asyncio.to_thread(self._before, compose_before)
+        await asyncio.to_thread(self._keep, before)
+        code = await self.compose_steps(pull) if pull else 0
+        if code != 0:  # nothing was replaced
+            self._record(UpdateOutcome(utcnow(), "failed", "the pull failed", _by()))
+            return code
+        return await self._apply(before)
+
+    async def _apply(self, before: Before) -> int:
+        known = {r.container_id for r in before.running}
+        code = await self.compose_steps((("up", "-d"),))
+        created = await asyncio.to_thread(self._created, known)
+        failure: GateFailure | None
+        if code != 0:
+            failure = GateFailure("the stack", "did not start: compose up failed", ())
+        elif not created:
+            self._record(UpdateOutcome(utcnow(), "updated", "nothing to recreate", _by()))
+            return 0
+        else:
+            self._say(
+                f"Waiting for {', '.join(sorted({c.service for c in created}))} to be up "
+                f"(healthy, or running {self.policy.settle} s; at most "
+                f"{self.policy.health_timeout} s)"
+            )
+            failure = await gate(
+                self.docker, created, self.policy.health_timeout, self.policy.settle
+            )
+            if failure is None:
+                self._say("Update healthy")
+                self._record(UpdateOutcome(utcnow(), "updated", None, _by()), clear=True)
+                return 0
+        await self._roll_back(before, failure)
+        return code or 1
+
+    async def _roll_back(self, before: Before, failure: GateFailure) -> None:
+        self._say(f"Rolling back: {failure}")
+        for line in failure.logs:
+            self._say(f"  | {line}")
+        rolled_back = await asyncio.to_thread(self._point_back, before)
+        if before.compose is not None:
+            await asyncio.to_thread(
+                self.machine.store.write, self.stack_id, "compose", before.compose
+            )
+        known = {r.container_id for r in await asyncio.to_thread(self._containers)}
+        code = await self.compose_steps((("up", "-d"),))
+        created = await asyncio.to_thread(self._created, known)
+        again = (
+            GateFailure("the stack", "did not start: compose up failed", ())
+            if code != 0
+            else await gate(self.docker, created, self.policy.health_timeout, self.policy.settle)
+        )
+        wrong = await asyncio.to_thread(self._not_back, before)
+        if again is None and not wrong:
+            detail = f"rolled back: {failure}"
+            self._say("Rolled back: the previous images run again")
+            self.run.rollback = "done"
+            outcome = UpdateOutcome(utcnow(), "rolled_back", detail, _by(), failure.logs)
+        else:
+            now = await asyncio.to_thread(self._running_now)
+            why = str(again) if again else "; ".join(wrong)
+            detail = f"rolled back: {failure}; the rollback failed too ({why}); running now: {now}"
+            self.run.rollback = "failed"
+            outcome = UpdateOutcome(utcnow(), "rollback_failed", detail, _by(), failure.logs)
+        self.run.fail(detail)
+        self._record(outcome, rolled_back=rolled_back)
+
+    # -- the engine (blocking: called in threads) ------------------------------------
+    def _before(self, compose: str | None) -> Before:
+        images = {s.name: s.image for s in self.project.services if s.image}
+        running = self._containers()
+        return Before(tuple(r for r in running if r.service in images), images, compose)
+
+    def _keep(self, before: Before) -> None:
+        """Tag each image that ran before: a prune leaves a tagged image."""
+        for running in before.running:
+            try:
+                put_tag(self.docker, running.image_id, keep_tag(self.stack_id, running.service))
+            except StackyardError as exc:
+                log.warning("Rollback target of %s: %s", running.service, exc.detail)
+
+    def _containers(self) -> list[Running]:
+        return project_containers(self.docker, self.project.name)
+
+    def _created(self, known: set[str]) -> list[Running]:
+        """The containers `up` created (not among `known`)."""
+        return [r for r in self._containers() if r.container_id not in known]
+
+    def _point_back(self, before: Before) -> dict[str, list[str]]:
+        """Each service's image reference back on the image it ran; the digests given
+        up, by image name."""
+        given_up: dict[str, list[str]] = {}
+        for running in before.running:
+            reference = before.images[running.service]
+            now = image_id_of(self.docker, reference)
+            if now == running.image_id:
+                continue
+            if now is not None:
+                try:
+                    ref = parse_reference(reference)
+                    given_up[ref.name] = repo_digests(self.docker, now, ref.repo_names)
+                except Invalid:
+                    pass
+            put_tag(self.docker, running.image_id, reference)
+        return given_up
+
+    def _not_back(self, before: Before) -> list[str]:
+        """The services not running the image they ran before."""
+        now = {r.service: r.image_id for r in self._containers()}
+        return [
+            f"{r.service} runs another image"
+            for r in before.running
+            if now.get(r.service) not in (None, r.image_id)
+        ]
+
+    def _running_now(self) -> str:
+        said = []
+        for running in self._containers():
+            life = life_of(self.docker, running.container_id)
+            state = trouble(life) or (life.status if life else "gone")
+            said.append(f"{running.service} {running.image_id[7:19]} ({state})")
+        return ", ".join(sorted(said)) or "nothing"
+
+    # -- saying and keeping ------------------------------------------------------------
+    def _say(self, line: str) -> None:
+        self.run.feed_line(line)
+
+    def _record(
+        self,
+        outcome: UpdateOutcome,
+        clear: bool = False,
+        rolled_back: dict[str, list[str]] | None = None,
+    ) -> None:
+        def apply(prefs: StackPrefs) -> None:
+            prefs.last_update = outcome
+            if outcome.by == "auto-update":
+                prefs.last_auto_update = outcome
+            if clear:
+                prefs.rolled_back.clear()
+            for name, digests in (rolled_back or {}).items():
+                prefs.rolled_back[name] = digests
+
+        self.machine.prefs.change(self.stack_id, apply)
+        self.machine.changed()
+
+
+def _by() -> str | None:
+    return RUN_ORIGIN.get()

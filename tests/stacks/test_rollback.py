@@ -1,0 +1,205 @@
+"""Updates that roll back when they fail: real images pushed to the loopback registry, each
+newer one failing in its own way (unhealthy, exits at start, restarts in a loop) or fine;
+the real engine runs them and the health gate judges them."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests.stacks.test_updates import check, summary_of
+from tests.support.stacks import BUSYBOX, act, compose_text, service
+
+pytestmark = pytest.mark.docker
+
+SECOND = 1_000_000_000  # the engine counts healthcheck times in nanoseconds
+HEALTHY = {"Test": ["CMD", "true"], "Interval": SECOND, "Timeout": SECOND, "Retries": 1}
+SICK = {"Test": ["CMD", "false"], "Interval": SECOND, "Timeout": SECOND, "Retries": 1}
+SLEEP = "trap 'exit 0' TERM; while true; do sleep 1 & wait $!; done"
+#: Quick gates for tests (the defaults are 120 s and 30 s).
+QUICK = {"health_timeout": 30, "settle": 2}
+
+
+def build(docker_client, tag: str, script: str, health: dict | None) -> str:
+    """An image from the busybox test image whose command is `script`: its id."""
+    container = docker_client.containers.create(BUSYBOX)
+    try:
+        conf = {"Cmd": ["sh", "-c", script], "Labels": {"stackyard.test": tag}}
+        if health:
+            conf["Healthcheck"] = health
+        image = container.commit(f"stackyard-test/rollback-{tag}", "1", conf=conf)
+    finally:
+        container.remove()
+    return image.id
+
+
+@pytest.fixture(scope="module")
+def images(docker_client):
+    """The versions: good (healthy), sick (never healthy), crashing (exits at start)."""
+    made = {
+        "good": build(docker_client, "good", f"echo good starts; {SLEEP}", HEALTHY),
+        "plain": build(docker_client, "plain", f"echo plain starts; {SLEEP}", None),
+        "sick": build(
+            docker_client, "sick", f"echo sick starts; echo cannot reach db; {SLEEP}", SICK
+        ),
+        "crashing": build(
+            docker_client, "crashing", "echo bad config: no such key >&2; exit 3", None
+        ),
+    }
+    yield made
+    for tag in made:
+        docker_client.images.remove(f"stackyard-test/rollback-{tag}:1", force=True)
+
+
+class Release:
+    """A repository of the loopback registry whose tag 1 this host runs."""
+
+    def __init__(self, registry, docker_client, images) -> None:
+        self.registry, self.docker, self.images = registry, docker_client, images
+        self.name = f"roll/{uuid.uuid4().hex[:8]}"
+        self.repo = f"{registry.host}/{self.name}"
+
+    def publish(self, version: str) -> str:
+        """Push `version` as tag 1; the local tag stays on what this host pulled last."""
+        local = self.local_id()
+        digest = self.registry.push(f"stackyard-test/rollback-{version}:1", self.name, "1")
+        if local is not None:
+            self.docker.api.tag(local, self.repo, "1")
+        return digest
+
+    def local_id(self) -> str | None:
+        try:
+            return self.docker.images.get(f"{self.repo}:1").id
+        except Exception:
+            return None
+
+
+@pytest.fixture
+def release(registry, docker_client, images) -> Release:
+    return Release(registry, docker_client, images)
+
+
+def running_image(docker_client, stack_id: str) -> str:
+    (container,) = docker_client.containers.list(
+        filters={"label": f"com.docker.compose.project={stack_id}"}
+    )
+    return container.image.id
+
+
+def started(admin_client, make_stack, release: Release, first: str = "good", **extra) -> str:
+    release.publish(first)
+    compose = (
+        compose_text(web=service(f"{release.repo}:1", volumes='["data:/data"]', **extra))
+        + "volumes:\n  data:\n"
+    )
+    stack_id = make_stack("roll", compose)
+    policy = admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK)
+    assert policy.status_code == 204, policy.text
+    assert act(admin_client, stack_id, "start")["status"] == "succeeded"
+    return stack_id
+
+
+def write_data(docker_client, stack_id: str) -> None:
+    (container,) = docker_client.containers.list(
+        filters={"label": f"com.docker.compose.project={stack_id}"}
+    )
+    done = container.exec_run(["sh", "-c", "echo precious > /data/kept"])
+    assert done.exit_code == 0
+
+
+def read_data(docker_client, stack_id: str) -> str:
+    (container,) = docker_client.containers.list(
+        filters={"label": f"com.docker.compose.project={stack_id}"}
+    )
+    return container.exec_run(["cat", "/data/kept"]).output.decode().strip()
+
+
+@pytest.mark.parametrize(
+    ("version", "why", "extra"),
+    [
+        ("sick", "web is unhealthy", {}),
+        ("crashing", "web exited with code 3", {}),
+        ("crashing", "web restarted (it exited with code 3)", {"restart": "always"}),
+    ],
+    ids=["unhealthy", "exits", "restart-loop"],
+)
+def test_a_failing_update_rolls_back_to_the_previous_digest_and_keeps_the_data(
+    admin_client, make_stack, release, docker_client, images, version, why, extra
+):
+    stack_id = started(admin_client, make_stack, release, **extra)
+    before = running_image(docker_client, stack_id)
+    assert before == images["good"]
+    write_data(docker_client, stack_id)
+    release.publish(version)
+    check(admin_client)
+    assert summary_of(admin_client, stack_id)["has_update"] is True
+
+    run = act(admin_client, stack_id, "update")
+
+    assert run["status"] == "failed" and run["rollback"] == "done", run["progress"]
+    assert run["progress"]["errors"][-1].startswith(f"rolled back: {why}")
+    assert running_image(docker_client, stack_id) == images["good"]
+    assert read_data(docker_client, stack_id) == "precious"
+    summary = summary_of(admin_client, stack_id)
+    last = summary["last_update"]
+    assert last["outcome"] == "rolled_back" and last["detail"].startswith(f"rolled back: {why}")
+    expected_log = "cannot reach db" if version == "sick" else "bad config: no such key"
+    assert any(expected_log in line for line in last["logs"]), last["logs"]
+    (image,) = summary["images"]
+    assert image["state"] == "update_available" and image["rolled_back"] is True
+    audit = admin_client.get("/api/audit", params={"action": "stack.update"}).json()["items"]
+    entry = next(e for e in audit if e["target"] == stack_id and e["action"] == "stack.update")
+    assert entry["outcome"] == "failure" and "rolled back" in entry["detail"]
+
+
+def test_a_healthy_update_applies_and_keeps_the_previous_image_as_a_rollback_target(
+    admin_client, make_stack, release, docker_client, images
+):
+    stack_id = started(admin_client, make_stack, release, first="plain")
+    release.publish("good")
+    check(admin_client)
+
+    run = act(admin_client, stack_id, "update")
+
+    assert run["status"] == "succeeded" and run["rollback"] is None, run["progress"]
+    assert "Update healthy" in [line["text"] for line in run["progress"]["lines"]]
+    assert running_image(docker_client, stack_id) == images["good"]
+    kept = docker_client.images.get(f"stackyard/rollback:{stack_id}.web")
+    assert kept.id == images["plain"]
+    summary = summary_of(admin_client, stack_id)
+    assert summary["has_update"] is False and summary["last_update"]["outcome"] == "updated"
+
+
+def test_the_auto_update_never_retries_a_rolled_back_digest_but_takes_a_newer_one(
+    app, admin_client, make_stack, release, docker_client, images
+):
+    stack_id = started(admin_client, make_stack, release)
+    auto = admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK | {"mode": "auto"})
+    assert auto.status_code == 204
+    release.publish("sick")
+
+    app.state.test_portal.call(app.state.stacks.check_and_auto_update)
+    first = admin_client.get(f"/api/stacks/{stack_id}/run").json()
+    assert first["rollback"] == "done"
+    assert summary_of(admin_client, stack_id)["last_auto_update"]["outcome"] == "rolled_back"
+
+    app.state.test_portal.call(app.state.stacks.check_and_auto_update)
+    assert admin_client.get(f"/api/stacks/{stack_id}/run").json()["id"] == first["id"]
+    assert running_image(docker_client, stack_id) == images["good"]
+
+    release.publish("plain")  # a newer one: tried
+    app.state.test_portal.call(app.state.stacks.check_and_auto_update)
+    last = admin_client.get(f"/api/stacks/{stack_id}/run").json()
+    assert last["id"] != first["id"] and last["status"] == "succeeded", last["progress"]
+    assert running_image(docker_client, stack_id) == images["plain"]
+    summary = summary_of(admin_client, stack_id)
+    assert summary["last_auto_update"]["outcome"] == "updated"
+    assert summary["images"][0]["rolled_back"] is False
+    audit = admin_client.get("/api/audit", params={"action": "stack.update"}).json()["items"]
+    mine = [
+        (e["actor"], e["outcome"])
+        for e in audit
+        if e["target"] == stack_id and e["action"] == "stack.update"
+    ]
+    assert mine == [("auto-update", "success"), ("auto-update", "failure")]
