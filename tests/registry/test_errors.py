@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import threading
 import time
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import httpx
@@ -15,10 +16,9 @@ import pytest
 from stackyard import errors
 from stackyard.api.errors import status_of
 from stackyard.registry.client import RegistryClient
-from stackyard.registry.digests import RemoteDigest
+from stackyard.registry.digests import DigestSnapshot, RemoteDigest
 from stackyard.registry.reference import parse_reference
-from stackyard.stacks import updates
-from stackyard.stacks.updates import UpdateService
+from stackyard.stacks import lookups
 from tests.support.peers import silent_listener
 
 DIGEST = "sha256:" + "a" * 64
@@ -219,27 +219,21 @@ def test_a_tag_list_that_is_not_json_is_a_registry_error():
         asyncio.run(go())
 
 
-class _Machine:
-    """Just what `UpdateService._remote` uses of a `Machine`."""
-
-    def __init__(self, handler) -> None:
-        self.handler = handler
-
-    def registry_client(self) -> RegistryClient:
-        return client_for(self.handler)
-
-
 def remote(handler, refs: list[str], monkeypatch) -> tuple[dict[str, RemoteDigest], list[str]]:
-    monkeypatch.setattr(updates, "CONCURRENCY", 1)  # one at a time: a deterministic order
+    monkeypatch.setattr(lookups, "CONCURRENCY", 1)  # one at a time: a deterministic order
     asked: list[str] = []
 
     def counting(request):
         asked.append(request.url.path)
         return handler(request)
 
-    service = UpdateService(_Machine(counting))  # type: ignore[arg-type]
-    results = asyncio.run(service._remote([parse_reference(r) for r in refs]))
-    return results, asked
+    async def go() -> dict[str, RemoteDigest]:
+        async with client_for(counting) as client:
+            lookup = lookups.RegistryPass(client, DigestSnapshot(), datetime.now(UTC))
+            await lookup.digests([parse_reference(r) for r in refs])
+            return lookup.remote
+
+    return asyncio.run(go()), asked
 
 
 def test_an_unreachable_registry_is_asked_once_per_pass_whatever_the_message(monkeypatch):

@@ -11,11 +11,14 @@ from stackyard.docker.engine import Engine, explain
 from stackyard.errors import Unavailable
 from stackyard.registry.reference import ImageRef
 
+VERSION_LABEL = "org.opencontainers.image.version"
+
 
 @dataclass(frozen=True)
 class LocalImage:
     present: bool
     digests: tuple[str, ...]  # repo digests of this repository (empty: built or loaded locally)
+    version: str | None = None  # its version label
 
 
 def local_images(client: Engine, refs: list[ImageRef]) -> dict[str, LocalImage]:
@@ -26,11 +29,15 @@ def local_images(client: Engine, refs: list[ImageRef]) -> dict[str, LocalImage]:
         raise Unavailable(f"Cannot list images: {exc}") from exc
     by_tag: dict[str, list[str]] = {}
     by_digest: set[str] = set()
+    versions: dict[str, str] = {}
     for image in images:
         digests = [d for d in image.get("RepoDigests") or [] if "@" in d]
         by_digest.update(digests)
+        version = (image.get("Labels") or {}).get(VERSION_LABEL)
         for tag in image.get("RepoTags") or []:
             by_tag.setdefault(tag, []).extend(digests)
+            if isinstance(version, str):
+                versions[tag] = version[:100]
     result = {}
     for ref in refs:
         if ref.pinned:
@@ -45,7 +52,8 @@ def local_images(client: Engine, refs: list[ImageRef]) -> dict[str, LocalImage]:
             for d in by_tag.get(t, [])
             if d.split("@", 1)[0] in ref.repo_names
         }
-        result[ref.name] = LocalImage(present, tuple(sorted(found)))
+        version = next((versions[t] for t in tagged if t in versions), None)
+        result[ref.name] = LocalImage(present, tuple(sorted(found)), version)
     return result
 
 

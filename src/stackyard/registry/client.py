@@ -1,6 +1,7 @@
-"""A registry v2 client: manifest digests by HEAD, tag lists; the bearer-token flow,
-Basic credentials, and an HTTPS-to-HTTP fallback for registries the engine treats as
-insecure.
+"""A registry v2 client: manifest digests by HEAD, tag lists, an image's config (its
+labels) by GET of its manifests and config blob, never its layers; the bearer-token flow,
+Basic credentials, an HTTPS-to-HTTP fallback for registries the engine treats as insecure,
+and the rate limit a registry announces (Docker Hub's `ratelimit-*` headers).
 
 httpx's errors and the registry's statuses are classified here, where they enter, into
 the error tree (`stackyard.errors`): `RegistryUnreachable` (retry later),
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
+import json
 import re
 import time
 from collections.abc import Callable
@@ -40,6 +43,22 @@ MANIFEST_ACCEPT = ", ".join(
     ]
 )
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+_INDEXES = (
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+)
+#: The largest manifest or config blob read (the engine's own limit for manifests).
+DOCUMENT_LIMIT = 4 * 1024 * 1024
+_LIMIT_VALUE = re.compile(r"^\s*(\d+)\s*(?:;\s*w=(\d+))?")
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """What a registry said of its pull limit with its last answer."""
+
+    limit: int
+    remaining: int
+    window_seconds: int | None
 
 
 @dataclass
@@ -73,6 +92,8 @@ class RegistryClient:
         self._schemes: dict[str, str] = {}
         self._tokens: dict[tuple[str, str], _Token] = {}
         self.requests = 0  # registry requests sent (token requests included)
+        #: Per registry host, the rate limit its last answer announced.
+        self.limits: dict[str, RateLimit] = {}
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -94,6 +115,55 @@ class RegistryClient:
             raise RegistryError(f"{ref.api_host} sent no Docker-Content-Digest for {ref.name}")
         return digest
 
+    async def image_config(
+        self, ref: ImageRef, reference: str, platform: tuple[str, str]
+    ) -> tuple[str, dict[str, Any]]:
+        """The manifest digest `reference` (a tag or digest of `ref`'s repository) names,
+        and its image config for `platform` (os, architecture): the index's manifest for
+        that platform and its config blob are read, the layers never. Each document is
+        bounded and checked against its digest."""
+        digest, manifest = await self._document(ref, f"manifests/{reference}", MANIFEST_ACCEPT)
+        if manifest.get("mediaType") in _INDEXES or "manifests" in manifest:
+            chosen = _platform_manifest(manifest, platform)
+            if chosen is None:
+                raise RegistryError(f"{ref.api_host}/{ref.repository}: no image for {platform}")
+            _, manifest = await self._document(ref, f"manifests/{chosen}", MANIFEST_ACCEPT)
+        config = manifest.get("config")
+        config_digest = config.get("digest") if isinstance(config, dict) else None
+        if not isinstance(config_digest, str):
+            raise RegistryError(f"{ref.api_host}/{ref.repository}: a manifest without config")
+        _, body = await self._document(ref, f"blobs/{config_digest}", "*/*", config_digest)
+        return digest, body
+
+    async def _document(
+        self, ref: ImageRef, path: str, accept: str, expected: str | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """A JSON document of the repository (a manifest or a config blob), read up to
+        DOCUMENT_LIMIT and checked against its digest; (digest, the object)."""
+        what = f"{ref.api_host}/{ref.repository}"
+        response = await self._request(
+            "GET",
+            ref.api_host,
+            f"/v2/{ref.repository}/{path}",
+            ref.repository,
+            {"Accept": accept},
+            DOCUMENT_LIMIT,
+        )
+        body = response.content
+        actual = "sha256:" + hashlib.sha256(body).hexdigest()
+        named = expected or response.headers.get("Docker-Content-Digest")
+        if path.split("/", 1)[1].startswith("sha256:"):
+            named = path.split("/", 1)[1]
+        if named and named.startswith("sha256:") and named != actual:
+            raise RegistryError(f"{what}: the registry sent a document that is not {named}")
+        try:
+            document = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            raise RegistryError(f"{what}: a document that is not JSON") from exc
+        if not isinstance(document, dict):
+            raise RegistryError(f"{what}: a document that is not a JSON object")
+        return named or actual, document
+
     async def tags(self, host: str, repository: str, page_size: int = 1000) -> list[str]:
         """Every tag of a repository, following `Link: <...>; rel="next"` pages."""
         found: list[str] = []
@@ -108,22 +178,36 @@ class RegistryClient:
         return found
 
     async def _request(
-        self, method: str, host: str, path: str, repository: str, headers: dict[str, str]
+        self,
+        method: str,
+        host: str,
+        path: str,
+        repository: str,
+        headers: dict[str, str],
+        limit: int | None = None,
     ) -> httpx.Response:
+        """The registry's answer; with `limit`, a body longer than that is refused
+        without being read whole."""
         scope = f"repository:{repository}:pull"
-        response = await self._send(method, host, path, headers, scope)
+        response = await self._send(method, host, path, headers, scope, limit)
         if response.status_code == 401:
             challenge = response.headers.get("WWW-Authenticate", "")
             auth = await self._authorize(host, challenge, scope)
             if auth:
-                response = await self._send(method, host, path, {**headers, **auth}, scope)
+                response = await self._send(method, host, path, {**headers, **auth}, scope, limit)
         if response.status_code == 404:
             raise NotInRegistry(f"{host}/{repository}: not found in the registry")
         _raise_for_status(response, f"{host}/{repository}")
         return response
 
     async def _send(
-        self, method: str, host: str, path: str, headers: dict[str, str], scope: str
+        self,
+        method: str,
+        host: str,
+        path: str,
+        headers: dict[str, str],
+        scope: str,
+        limit: int | None = None,
     ) -> httpx.Response:
         headers = dict(headers)
         cached = self._tokens.get((host, scope)) if "Authorization" not in headers else None
@@ -136,8 +220,8 @@ class RegistryClient:
             try:
                 self.requests += 1
                 async with asyncio.timeout(self.deadline):
-                    response = await self._http.request(
-                        method, f"{candidate}://{host}{path}", headers=headers
+                    response = await self._fetch(
+                        method, f"{candidate}://{host}{path}", headers, limit
                     )
             except (httpx.ReadTimeout, TimeoutError) as exc:  # no other scheme helps
                 last_error = exc
@@ -148,9 +232,43 @@ class RegistryClient:
             except (httpx.HTTPError, httpx.InvalidURL) as exc:  # e.g. too many redirects
                 raise RegistryError(f"registry {host}: {exc}") from exc
             self._schemes[host] = candidate
+            self._note_limit(host, response)
             return response
         why = self._cause(last_error)
         raise RegistryUnreachable(f"cannot reach registry {host}: {why}") from last_error
+
+    async def _fetch(
+        self, method: str, url: str, headers: dict[str, str], limit: int | None
+    ) -> httpx.Response:
+        if limit is None:
+            return await self._http.request(method, url, headers=headers)
+        request = self._http.build_request(method, url, headers=headers)
+        response = await self._http.send(request, stream=True)
+        try:
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > limit:
+                    raise RegistryError(f"{url}: an answer larger than {limit} bytes")
+        finally:
+            await response.aclose()
+        kept = [  # the body is decoded already
+            (name, value)
+            for name, value in response.headers.multi_items()
+            if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            response.status_code, headers=kept, content=bytes(body), request=request
+        )
+
+    def _note_limit(self, host: str, response: httpx.Response) -> None:
+        limit = _LIMIT_VALUE.match(response.headers.get("ratelimit-limit", ""))
+        remaining = _LIMIT_VALUE.match(response.headers.get("ratelimit-remaining", ""))
+        if limit and remaining:
+            window = remaining.group(2) or limit.group(2)
+            self.limits[host] = RateLimit(
+                int(limit.group(1)), int(remaining.group(1)), int(window) if window else None
+            )
 
     def _cause(self, exc: Exception | None) -> str:
         """What went wrong, also for httpx's errors whose text is empty (timeouts)."""
@@ -201,6 +319,19 @@ class RegistryClient:
         lifetime = max(_seconds(body.get("expires_in")) - 10, 10)
         self._tokens[(host, scope)] = _Token(token, time.monotonic() + lifetime)
         return {"Authorization": f"Bearer {token}"}
+
+
+def _platform_manifest(index: dict[str, Any], platform: tuple[str, str]) -> str | None:
+    """The digest of the index's manifest for `platform` (os, architecture)."""
+    entries = index.get("manifests")
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        wanted = entry.get("platform")
+        if isinstance(wanted, dict) and (wanted.get("os"), wanted.get("architecture")) == platform:
+            digest = entry.get("digest")
+            return digest if isinstance(digest, str) else None
+    return None
 
 
 def _raise_for_status(response: httpx.Response, what: str) -> None:

@@ -1,7 +1,10 @@
 """The digest cache: per image reference, the registry's digest (when last checked, or
-the error) and the local digests. Kept in a JSON file in the data folder, so that agents
-(which have no database) keep theirs the same way. Changes merge into the file under its
-lock (`fs.jsonstore`), so that the CLI and the service never lose each other's."""
+the error) and the local digests; per repository, its version tags (with when each was
+first seen); per image (by digest, or by reference for a version tag), what its labels
+say of its release (read once); per registry, the rate limit it announced. Kept in a JSON
+file in the data folder, so that agents (which have no database) keep theirs the same way.
+Changes merge into the file under its lock (`fs.jsonstore`), so that the CLI and the
+service never lose each other's."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from stackyard.fs.jsonstore import JsonStore
+from stackyard.registry.releases import Release
 
 RemoteStatus = Literal["ok", "not_found", "error"]
 
@@ -31,6 +35,15 @@ class LocalDigest:
     present: bool
     digests: list[str]
     seen_at: str
+    version: str | None = None  # its `org.opencontainers.image.version` label
+
+
+@dataclass
+class RegistryLimit:
+    limit: int
+    remaining: int
+    window_seconds: int | None
+    seen_at: str  # ISO 8601, UTC
 
 
 @dataclass
@@ -38,6 +51,12 @@ class DigestSnapshot:
     remote: dict[str, RemoteDigest] = field(default_factory=dict)
     local: dict[str, LocalDigest] = field(default_factory=dict)
     last_check: str | None = None
+    #: `registry/repository` -> version tag -> when first seen (ISO 8601, UTC).
+    tags: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: A digest (or `registry/repository:tag`) -> its release.
+    releases: dict[str, Release] = field(default_factory=dict)
+    #: Registry host -> the rate limit of its last answer.
+    limits: dict[str, RegistryLimit] = field(default_factory=dict)
 
 
 class DigestCache:
@@ -49,8 +68,14 @@ class DigestCache:
 
     def snapshot(self) -> DigestSnapshot:
         with self._lock:
+            data = self._data
             return DigestSnapshot(
-                dict(self._data.remote), dict(self._data.local), self._data.last_check
+                dict(data.remote),
+                dict(data.local),
+                data.last_check,
+                dict(data.tags),
+                dict(data.releases),
+                dict(data.limits),
             )
 
     def update(
@@ -58,11 +83,17 @@ class DigestCache:
         remote: dict[str, RemoteDigest] | None = None,
         local: dict[str, LocalDigest] | None = None,
         checked_at: datetime | None = None,
+        tags: dict[str, dict[str, str]] | None = None,
+        releases: dict[str, Release] | None = None,
+        limits: dict[str, RegistryLimit] | None = None,
     ) -> None:
         def merge(raw: Any) -> dict[str, Any]:
             data = _decode(raw)  # what is on disk now: another process may have written
             data.remote.update(remote or {})
             data.local.update(local or {})
+            data.tags.update(tags or {})
+            data.releases.update(releases or {})
+            data.limits.update(limits or {})
             if checked_at is not None:
                 data.last_check = checked_at.isoformat()
             return _encode(data)
@@ -76,6 +107,9 @@ def _encode(data: DigestSnapshot) -> dict[str, Any]:
         "remote": {k: asdict(v) for k, v in data.remote.items()},
         "local": {k: asdict(v) for k, v in data.local.items()},
         "last_check": data.last_check,
+        "tags": data.tags,
+        "releases": {k: asdict(v) for k, v in data.releases.items()},
+        "limits": {k: asdict(v) for k, v in data.limits.items()},
     }
 
 
@@ -90,6 +124,14 @@ def _decode(raw: Any) -> DigestSnapshot:
     for name, entry in _entries(raw.get("local")):
         with contextlib.suppress(TypeError):
             snapshot.local[name] = LocalDigest(**entry)
+    for name, entry in _entries(raw.get("tags")):
+        snapshot.tags[name] = {str(k): str(v) for k, v in entry.items()}
+    for name, entry in _entries(raw.get("releases")):
+        with contextlib.suppress(TypeError):
+            snapshot.releases[name] = Release(**entry)
+    for name, entry in _entries(raw.get("limits")):
+        with contextlib.suppress(TypeError):
+            snapshot.limits[name] = RegistryLimit(**entry)
     return snapshot
 
 

@@ -70,8 +70,11 @@ class GuardedUpdate:
         policy: UpdatePolicy,
         run: Run,
         compose_steps: ComposeSteps,
+        moved: dict[str, str] | None = None,
     ) -> None:
         self.machine = machine
+        #: image name -> the version tag the compose file was edited to
+        self.moved = moved or {}
         self.stack_id = stack_id
         self.project = project
         self.policy = policy
@@ -89,6 +92,7 @@ class GuardedUpdate:
         await asyncio.to_thread(self._keep, before)
         code = await self.compose_steps(pull) if pull else 0
         if code != 0:  # nothing was replaced
+            await self._restore_compose(before)
             self._record(UpdateOutcome(utcnow(), "failed", "the pull failed", _by()))
             return code
         return await self._apply(before)
@@ -150,6 +154,13 @@ class GuardedUpdate:
             outcome = UpdateOutcome(utcnow(), "rollback_failed", detail, _by(), failure.logs)
         self.run.fail(detail)
         self._record(outcome, rolled_back=rolled_back)
+
+    async def _restore_compose(self, before: Before) -> None:
+        if before.compose is not None:
+            self._say("The compose file names the previous tags again")
+            await asyncio.to_thread(
+                self.machine.store.write, self.stack_id, "compose", before.compose
+            )
 
     # -- the engine (blocking: called in threads) ------------------------------------
     def _before(self, compose: str | None) -> Before:

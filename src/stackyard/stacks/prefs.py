@@ -12,7 +12,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ConfigDict, TypeAdapter, ValidationError, with_config
 
 from stackyard.fs.jsonstore import JsonStore
 from stackyard.stacks.policy import UpdatePolicy
@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 Outcome = Literal["updated", "failed", "rolled_back", "rollback_failed", "skipped"]
 
 
+@with_config(ConfigDict(json_schema_serialization_defaults_required=True))
 @dataclass(frozen=True)
 class UpdateOutcome:
     at: datetime  # UTC

@@ -25,9 +25,10 @@ from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.files import browse
 from stackyard.process import tuning
 from stackyard.registry.logins import RegistryLogins
+from stackyard.registry.reference import parse_reference
 from stackyard.stacks import removal
 from stackyard.stacks.containers import StackContainers
-from stackyard.stacks.guarded import Commands, GuardedUpdate
+from stackyard.stacks.guarded import GuardedUpdate
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.prefs import StackPrefs
@@ -37,6 +38,7 @@ from stackyard.stacks.runs import Run, RunState, Steps
 from stackyard.stacks.status import ContainerIndex, StackStatus, stack_status
 from stackyard.stacks.store import FileKind
 from stackyard.stacks.updates import UpdateService
+from stackyard.stacks.versions import retagged
 
 log = logging.getLogger(__name__)
 
@@ -237,20 +239,24 @@ class StackService:
         )
 
     async def _perform(self, stack_id: str, action: str, run: Run) -> int:
-        steps = ACTIONS[action]
-        if action in _PULLS:
-            steps = await self._pulling(stack_id, steps, run)
         if action == "update":
-            code = await self._update(stack_id, steps, run)
+            code = await self._update(stack_id, run)
         else:
+            steps = ACTIONS[action]
+            if action in _PULLS:
+                steps = await self._pulling(stack_id, steps, run)
             code = await self.compose_steps(stack_id, steps, run)
         if action == "update" or (code == 0 and action in _PULLS):
             await self.updates.reconcile(stack_id)  # (a rollback put the old images back)
         self.machine.changed()
         return code
 
-    async def _update(self, stack_id: str, steps: Commands, run: Run) -> int:
-        """Pull and `up -d` through the health gate, rolled back when it fails."""
+    async def _update(self, stack_id: str, run: Run) -> int:
+        """To the newer version tags (when the policy follows them), pull and `up -d`
+        through the health gate, rolled back when it fails."""
+        policy = self.machine.prefs.policy(stack_id)
+        compose_before, moved = await asyncio.to_thread(self._to_newer_tags, stack_id, run)
+        steps = await self._pulling(stack_id, ACTIONS["update"], run)
         try:
             project = await asyncio.to_thread(self.machine.project, stack_id)
         except StackyardError:
@@ -259,11 +265,32 @@ class StackService:
             self.machine,
             stack_id,
             project,
-            self.machine.prefs.policy(stack_id),
+            policy,
             run,
             lambda commands: self.compose_steps(stack_id, commands, run),
+            moved,
         )
-        return await update.perform(tuple(args for args in steps if args[0] == "pull"))
+        pull = tuple(args for args in steps if args[0] == "pull")
+        return await update.perform(pull, compose_before)
+
+    def _to_newer_tags(self, stack_id: str, run: Run) -> tuple[str | None, dict[str, str]]:
+        """The compose file edited to each newer version tag the update check found, saved
+        as an edit is (checked); (the file as it was, or None when nothing moved; image
+        name -> its new tag)."""
+        stack = next((s for s in self.updates.summary().stacks if s.stack == stack_id), None)
+        moving = [i for i in stack.images if i.new_tag] if stack else []
+        if not moving:
+            return None, {}
+        before = self.machine.store.read(stack_id).compose
+        compose, moved = before, {}
+        for image in moving:
+            ref = parse_reference(image.image)
+            new_image = f"{image.image.removesuffix(f':{ref.tag}')}:{image.new_tag}"
+            compose = retagged(compose, image.image, new_image)
+            moved[ref.name] = str(image.new_tag)
+            run.feed_line(f"{image.service}: {image.image} -> {new_image}")
+        self.machine.store.write(stack_id, "compose", compose)
+        return before, moved
 
     async def _pulling(
         self, stack_id: str, steps: tuple[tuple[str, ...], ...], run: Run

@@ -7,35 +7,36 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter, with_config
 
 from stackyard.clock import utcnow
 from stackyard.compose.project import Project
 from stackyard.docker.images import local_images
 from stackyard.errors import (
     Invalid,
-    NotInRegistry,
-    RegistryError,
-    RegistryUnreachable,
     StackyardError,
 )
-from stackyard.registry.digests import DigestSnapshot, LocalDigest, RemoteDigest
+from stackyard.registry.digests import DigestSnapshot, LocalDigest
 from stackyard.registry.reference import ImageRef, parse_reference
+from stackyard.registry.releases import Release
+from stackyard.stacks.lookups import RegistryPass, low, repository_key
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.prefs import StackPrefs, UpdateOutcome
 from stackyard.stacks.runs import RUN_ORIGIN, Run
+from stackyard.stacks.versions import Jump, newer_tag, tag_version
+from stackyard.stacks.versions import jump as jump
 
 log = logging.getLogger(__name__)
 
 ImageState = Literal["update_available", "up_to_date", "pinned", "local", "unknown", "error"]
-CONCURRENCY = 8  # registry requests in flight
 
 
+@with_config(ConfigDict(json_schema_serialization_defaults_required=True))
 @dataclass(frozen=True)
 class ImageUpdate:
     service: str
@@ -45,13 +46,36 @@ class ImageUpdate:
     remote_digest: str | None
     checked_at: datetime | None
     error: str | None
-    #: When this host first saw the registry's digest (what the cooldown counts from).
+    #: When this host first saw the newer image (what the cooldown counts from).
     first_seen: datetime | None = None
-    #: This digest was tried, failed its health gate and was rolled back: the
+    #: This newer image was tried, failed its health gate and was rolled back: the
     #: auto-update pass leaves it (a newer one is tried).
     rolled_back: bool = False
+    #: The newer version tag within the policy's range (the update edits the compose
+    #: file to it); null when the update is a newer digest of the same tag, or none.
+    new_tag: str | None = None
+    #: The running image's version (its `org.opencontainers.image.version` label).
+    current_version: str | None = None
+    #: What the newer image's labels say of its release (read once per image).
+    release: Release | None = None
+    #: How big the version step is (from the tags, else from the versions' labels).
+    jump: Jump | None = None
 
 
+@dataclass(frozen=True)
+class RegistryQuota:
+    """The pull quota a registry announced with its last answer."""
+
+    registry: str
+    limit: int
+    remaining: int
+    window_seconds: int | None
+    seen_at: datetime | None
+    #: The background check leaves this registry alone until its window has passed.
+    waiting: bool
+
+
+@with_config(ConfigDict(json_schema_serialization_defaults_required=True))
 @dataclass(frozen=True)
 class StackUpdate:
     stack: str
@@ -66,10 +90,12 @@ class StackUpdate:
     last_update: UpdateOutcome | None = None
 
 
+@with_config(ConfigDict(json_schema_serialization_defaults_required=True))
 @dataclass(frozen=True)
 class UpdateSummary:
     last_check: datetime | None
     stacks: tuple[StackUpdate, ...]
+    registries: tuple[RegistryQuota, ...] = ()
 
 
 _SUMMARY = TypeAdapter(UpdateSummary)
@@ -125,6 +151,77 @@ def image_state(ref: ImageRef | None, snapshot: DigestSnapshot) -> tuple[ImageSt
     return ("up_to_date" if remote.digest in local.digests else "update_available"), None
 
 
+def tracks_versions(ref: ImageRef | None, policy: UpdatePolicy) -> bool:
+    """Whether the policy looks for newer version tags of this image."""
+    return (
+        ref is not None
+        and not ref.pinned
+        and policy.track != "digest"
+        and tag_version(ref.tag or "") is not None
+    )
+
+
+def newer_image(
+    ref: ImageRef, policy: UpdatePolicy, snapshot: DigestSnapshot
+) -> tuple[str | None, str | None]:
+    """(the newer version tag within the policy's range, or None; the key of the newer
+    image's release in the cache, or None when there is no newer image)."""
+    if tracks_versions(ref, policy) and policy.track != "digest":
+        key = repository_key(ref)
+        tag = newer_tag(ref.tag or "", snapshot.tags.get(key, {}), policy.track, policy.prereleases)
+        if tag is not None:
+            return tag, f"{key}:{tag}"
+    remote = snapshot.remote.get(ref.name)
+    if image_state(ref, snapshot)[0] == "update_available" and remote and remote.digest:
+        return None, remote.digest
+    return None, None
+
+
+def _image(
+    service: str,
+    text: str,
+    ref: ImageRef | None,
+    policy: UpdatePolicy,
+    snapshot: DigestSnapshot,
+    given_up: list[str],
+) -> ImageUpdate:
+    state, error = image_state(ref, snapshot)
+    local = snapshot.local.get(ref.name) if ref else None
+    remote = snapshot.remote.get(ref.name) if ref else None
+    new_tag, key = newer_image(ref, policy, snapshot) if ref else (None, None)
+    if new_tag is not None and state in ("up_to_date", "update_available"):
+        state = "update_available"
+    release = snapshot.releases.get(key) if key else None
+    current = local.version if local else None
+    if new_tag is not None and ref is not None:
+        first_seen = _when(snapshot.tags.get(repository_key(ref), {}).get(new_tag))
+        rolled_back = f"tag:{new_tag}" in given_up
+        step = jump(ref.tag, new_tag)
+    else:
+        first_seen = _when(remote.first_seen) if remote else None
+        rolled_back = bool(state == "update_available" and remote and remote.digest in given_up)
+        step = jump(current, release.version if release else None)
+    return ImageUpdate(
+        service=service,
+        image=text,
+        state=state,
+        local_digest=(
+            ref.digest
+            if ref and ref.pinned
+            else (local.digests[0] if local and local.digests else None)
+        ),
+        remote_digest=remote.digest if remote else None,
+        checked_at=_when(remote.checked_at) if remote else None,
+        error=error,
+        first_seen=first_seen,
+        rolled_back=rolled_back,
+        new_tag=new_tag,
+        current_version=current,
+        release=release,
+        jump=step,
+    )
+
+
 class UpdateService:
     def __init__(self, machine: Machine) -> None:
         self.machine = machine
@@ -165,31 +262,17 @@ class UpdateService:
             project = self.machine.cached_project(stack_id)
             stack_prefs = prefs.get(stack_id, StackPrefs())
             policy = stack_prefs.effective(default)
-            images = []
-            for service, text, ref in _refs(project) if project else []:
-                state, error = image_state(ref, snapshot)
-                local = snapshot.local.get(ref.name) if ref else None
-                remote = snapshot.remote.get(ref.name) if ref else None
-                given_up: list[str] = stack_prefs.rolled_back.get(ref.name, []) if ref else []
-                images.append(
-                    ImageUpdate(
-                        service=service,
-                        image=text,
-                        state=state,
-                        local_digest=(
-                            ref.digest
-                            if ref and ref.pinned
-                            else (local.digests[0] if local and local.digests else None)
-                        ),
-                        remote_digest=remote.digest if remote else None,
-                        checked_at=_when(remote.checked_at) if remote else None,
-                        error=error,
-                        first_seen=_when(remote.first_seen) if remote else None,
-                        rolled_back=bool(
-                            state == "update_available" and remote and remote.digest in given_up
-                        ),
-                    )
+            images = tuple(
+                _image(
+                    service,
+                    text,
+                    ref,
+                    policy,
+                    snapshot,
+                    stack_prefs.rolled_back.get(ref.name, []) if ref else [],
                 )
+                for service, text, ref in (_refs(project) if project else [])
+            )
             stacks.append(
                 StackUpdate(
                     stack=stack_id,
@@ -197,13 +280,20 @@ class UpdateService:
                     and any(i.state == "update_available" for i in images),
                     auto_update=policy.mode == "auto",
                     last_auto_update=stack_prefs.last_auto_update,
-                    images=tuple(images),
+                    images=images,
                     policy=policy,
                     policy_inherited=stack_prefs.policy is None and not stack_prefs.auto_update,
                     last_update=stack_prefs.last_update,
                 )
             )
-        return UpdateSummary(_when(snapshot.last_check), tuple(stacks))
+        now = utcnow()
+        quotas = tuple(
+            RegistryQuota(
+                host, q.limit, q.remaining, q.window_seconds, _when(q.seen_at), low(q, now)
+            )
+            for host, q in sorted(snapshot.limits.items())
+        )
+        return UpdateSummary(_when(snapshot.last_check), tuple(stacks), quotas)
 
     # -- refreshing -------------------------------------------------------------------
     async def _projects(self, stack_ids: list[str]) -> dict[str, Project]:
@@ -217,68 +307,83 @@ class UpdateService:
                 log.info("Stack %s skipped in the update check: invalid compose file", stack_id)
         return projects
 
-    async def check(self) -> UpdateSummary:
-        """One pass over every stack: each distinct image reference asked once."""
+    async def check(self, background: bool = False) -> UpdateSummary:
+        """One pass over every stack whose updates are looked for: each distinct image
+        asked once, each followed repository's tags listed once, each newer image's labels
+        read once ever. The background check leaves a registry whose quota is low alone."""
         async with self._check_lock:
             prefs, default = self.machine.prefs.all(), self.machine.prefs.default_policy()
-            looked_for = [
-                stack_id
+            policies = {
+                stack_id: prefs.get(stack_id, StackPrefs()).effective(default)
                 for stack_id in self.machine.store.ids()
-                if prefs.get(stack_id, StackPrefs()).effective(default).mode != "off"
-            ]
+            }
+            looked_for = [stack_id for stack_id, p in policies.items() if p.mode != "off"]
             projects = await self._projects(looked_for)
             refs = _tagged_refs(projects.values())
             local = await asyncio.to_thread(self._local, list(refs.values()))
+            before, now = self.machine.digests.snapshot(), utcnow()
+            waiting = {host for host, q in before.limits.items() if background and low(q, now)}
             # Built or loaded here (present, no registry digest): nothing to ask anyone.
             asked = [
                 ref
                 for name, ref in refs.items()
                 if not (local[name].present and not local[name].digests)
+                and ref.api_host not in waiting
             ]
-            remote = await self._remote(asked)
-            _first_seen(remote, self.machine.digests.snapshot())
-            self.machine.digests.update(remote, local, checked_at=utcnow())
+            followed = {
+                repository_key(ref): ref
+                for stack_id, project in projects.items()
+                for _, _, ref in _refs(project)
+                if ref is not None
+                and tracks_versions(ref, policies[stack_id])
+                and ref.api_host not in waiting
+            }
+            client = await asyncio.to_thread(self.machine.registry_client)
+            try:
+                lookup = RegistryPass(client, before, now)
+                await lookup.digests(asked)
+                await lookup.version_tags(list(followed.values()))
+                seen = replace(
+                    before,
+                    remote=before.remote | lookup.remote,
+                    local=before.local | local,
+                    tags=before.tags | lookup.tags,
+                )
+                await lookup.labels(self._unread(projects, policies, seen))
+            finally:
+                await client.aclose()
+            self.machine.digests.update(
+                lookup.remote,
+                local,
+                checked_at=now,
+                tags=lookup.tags,
+                releases=lookup.releases,
+                limits=lookup.limits(),
+            )
             self.machine.changed()
         return self.summary()
+
+    @staticmethod
+    def _unread(
+        projects: dict[str, Project], policies: dict[str, UpdatePolicy], seen: DigestSnapshot
+    ) -> dict[str, tuple[ImageRef, str]]:
+        """The newer images whose release was never read: key -> (image, tag or digest)."""
+        wanted: dict[str, tuple[ImageRef, str]] = {}
+        for stack_id, project in projects.items():
+            for _, _, ref in _refs(project):
+                if ref is None:
+                    continue
+                new_tag, key = newer_image(ref, policies[stack_id], seen)
+                if key is not None and key not in seen.releases:
+                    wanted[key] = (ref, new_tag or key)
+        return wanted
 
     def _local(self, refs: list[ImageRef]) -> dict[str, LocalDigest]:
         now = utcnow().isoformat()
         return {
-            name: LocalDigest(image.present, list(image.digests), now)
+            name: LocalDigest(image.present, list(image.digests), now, image.version)
             for name, image in local_images(self.machine.docker, refs).items()
         }
-
-    async def _remote(self, refs: list[ImageRef]) -> dict[str, RemoteDigest]:
-        results: dict[str, RemoteDigest] = {}
-        down: dict[str, str] = {}  # registry -> why it failed this pass
-        semaphore = asyncio.Semaphore(CONCURRENCY)
-        client = await asyncio.to_thread(self.machine.registry_client)
-
-        async def ask(ref: ImageRef) -> None:
-            async with semaphore:
-                now = utcnow().isoformat()
-                if ref.api_host in down:
-                    results[ref.name] = RemoteDigest("error", None, now, down[ref.api_host])
-                    return
-                try:
-                    digest = await client.manifest_digest(ref)
-                    results[ref.name] = RemoteDigest("ok", digest, now)
-                except NotInRegistry as exc:
-                    results[ref.name] = RemoteDigest("not_found", None, now, str(exc))
-                except RegistryUnreachable as exc:
-                    # Retry later: the rest of this registry's images wait for the next pass.
-                    down[ref.api_host] = exc.detail
-                    results[ref.name] = RemoteDigest("error", None, now, exc.detail)
-                except RegistryError as exc:  # denied, or an answer we cannot use
-                    results[ref.name] = RemoteDigest("error", None, now, exc.detail)
-
-        try:
-            await asyncio.gather(*(ask(ref) for ref in refs))
-        finally:
-            await client.aclose()
-        for host, why in down.items():
-            log.warning("Registry %s unreachable during the update check: %s", host, why)
-        return results
 
     async def reconcile(self, stack_id: str) -> None:
         """After a pull or update: the stack's local digests, read again from the engine,
@@ -364,13 +469,3 @@ def _waiting(stack: StackUpdate, now: datetime) -> str | None:
             f"waiting for {', '.join(young)} to be {stack.policy.cooldown_hours} h old (cooldown)"
         )
     return None
-
-
-def _first_seen(remote: dict[str, RemoteDigest], before: DigestSnapshot) -> None:
-    """Each digest keeps the time this host first saw it."""
-    for name, found in remote.items():
-        known = before.remote.get(name)
-        if found.digest and known and known.digest == found.digest and known.first_seen:
-            found.first_seen = known.first_seen
-        elif found.digest:
-            found.first_seen = found.checked_at
