@@ -21,11 +21,13 @@ SLEEP = "trap 'exit 0' TERM; while true; do sleep 1 & wait $!; done"
 QUICK = {"health_timeout": 30, "settle": 2}
 
 
-def build(docker_client, tag: str, script: str, health: dict | None) -> str:
+def build(
+    docker_client, tag: str, script: str, health: dict | None, labels: dict | None = None
+) -> str:
     """An image from the busybox test image whose command is `script`: its id."""
     container = docker_client.containers.create(BUSYBOX)
     try:
-        conf = {"Cmd": ["sh", "-c", script], "Labels": {"stackyard.test": tag}}
+        conf = {"Cmd": ["sh", "-c", script], "Labels": {"stackyard.test": tag, **(labels or {})}}
         if health:
             conf["Healthcheck"] = health
         image = container.commit(f"stackyard-test/rollback-{tag}", "1", conf=conf)
@@ -203,3 +205,58 @@ def test_the_auto_update_never_retries_a_rolled_back_digest_but_takes_a_newer_on
         if e["target"] == stack_id and e["action"] == "stack.update"
     ]
     assert mine == [("auto-update", "success"), ("auto-update", "failure")]
+
+
+def test_a_newer_version_tag_within_the_range_edits_the_compose_file_and_is_undone_on_rollback(
+    admin_client, make_stack, release, stacks_dir, docker_client, images
+):
+    for version, tag in [
+        ("good", "1.4.2"),
+        ("sick", "1.5.0"),
+        ("good", "2.0.0"),
+        ("good", "1.6.0-rc.1"),
+    ]:
+        release.registry.push(f"stackyard-test/rollback-{version}:1", release.name, tag)
+    image = f"{release.repo}:1.4.2"
+    stack_id = make_stack("tags", compose_text(web=service(image)))
+    minor = admin_client.put(
+        f"/api/stacks/{stack_id}/update-policy", json=QUICK | {"track": "minor"}
+    )
+    assert minor.status_code == 204
+    assert act(admin_client, stack_id, "start")["status"] == "succeeded"
+    compose = (stacks_dir / stack_id / "compose.yaml").read_text()
+
+    check(admin_client)
+    (found,) = summary_of(admin_client, stack_id)["images"]
+    assert (found["new_tag"], found["jump"], found["state"]) == (
+        "1.5.0",
+        "minor",
+        "update_available",
+    )
+
+    run = act(admin_client, stack_id, "update")
+
+    assert run["rollback"] == "done", run["progress"]
+    lines = [line["text"] for line in run["progress"]["lines"]]
+    assert f"web: {image} -> {release.repo}:1.5.0" in lines
+    assert (stacks_dir / stack_id / "compose.yaml").read_text() == compose  # as it was
+    assert running_image(docker_client, stack_id) == images["good"]
+    (found,) = summary_of(admin_client, stack_id)["images"]
+    assert found["new_tag"] == "1.5.0" and found["rolled_back"] is True
+
+    release.registry.push("stackyard-test/rollback-plain:1", release.name, "1.5.1")
+    check(admin_client)
+    assert summary_of(admin_client, stack_id)["images"][0]["new_tag"] == "1.5.1"
+    run = act(admin_client, stack_id, "update")
+    assert run["status"] == "succeeded", run["progress"]
+    assert (stacks_dir / stack_id / "compose.yaml").read_text() == compose.replace("1.4.2", "1.5.1")
+    assert running_image(docker_client, stack_id) == images["plain"]
+    updated = summary_of(admin_client, stack_id)
+    assert updated["has_update"] is False and updated["images"][0]["new_tag"] is None
+
+    # Pre-releases only when asked; the major range reaches 2.0.0.
+    prerelease = QUICK | {"track": "minor", "prereleases": True}
+    admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=prerelease)
+    assert summary_of(admin_client, stack_id)["images"][0]["new_tag"] == "1.6.0-rc.1"
+    admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK | {"track": "major"})
+    assert summary_of(admin_client, stack_id)["images"][0]["new_tag"] == "2.0.0"

@@ -161,6 +161,14 @@ def attention_of(card: HostCard) -> list[Attention]:
         )
     for stack in report.partial:
         items.append(item("warning", "stack_partial", "Only some services run", stack))
+    for back in report.rolled_back:
+        said = f": {back.detail}" if back.detail else ""
+        if back.failed:
+            message = f"The last update failed and so did its rollback{said}"
+            items.append(item("critical", "update_rolled_back", message, back.stack))
+        else:
+            message = f"The last update was rolled back{said}"
+            items.append(item("warning", "update_rolled_back", message, back.stack))
     for stack in report.updates:
         digests = report.update_digests.get(stack)
         items.append(

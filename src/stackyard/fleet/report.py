@@ -73,6 +73,17 @@ class InterruptedRun:
 
 
 @dataclass(frozen=True)
+class RolledBack:
+    """A stack whose last update failed its health gate and was rolled back (or whose
+    rollback failed too: `failed`)."""
+
+    stack: str
+    at: datetime
+    detail: str | None
+    failed: bool
+
+
+@dataclass(frozen=True)
 class HostReport:
     name: str
     version: str
@@ -89,6 +100,8 @@ class HostReport:
     #: Per stack with a newer image: a fingerprint of the newest digests (news when it
     #: changes). Absent from older agents.
     update_digests: dict[str, str] = field(default_factory=dict)
+    #: Stacks whose last update was rolled back. Absent from older agents.
+    rolled_back: list[RolledBack] = field(default_factory=list)
 
 
 def _meminfo() -> tuple[int, int]:
@@ -167,6 +180,11 @@ def host_report(stacks: StackService, version: str) -> HostReport:
         troubles=troubles,
         updates=[s.stack for s in summary.stacks if s.has_update],
         update_digests={s.stack: _fingerprint(s) for s in summary.stacks if s.has_update},
+        rolled_back=[
+            RolledBack(s.stack, tried.at, tried.detail, tried.outcome == "rollback_failed")
+            for s in summary.stacks
+            if (tried := s.last_update) and tried.outcome in ("rolled_back", "rollback_failed")
+        ],
         failed_backups=failed,
         interrupted=interrupted,
         invalid=[InvalidStack(v.id, v.error) for v in views if v.state == "invalid"],

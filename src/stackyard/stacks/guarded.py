@@ -128,10 +128,9 @@ class GuardedUpdate:
         for line in failure.logs:
             self._say(f"  | {line}")
         rolled_back = await asyncio.to_thread(self._point_back, before)
-        if before.compose is not None:
-            await asyncio.to_thread(
-                self.machine.store.write, self.stack_id, "compose", before.compose
-            )
+        for name, tag in self.moved.items():
+            rolled_back.setdefault(name, []).append(f"tag:{tag}")
+        await self._restore_compose(before)
         known = {r.container_id for r in await asyncio.to_thread(self._containers)}
         code = await self.compose_steps((("up", "-d"),))
         created = await asyncio.to_thread(self._created, known)

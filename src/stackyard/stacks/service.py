@@ -255,12 +255,13 @@ class StackService:
         """To the newer version tags (when the policy follows them), pull and `up -d`
         through the health gate, rolled back when it fails."""
         policy = self.machine.prefs.policy(stack_id)
-        compose_before, moved = await asyncio.to_thread(self._to_newer_tags, stack_id, run)
-        steps = await self._pulling(stack_id, ACTIONS["update"], run)
-        try:
+        try:  # as it runs now: what a rollback goes back to
             project = await asyncio.to_thread(self.machine.project, stack_id)
         except StackyardError:
+            steps = await self._pulling(stack_id, ACTIONS["update"], run)
             return await self.compose_steps(stack_id, steps, run)  # compose says what is wrong
+        compose_before, moved = await asyncio.to_thread(self._to_newer_tags, stack_id, run)
+        steps = await self._pulling(stack_id, ACTIONS["update"], run)
         update = GuardedUpdate(
             self.machine,
             stack_id,

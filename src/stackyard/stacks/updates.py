@@ -396,13 +396,13 @@ class UpdateService:
 
     # -- auto-update ------------------------------------------------------------------
     async def auto_update(
-        self, update_stack: Callable[[str], Awaitable[Run]]
+        self, update_stack: Callable[[str], Awaitable[Run]], now: datetime | None = None
     ) -> list[tuple[str, UpdateOutcome]]:
         """Update the stacks whose policy is auto and that have a newer image, one at a
-        time: each only inside its maintenance window, with images past their cooldown,
-        and never again to a digest that was rolled back."""
+        time: each only inside its maintenance window (at `now`), with images past their
+        cooldown, and never again to a digest that was rolled back."""
         done: list[tuple[str, UpdateOutcome]] = []
-        now = utcnow()
+        now = now or utcnow()
         for stack in self.summary().stacks:
             if not (stack.auto_update and stack.has_update):
                 continue
@@ -410,15 +410,15 @@ class UpdateService:
             if waiting == "":
                 continue  # only what was rolled back: its outcome says so already
             if waiting is not None:
-                outcome = UpdateOutcome(now, "skipped", waiting, "auto-update")
+                outcome = UpdateOutcome(utcnow(), "skipped", waiting, "auto-update")
                 self._keep_outcome(stack.stack, outcome, quiet=True)
                 done.append((stack.stack, outcome))
                 continue
-            origin = RUN_ORIGIN.set("auto-update")
+            origin, started = RUN_ORIGIN.set("auto-update"), utcnow()
             try:
                 run = await update_stack(stack.stack)
                 kept = self.machine.prefs.get(stack.stack).last_auto_update
-                if kept is not None and kept.at >= now:  # the update said how it went
+                if kept is not None and kept.by == "auto-update" and kept.at >= started:
                     outcome = kept
                 else:
                     outcome = UpdateOutcome(
