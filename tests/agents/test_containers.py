@@ -16,8 +16,11 @@ from cryptography.x509.oid import NameOID
 
 from tests.agents.helpers import add_agent
 from tests.containers.test_shell import ORIGIN, audit_entry, read_until
+from tests.stacks.test_rollback import QUICK
+from tests.stacks.test_rollback import images as images  # a fixture of the test below
 from tests.stacks.test_updates import publish_newer
 from tests.support.stacks import BUSYBOX, act, compose_text, service
+from tests.support.waiting import wait_until
 
 SLEEPER = compose_text(box=service(BUSYBOX, command='["sleep", "3600"]'))
 
@@ -189,3 +192,53 @@ def test_containers_outside_the_stacks_of_an_agent(remote, admin_client):
         (e["action"], e["target"], e["outcome"]) for e in entries
     }
     engine.docker("rm", "-f", loose)
+
+
+def test_a_failing_update_on_an_agent_is_rolled_back_there_through_the_central(
+    remote, admin_client, registry, docker_client, images
+):
+    engine, _, base = remote
+    token = uuid.uuid4().hex[:8]
+    name, stack = f"roll/{token}", f"roll-{token}"
+    registry.push("stackyard-test/rollback-good:1", name, "1")
+    repo = f"{registry.host}/{name}"
+    compose = compose_text(app=service(f"{repo}:1"))
+    assert (
+        admin_client.post(f"{base}/stacks", json={"name": stack, "compose": compose}).status_code
+        == 201
+    )
+    assert admin_client.put(f"{base}/stacks/{stack}/update-policy", json=QUICK).status_code == 204
+    assert act(admin_client, stack, "start", base=base)["status"] == "succeeded"
+    registry.push("stackyard-test/rollback-sick:1", name, "1")
+    assert admin_client.post(f"{base}/stacks/updates/check").status_code == 200
+
+    run = act(admin_client, stack, "update", base=base)
+
+    assert run["rollback"] == "done" and run["status"] == "failed", run["progress"]
+    assert run["progress"]["errors"][-1].startswith("rolled back: app is unhealthy")
+    [container] = engine.client.containers.list(
+        filters={"label": f"com.docker.compose.project={stack}"}
+    )
+    assert container.image.id == images["good"]  # the previous image, on the agent's engine
+    line = _summary(admin_client, f"{base}/stacks/updates", stack)
+    assert line["last_update"]["outcome"] == "rolled_back"
+    assert line["images"][0]["rolled_back"] is True
+    attention = admin_client.get("/api/dashboard/fleet").json()["attention"]
+    assert any(
+        a["kind"] == "update_rolled_back" and a["stack"] == stack and a["host"] == "remote"
+        for a in attention
+    ), attention
+
+    def audited() -> dict | None:
+        audit = admin_client.get("/api/audit", params={"action": "stack.update"}).json()["items"]
+        ended = [
+            e
+            for e in audit
+            if e["target"] == f"remote: {stack}"
+            and e["action"] == "stack.update"
+            and e["outcome"] != "started"
+        ]
+        return ended[0] if ended else None
+
+    entry = wait_until(audited, what="the update's outcome in the central's audit log")
+    assert entry["outcome"] == "failure" and "rolled back: app is unhealthy" in entry["detail"]

@@ -18,6 +18,8 @@ from fastapi.testclient import TestClient
 from tests.agents.helpers import add_agent
 from tests.agents.hostile import Answer, HostileAgent, hostile_agent  # noqa: F401 (a fixture)
 from tests.notifications.conftest import TIMING, add_webhook, events_of
+from tests.stacks.test_rollback import QUICK
+from tests.stacks.test_rollback import images as images  # a fixture
 from tests.support.receivers import HttpReceiver
 from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
 from tests.support.stacks import HELPER, act, compose_text, service, start_restore, wait_run
@@ -180,6 +182,34 @@ def test_an_update_that_fails_is_said(admin: TestClient, receiver: HttpReceiver,
     (event,) = said(receiver, "update_failed", stack)
     assert event["text"].startswith(f"Update of {stack} failed: ")
     assert event["severity"] == "critical"
+
+
+def test_an_update_that_rolls_back_is_said_with_why(
+    admin: TestClient, receiver: HttpReceiver, make_stack, registry, docker_client, images
+):
+    """The health gate failed: the news is the rollback (not a plain failure), with the
+    service and why."""
+    name = f"note/{secrets.token_hex(4)}"
+    registry.push("stackyard-test/rollback-good:1", name, "1")
+    repo = f"{registry.host}/{name}"
+    stack = make_stack("note-roll", compose_text(app=service(f"{repo}:1")))
+    assert admin.put(f"/api/stacks/{stack}/update-policy", json=QUICK).status_code == 204
+    assert act(admin, stack, "start")["status"] == "succeeded"
+    registry.push("stackyard-test/rollback-crashing:1", name, "1")
+    docker_client.api.tag(images["good"], repo, "1")  # this host still runs the old one
+    add_webhook(admin, receiver.url)
+    assert admin.post("/api/stacks/updates/check").status_code == 200
+
+    assert act(admin, stack, "update")["rollback"] == "done"
+
+    (event,) = said(receiver, "update_rolled_back", stack)
+    assert event["text"] == f"Update of {stack}: rolled back: app exited with code 3"
+    assert event["severity"] == "critical"
+    assert not [
+        e
+        for e in events_of(receiver.requests)
+        if e["name"] == "update_failed" and e["subject"] == stack
+    ]
 
 
 def test_an_agent_killed_is_said_offline_and_back(

@@ -260,3 +260,59 @@ def test_a_newer_version_tag_within_the_range_edits_the_compose_file_and_is_undo
     assert summary_of(admin_client, stack_id)["images"][0]["new_tag"] == "1.6.0-rc.1"
     admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK | {"track": "major"})
     assert summary_of(admin_client, stack_id)["images"][0]["new_tag"] == "2.0.0"
+
+
+def test_the_policy_and_a_rolled_back_update_from_the_command_line(
+    tmp_path, make_stack, release, docker_client, images
+):
+    from tests.stacks.test_cli import cli
+
+    release.publish("good")
+    stack_id = make_stack("cli", compose_text(web=service(f"{release.repo}:1")))
+    refused = cli(tmp_path, "policy", stack_id, "--settle", "40", "--health-timeout", "30")
+    assert (
+        refused.returncode == 2
+        and "settle (40 s) must be shorter than health_timeout (30 s)" in refused.stderr
+    )
+    shown = cli(tmp_path, "policy", stack_id, "--settle", "2", "--health-timeout", "30")
+    assert shown.returncode == 0, shown.stderr
+    assert f"{stack_id}: its own policy" in shown.stdout and "  settle: 2" in shown.stdout
+    assert cli(tmp_path, "up", stack_id).returncode == 0
+    release.publish("crashing")
+    checked = cli(tmp_path, "check")
+    assert f"{stack_id}\tUPDATE\tweb: update_available" in checked.stdout
+
+    update = cli(tmp_path, "update", stack_id)
+
+    assert update.returncode == 1
+    assert f"error: update of {stack_id}: rolled back: web exited with code 3" in update.stderr
+    assert running_image(docker_client, stack_id) == images["good"]
+    checked = cli(tmp_path, "check")
+    assert "web: update_available [rolled back before]" in checked.stdout
+    assert "last update rolled back: rolled back: web exited with code 3" in checked.stdout
+    inherited = cli(tmp_path, "policy", stack_id, "--inherit")
+    assert (
+        f"{stack_id}: the host default" in inherited.stdout and "  settle: 30" in inherited.stdout
+    )
+
+
+def test_a_one_off_job_that_ends_well_passes_the_gate(
+    admin_client, make_stack, release, docker_client, images
+):
+    """A migration service that runs once and exits 0 (no restart policy) is done, not
+    failed: the update applies."""
+    release.publish("good")
+    compose = compose_text(
+        web=service(f"{release.repo}:1"),
+        migrate=service(f"{release.repo}:1", command='["sh", "-c", "echo migrated"]'),
+    )
+    stack_id = make_stack("job", compose)
+    assert admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK).status_code == 204
+    assert act(admin_client, stack_id, "start")["status"] == "succeeded"
+    release.publish("plain")
+    check(admin_client)
+
+    run = act(admin_client, stack_id, "update")
+
+    assert run["status"] == "succeeded" and run["rollback"] is None, run["progress"]
+    assert running_image(docker_client, stack_id) == images["plain"]  # web; migrate ended

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stackyard.cli import services
+
+if TYPE_CHECKING:
+    from stackyard.stacks.updates import ImageUpdate
 
 app = typer.Typer(no_args_is_help=True, help="Run stack actions on this host.")
 
@@ -83,11 +86,84 @@ for _command, _act, _help in [
 
 @app.command("check")
 def stack_check() -> None:
-    """Ask the registries for newer image digests now and list the stacks that have one."""
+    """Ask the registries for newer images now and list the stacks that have one: the new
+    version tag and how big a step it is, and what was rolled back before."""
     summary = asyncio.run(services.stacks().updates.check())
     for stack in summary.stacks:
-        states = ", ".join(f"{i.service}: {i.state}" for i in stack.images)
+        states = ", ".join(_image_line(i) for i in stack.images)
         typer.echo(f"{stack.stack}\t{'UPDATE' if stack.has_update else 'ok'}\t{states}")
+        last = stack.last_update
+        if last is not None and last.outcome in ("rolled_back", "rollback_failed"):
+            typer.echo(f"\tlast update {last.outcome.replace('_', ' ')}: {last.detail}")
+
+
+def _image_line(image: ImageUpdate) -> str:
+    line = f"{image.service}: {image.state}"
+    if image.new_tag:
+        line += f" -> {image.new_tag}"
+    version = image.release.version if image.release else None
+    if version and not image.new_tag:
+        line += f" -> {version}"
+    if image.jump:
+        line += f" ({image.jump})"
+    if image.rolled_back:
+        line += " [rolled back before]"
+    return line
+
+
+@app.command("policy")
+def stack_policy(
+    name: Annotated[str, typer.Argument(help="The stack id")],
+    mode: Annotated[str | None, typer.Option(help="off, notify or auto")] = None,
+    track: Annotated[str | None, typer.Option(help="digest, patch, minor or major")] = None,
+    prereleases: Annotated[
+        bool | None, typer.Option("--prereleases/--no-prereleases", help="Count pre-releases")
+    ] = None,
+    health_timeout: Annotated[int | None, typer.Option(help="Seconds to be healthy")] = None,
+    settle: Annotated[int | None, typer.Option(help="Seconds without a healthcheck")] = None,
+    cooldown_hours: Annotated[int | None, typer.Option(help="Minimum age of an image")] = None,
+    window: Annotated[str | None, typer.Option(help="Cron of the maintenance window")] = None,
+    window_minutes: Annotated[int | None, typer.Option(help="Its length")] = None,
+    timezone: Annotated[str | None, typer.Option(help="Its zone")] = None,
+    inherit: Annotated[bool, typer.Option(help="Follow this host's default again")] = False,
+) -> None:
+    """Show a stack's update policy, or change it (the options given; the rest stay)."""
+    from pydantic import ValidationError
+
+    from stackyard.errors import StackyardError
+    from stackyard.stacks.policy import UpdatePolicy
+
+    stacks = services.stacks()
+    stacks.machine.store.folder(name)
+    if inherit:
+        stacks.set_policy(name, None)
+    asked = {
+        "mode": mode,
+        "track": track,
+        "prereleases": prereleases,
+        "health_timeout": health_timeout,
+        "settle": settle,
+        "cooldown_hours": cooldown_hours,
+        "window": window,
+        "window_minutes": window_minutes,
+        "timezone": timezone,
+    }
+    changes = {key: value for key, value in asked.items() if value is not None}
+    if changes:
+        current = stacks.machine.prefs.policy(name).model_dump()
+        try:
+            stacks.set_policy(name, UpdatePolicy.model_validate(current | changes))
+        except ValidationError as exc:
+            why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+            typer.secho(f"error: {why}", err=True, fg=typer.colors.RED)
+            raise typer.Exit(2) from None
+        except StackyardError as exc:
+            typer.secho(f"error: {exc.detail}", err=True, fg=typer.colors.RED)
+            raise typer.Exit(2) from None
+    own = stacks.machine.prefs.get(name).policy is not None
+    typer.echo(f"{name}: {'its own policy' if own else 'the host default'}")
+    for key, value in stacks.machine.prefs.policy(name).model_dump().items():
+        typer.echo(f"  {key}: {value}")
 
 
 #: Colours of the container names, one per container in turn (as `docker compose logs`).

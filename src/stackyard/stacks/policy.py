@@ -6,10 +6,11 @@ minimum age, a maintenance window)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Annotated, Literal
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from stackyard.errors import Invalid
 from stackyard.jsonmodel import JsonInt, StrictModel
 from stackyard.schedules.timetable import cron_of, last_run, zone_of
 
@@ -32,32 +33,35 @@ class UpdatePolicy(StrictModel):
         "newer semantic-version tag within that range (the compose file is edited to it)",
     )
     prereleases: bool = Field(False, description="Version tags with a pre-release part count")
-    health_timeout: Annotated[JsonInt, Field(ge=5, le=3600)] = Field(
+    health_timeout: JsonInt = Field(
         120,
+        ge=5,
+        le=3600,
         description="Seconds an updated service has to become healthy (or to settle) "
         "before the update is rolled back",
     )
-    settle: Annotated[JsonInt, Field(ge=0, le=600)] = Field(
+    settle: JsonInt = Field(
         30,
+        ge=0,
+        le=600,
         description="Seconds a service without a healthcheck must run without a restart "
         "to count as up",
     )
-    cooldown_hours: Annotated[JsonInt, Field(ge=0, le=24 * 90)] = Field(
+    cooldown_hours: JsonInt = Field(
         0,
+        ge=0,
+        le=24 * 90,
         description="The auto-update applies a new image only once this host has known it "
         "this many hours (a defence against a bad or compromised release)",
     )
-    window: Annotated[str | None, Field(max_length=100)] = Field(
+    window: str | None = Field(
         None,
+        max_length=100,
         description="The auto-update applies updates only inside this window: a five-field "
         "cron expression (or hourly, daily, weekly, monthly) for its start; null: any time",
     )
-    window_minutes: Annotated[JsonInt, Field(ge=5, le=24 * 60)] = Field(
-        120, description="How long each window lasts"
-    )
-    timezone: Annotated[str, Field(max_length=64)] = Field(
-        "UTC", description="The zone the window is in"
-    )
+    window_minutes: JsonInt = Field(120, ge=5, le=24 * 60, description="How long each window lasts")
+    timezone: str = Field("UTC", max_length=64, description="The zone the window is in")
 
     @field_validator("window")
     @classmethod
@@ -72,8 +76,11 @@ class UpdatePolicy(StrictModel):
 
     @model_validator(mode="after")
     def _settles_in_time(self) -> UpdatePolicy:
-        if self.settle >= self.health_timeout:
-            raise ValueError("settle must be shorter than health_timeout")
+        if self.settle >= self.health_timeout:  # (a rule across fields: no schema says it)
+            raise Invalid(
+                f"settle ({self.settle} s) must be shorter than health_timeout "
+                f"({self.health_timeout} s)"
+            )
         return self
 
     def in_window(self, now: datetime) -> bool:
