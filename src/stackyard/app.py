@@ -281,10 +281,13 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 app.state.self_update.record_outcome(functools.partial(record, app.state.db))
             )
         # What a killed run of the service left, read before this one begins any work.
-        left = app.state.backups.journal.pending()
-        app.state.warm_up = asyncio.ensure_future(
-            _warm_up_soon(machine, lambda: app.state.backups.recover(left), *clean_ups)
-        )
+        left = machine.journal.pending()
+
+        async def recover() -> None:
+            await app.state.backups.recover(left)
+            await app.state.stacks.recover(left)
+
+        app.state.warm_up = asyncio.ensure_future(_warm_up_soon(machine, recover, *clean_ups))
         app.state.warm_up.add_done_callback(lambda _: watcher.start())  # (it loads the SDK)
         checker = None
         if settings.update_check_interval:

@@ -316,3 +316,67 @@ def test_a_one_off_job_that_ends_well_passes_the_gate(
 
     assert run["status"] == "succeeded" and run["rollback"] is None, run["progress"]
     assert running_image(docker_client, stack_id) == images["plain"]  # web; migrate ended
+
+
+def test_an_update_killed_in_its_health_gate_is_undone_at_the_next_start(
+    tmp_path, release, docker_client, images, docker_cleanup
+):
+    """SIGKILL while the new containers are being judged (the compose file already names
+    the new tag): the next start puts the file and the previous image back."""
+    import httpx
+
+    from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
+    from tests.support.waiting import wait_until
+
+    for version, tag in [("good", "1.4.2"), ("plain", "1.5.0")]:
+        release.registry.push(f"stackyard-test/rollback-{version}:1", release.name, tag)
+    stack_id = f"killed-{uuid.uuid4().hex[:6]}"
+    folder = tmp_path / "stacks" / stack_id
+    folder.mkdir(parents=True)
+    compose = compose_text(web=service(f"{release.repo}:1.4.2"))
+    (folder / "compose.yaml").write_text(compose)
+    docker_cleanup.compose_project(stack_id)
+    env = service_env(tmp_path)
+    policy = {"track": "minor", "settle": 120, "health_timeout": 300}  # a long gate
+
+    server = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            client.put(f"/api/stacks/{stack_id}/update-policy", json=policy).raise_for_status()
+            assert act(client, stack_id, "start")["status"] == "succeeded"
+            client.post("/api/stacks/updates/check").raise_for_status()
+            client.post(f"/api/stacks/{stack_id}/actions/update").raise_for_status()
+
+            def gating() -> bool:
+                lines = client.get(f"/api/stacks/{stack_id}/run").json()["progress"]["lines"]
+                return any(line["text"].startswith("Waiting for web") for line in lines)
+
+            wait_until(gating, 120, "the update's health gate")
+        server.process.kill()
+        server.process.wait()
+    finally:
+        server.stop()
+    assert "1.5.0" in (folder / "compose.yaml").read_text()  # killed half-way
+    assert running_image(docker_client, stack_id) == images["plain"]
+
+    again = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=again.url, timeout=60) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+
+            def undone() -> dict | None:  # (the killed run reads as interrupted at once)
+                run = client.get(f"/api/stacks/{stack_id}/run").json()
+                said = any("going back" in line["text"] for line in run["progress"]["lines"])
+                return run if said and run["status"] == "interrupted" else None
+
+            run = wait_until(undone, 120, "the interrupted update undone")
+    finally:
+        again.stop()
+    lines = [line["text"] for line in run["progress"]["lines"]]
+    assert any("going back to what ran before it" in line for line in lines), lines
+    assert "Rolled back: the previous images run again" in lines
+    assert (folder / "compose.yaml").read_text() == compose
+    assert running_image(docker_client, stack_id) == images["good"]
+    journal = tmp_path / "data" / "journal.json"
+    assert not journal.exists() or journal.read_text().strip() in ("{}", "")

@@ -25,7 +25,6 @@ from stackyard import __version__
 from stackyard.backups import capture, restore, tartool
 from stackyard.backups.archive import ArchiveReader
 from stackyard.backups.inventory import inventory
-from stackyard.backups.journal import Entry, Journal
 from stackyard.backups.model import Asset, Inventory, Manifest
 from stackyard.backups.names import archive_name
 from stackyard.backups.restore import Declared, RestorePlan
@@ -39,6 +38,7 @@ from stackyard.docker.details import inspect_container
 from stackyard.docker.helper import Helpers
 from stackyard.docker.own import overlap, own_container_id, own_mappings
 from stackyard.errors import Conflict, Invalid, StackyardError
+from stackyard.stacks.journal import Entry
 from stackyard.stacks.runs import Run, progress_reporter
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class BackupService:
         self.stacks = stacks
         self.machine = stacks.machine
         self.store = ArchiveStore(self.machine.settings.data_dir / "backups")
-        self.journal = Journal(self.machine.settings.data_dir / "journal.json")
+        self.journal = self.machine.journal
 
     def helpers(self) -> Helpers:
         return self.machine.helpers()

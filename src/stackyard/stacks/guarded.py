@@ -18,9 +18,10 @@ import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from stackyard.clock import utcnow
-from stackyard.compose.project import Project
+from stackyard.docker.engine import Engine
 from stackyard.docker.lives import (
     Running,
     image_id_of,
@@ -51,7 +52,27 @@ class Before:
 
     running: tuple[Running, ...]
     images: dict[str, str]  # service -> the image reference its compose file names
-    compose: str | None  # the compose file as it was, when the update edits it
+    compose: str | None = None  # the compose file as it was
+
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "running": [[r.service, r.container_id, r.image_id] for r in self.running],
+            "images": self.images,
+            "compose": self.compose,
+        }
+
+    @classmethod
+    def of_data(cls, data: dict[str, Any]) -> Before:
+        """From a journal entry (KeyError, TypeError, ValueError for one that does not fit)."""
+        running = tuple(Running(str(s), str(c), str(i)) for s, c, i in data["running"])
+        images = {str(k): str(v) for k, v in dict(data["images"]).items()}
+        compose = data.get("compose")
+        return cls(running, images, compose if isinstance(compose, str) else None)
+
+
+#: Edits the compose file to newer version tags and says what to pull: (image name -> its
+#: new tag; the pull commands).
+Prepare = Callable[[], Awaitable[tuple[dict[str, str], Commands]]]
 
 
 def keep_tag(stack: str, service: str) -> str:
@@ -66,36 +87,56 @@ class GuardedUpdate:
         self,
         machine: Machine,
         stack_id: str,
-        project: Project,
+        project: str,
         policy: UpdatePolicy,
         run: Run,
         compose_steps: ComposeSteps,
-        moved: dict[str, str] | None = None,
     ) -> None:
         self.machine = machine
-        #: image name -> the version tag the compose file was edited to
-        self.moved = moved or {}
         self.stack_id = stack_id
-        self.project = project
+        self.project = project  # the compose project's name
         self.policy = policy
         self.run = run
         self.compose_steps = compose_steps
+        #: image name -> the version tag the compose file was edited to
+        self.moved: dict[str, str] = {}
 
     @property
-    def docker(self):  # type: ignore[no-untyped-def]
+    def docker(self) -> Engine:
         return self.machine.docker
 
-    async def perform(self, pull: Commands, compose_before: str | None = None) -> int:
+    async def perform(self, images: dict[str, str], prepare: Prepare) -> int:
         """Pull, `up -d`, the gate, and the rollback when needed; the exit code (non-zero
-        when the update did not apply). The outcome is kept for the stack."""
-        before = await asyncio.to_thread(self._before, compose_before)
+        when the update did not apply). `images`: each service's image reference as the
+        compose file names it before the update. What ran before is in the journal until
+        the update ends, so that a start after a kill undoes it (`undo_interrupted`). The
+        outcome is kept for the stack."""
+        before = await asyncio.to_thread(self._before, images)
         await asyncio.to_thread(self._keep, before)
-        code = await self.compose_steps(pull) if pull else 0
-        if code != 0:  # nothing was replaced
-            await self._restore_compose(before)
-            self._record(UpdateOutcome(utcnow(), "failed", "the pull failed", _by()))
-            return code
-        return await self._apply(before)
+        data = {**before.as_data(), "project": self.project}
+        with self.machine.journal.updating(self.stack_id, data) as record:
+            self.moved, pull = await prepare()
+            if self.moved:
+                record({"moved": self.moved})
+            code = await self.compose_steps(pull) if pull else 0
+            if code != 0:  # nothing was replaced
+                await self._restore_compose(before)
+                self._record(UpdateOutcome(utcnow(), "failed", "the pull failed", _by()))
+                return code
+            return await self._apply(before)
+
+    async def undo_interrupted(self, data: dict[str, Any]) -> None:
+        """An update the service was killed in (its journal entry's `data`): what ran
+        before runs again (nothing is done when nothing was replaced)."""
+        before = Before.of_data(data)
+        self.moved = {str(k): str(v) for k, v in dict(data.get("moved") or {}).items()}
+        now = {r.container_id for r in await asyncio.to_thread(self._containers)}
+        edited = await asyncio.to_thread(self._compose_now) != before.compose
+        if not edited and now == {r.container_id for r in before.running}:
+            self._say("Nothing had been replaced yet: nothing to undo")
+            return
+        failure = GateFailure("the update", "was interrupted: the service stopped while it ran", ())
+        await self._roll_back(before, failure)
 
     async def _apply(self, before: Before) -> int:
         known = {r.container_id for r in before.running}
@@ -155,17 +196,22 @@ class GuardedUpdate:
         self._record(outcome, rolled_back=rolled_back)
 
     async def _restore_compose(self, before: Before) -> None:
-        if before.compose is not None:
+        if (
+            before.compose is not None
+            and await asyncio.to_thread(self._compose_now) != before.compose
+        ):
             self._say("The compose file names the previous tags again")
             await asyncio.to_thread(
                 self.machine.store.write, self.stack_id, "compose", before.compose
             )
 
     # -- the engine (blocking: called in threads) ------------------------------------
-    def _before(self, compose: str | None) -> Before:
-        images = {s.name: s.image for s in self.project.services if s.image}
+    def _before(self, images: dict[str, str]) -> Before:
         running = self._containers()
-        return Before(tuple(r for r in running if r.service in images), images, compose)
+        return Before(tuple(r for r in running if r.service in images), images, self._compose_now())
+
+    def _compose_now(self) -> str:
+        return self.machine.store.read(self.stack_id).compose
 
     def _keep(self, before: Before) -> None:
         """Tag each image that ran before: a prune leaves a tagged image."""
@@ -176,7 +222,7 @@ class GuardedUpdate:
                 log.warning("Rollback target of %s: %s", running.service, exc.detail)
 
     def _containers(self) -> list[Running]:
-        return project_containers(self.docker, self.project.name)
+        return project_containers(self.docker, self.project)
 
     def _created(self, known: set[str]) -> list[Running]:
         """The containers `up` created (not among `known`)."""

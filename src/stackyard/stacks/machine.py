@@ -33,6 +33,7 @@ from stackyard.process import children, tuning
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
 from stackyard.settings import Settings
+from stackyard.stacks.journal import Journal
 from stackyard.stacks.prefs import PrefsStore
 from stackyard.stacks.project_dirs import project_dirs
 from stackyard.stacks.runs import RunBoard, RunState
@@ -78,6 +79,8 @@ class Machine:
             data / "registry-credentials", settings.effective_secret_key
         )
         self.prefs = PrefsStore(data / "stack-prefs.json")
+        #: Work to undo should the service die in it (backups, restores, updates).
+        self.journal = Journal(data / "journal.json")
         # The summary's cache key part that the engine cannot tell: what changed on disk.
         self.generation = 0
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -28,7 +28,8 @@ from stackyard.registry.logins import RegistryLogins
 from stackyard.registry.reference import parse_reference
 from stackyard.stacks import removal
 from stackyard.stacks.containers import StackContainers
-from stackyard.stacks.guarded import GuardedUpdate
+from stackyard.stacks.guarded import Commands, GuardedUpdate
+from stackyard.stacks.journal import Entry
 from stackyard.stacks.machine import Machine
 from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.prefs import StackPrefs
@@ -254,36 +255,71 @@ class StackService:
     async def _update(self, stack_id: str, run: Run) -> int:
         """To the newer version tags (when the policy follows them), pull and `up -d`
         through the health gate, rolled back when it fails."""
-        policy = self.machine.prefs.policy(stack_id)
         try:  # as it runs now: what a rollback goes back to
             project = await asyncio.to_thread(self.machine.project, stack_id)
         except StackyardError:
             steps = await self._pulling(stack_id, ACTIONS["update"], run)
             return await self.compose_steps(stack_id, steps, run)  # compose says what is wrong
-        compose_before, moved = await asyncio.to_thread(self._to_newer_tags, stack_id, run)
-        steps = await self._pulling(stack_id, ACTIONS["update"], run)
-        update = GuardedUpdate(
+
+        async def prepare() -> tuple[dict[str, str], Commands]:
+            moved = await asyncio.to_thread(self._to_newer_tags, stack_id, run)
+            steps = await self._pulling(stack_id, ACTIONS["update"], run)
+            return moved, tuple(args for args in steps if args[0] == "pull")
+
+        images = {s.name: s.image for s in project.services if s.image}
+        return await self._guarded(stack_id, project.name, run).perform(images, prepare)
+
+    def _guarded(self, stack_id: str, project: str, run: Run) -> GuardedUpdate:
+        return GuardedUpdate(
             self.machine,
             stack_id,
             project,
-            policy,
+            self.machine.prefs.policy(stack_id),
             run,
             lambda commands: self.compose_steps(stack_id, commands, run),
-            moved,
         )
-        pull = tuple(args for args in steps if args[0] == "pull")
-        return await update.perform(pull, compose_before)
 
-    def _to_newer_tags(self, stack_id: str, run: Run) -> tuple[str | None, dict[str, str]]:
+    async def recover(self, pending: Sequence[Entry]) -> None:
+        """The updates a killed service left (`pending`: its journal as read when this
+        start began): each undone, in a run that ends "interrupted" and says what it did."""
+        for entry in (e for e in pending if e.kind == "updating"):
+
+            async def undo(run: Run, entry: Entry = entry) -> int:
+                run.recovering = True
+                run.feed_line(
+                    f"This service stopped during an update of {entry.stack} (begun "
+                    f"{entry.began}): going back to what ran before it"
+                )
+                try:
+                    project = str(entry.data["project"])
+                    await self._guarded(entry.stack, project, run).undo_interrupted(entry.data)
+                except (KeyError, TypeError, ValueError) as exc:
+                    run.fail(
+                        f"The update's journal entry cannot be read ({exc}): see to it by hand"
+                    )
+                finally:
+                    await asyncio.to_thread(self.machine.journal.forget, entry)
+                await self.updates.reconcile(entry.stack)
+                return 0
+
+            try:
+                self.machine.runs.start(entry.stack, "update", self._fold("update"), undo)
+            except Conflict:  # busy: its update is alive after all (a CLI's), and ends it
+                continue
+            except StackyardError as exc:  # a stack removed meanwhile, say
+                log.warning(
+                    "The interrupted update of %s was not undone: %s", entry.stack, exc.detail
+                )
+                await asyncio.to_thread(self.machine.journal.forget, entry)
+
+    def _to_newer_tags(self, stack_id: str, run: Run) -> dict[str, str]:
         """The compose file edited to each newer version tag the update check found, saved
-        as an edit is (checked); (the file as it was, or None when nothing moved; image
-        name -> its new tag)."""
+        as an edit is (checked); image name -> its new tag."""
         stack = next((s for s in self.updates.summary().stacks if s.stack == stack_id), None)
         moving = [i for i in stack.images if i.new_tag] if stack else []
         if not moving:
-            return None, {}
-        before = self.machine.store.read(stack_id).compose
-        compose, moved = before, {}
+            return {}
+        compose, moved = self.machine.store.read(stack_id).compose, {}
         for image in moving:
             ref = parse_reference(image.image)
             new_image = f"{image.image.removesuffix(f':{ref.tag}')}:{image.new_tag}"
@@ -291,7 +327,7 @@ class StackService:
             moved[ref.name] = str(image.new_tag)
             run.feed_line(f"{image.service}: {image.image} -> {new_image}")
         self.machine.store.write(stack_id, "compose", compose)
-        return before, moved
+        return moved
 
     async def _pulling(
         self, stack_id: str, steps: tuple[tuple[str, ...], ...], run: Run

@@ -1,10 +1,12 @@
-"""What a backup or a restore has changed that must be undone should the service die
-before the work ends: a running stack it stopped, a restore's staged writes.
+"""What a backup, a restore or an update has changed that must be undone should the
+service die before the work ends: a running stack it stopped, a restore's staged writes,
+an update's replaced images and edited compose file.
 
 Each entry is written (`<data>/journal.json`, the one JSON store) before the change it
 names is made, kept up to date while the work goes on, and removed when the work ends
 (having undone or finished its changes itself). An entry still there at the next start
-is work the service was killed in: `BackupService.recover` undoes it.
+is work the service was killed in: `BackupService.recover` and `StackService.recover`
+undo it.
 """
 
 from __future__ import annotations
@@ -20,14 +22,16 @@ from typing import Any, Literal
 from stackyard.clock import utcnow
 from stackyard.fs.jsonstore import JsonStore
 
-Kind = Literal["stopped", "staging"]
+Kind = Literal["stopped", "staging", "updating"]
 
 
 @dataclass(frozen=True)
 class Entry:
     id: str
-    kind: Kind  # stopped: a running stack a backup or restore stopped; staging: a restore's writes
-    action: str  # backup, restore
+    #: stopped: a running stack a backup or restore stopped; staging: a restore's writes;
+    #: updating: an update (what ran before it, to go back to)
+    kind: Kind
+    action: str  # backup, restore, update
     stack: str
     began: str  # ISO time
     #: staging: the restore's staged writes (`Staging.snapshot`).
@@ -53,8 +57,19 @@ class Journal:
             yield lambda data: self._put(dataclasses.replace(entry, data=data))
 
     @contextlib.contextmanager
-    def _entry(self, kind: Kind, stack: str, action: str) -> Iterator[Entry]:
-        entry = Entry(secrets.token_hex(6), kind, action, stack, utcnow().isoformat())
+    def updating(
+        self, stack: str, data: dict[str, Any]
+    ) -> Iterator[Callable[[dict[str, Any]], None]]:
+        """An entry for an update: what ran before it (`data`), written before anything is
+        replaced; the block records more of it with the function it is given."""
+        with self._entry("updating", stack, "update", data) as entry:
+            yield lambda more: self._put(dataclasses.replace(entry, data={**data, **more}))
+
+    @contextlib.contextmanager
+    def _entry(
+        self, kind: Kind, stack: str, action: str, data: dict[str, Any] | None = None
+    ) -> Iterator[Entry]:
+        entry = Entry(secrets.token_hex(6), kind, action, stack, utcnow().isoformat(), data or {})
         self._put(entry)
         try:
             yield entry
