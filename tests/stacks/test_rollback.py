@@ -380,3 +380,34 @@ def test_an_update_killed_in_its_health_gate_is_undone_at_the_next_start(
     assert running_image(docker_client, stack_id) == images["good"]
     journal = tmp_path / "data" / "journal.json"
     assert not journal.exists() or journal.read_text().strip() in ("{}", "")
+
+
+def test_a_rollback_that_fails_too_says_so_with_what_runs_now(
+    admin_client, make_stack, release, docker_client
+):
+    """The new version migrates the data and is unhealthy; the old one cannot read the
+    migrated data: the rollback fails, and says what runs."""
+    old = build(
+        docker_client,
+        "strict",
+        'if [ -f /data/migrated ]; then echo "data of a newer version" >&2; exit 1; fi; ' + SLEEP,
+        HEALTHY,
+    )
+    build(docker_client, "migrating", f"touch /data/migrated; {SLEEP}", SICK)
+    try:
+        stack_id = started(admin_client, make_stack, release, first="strict")
+        assert running_image(docker_client, stack_id) == old
+        release.publish("migrating")
+        check(admin_client)
+
+        run = act(admin_client, stack_id, "update")
+
+        assert run["status"] == "failed" and run["rollback"] == "failed", run["progress"]
+        detail = run["progress"]["errors"][-1]
+        assert detail.startswith("rolled back: web is unhealthy; the rollback failed too (web ")
+        assert "running now: web " in detail and "exited with code 1" in detail
+        last = summary_of(admin_client, stack_id)["last_update"]
+        assert (last["outcome"], last["detail"]) == ("rollback_failed", detail)
+    finally:
+        for tag in ("strict", "migrating"):
+            docker_client.images.remove(f"stackyard-test/rollback-{tag}:1", force=True)

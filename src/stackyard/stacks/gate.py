@@ -32,13 +32,13 @@ def trouble(life: Life | None) -> str | None:
         return "was removed"
     if life.oom_killed:
         return "was killed for lack of memory"
-    if life.health == "unhealthy":
-        said = f": {life.health_output}" if life.health_output else ""
-        return f"is unhealthy{said}"
     if life.status == "restarting" or life.restart_count > 0:
         return f"restarted (it exited with code {life.exit_code})"
     if life.status in ("exited", "dead") and not completed(life):
-        return f"exited with code {life.exit_code}"
+        return f"exited with code {life.exit_code}"  # (its health may say unhealthy too)
+    if life.health == "unhealthy":
+        said = f": {life.health_output}" if life.health_output else ""
+        return f"is unhealthy{said}"
     return None
 
 
