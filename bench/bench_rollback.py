@@ -342,17 +342,9 @@ def _rollbacks(
             )
             stacks.append((kind, stack, name, extra))
 
-    env = stackyard_env(folder)
-    port = free_port()
     server: Started | None = None
     try:
-        server = start(
-            [str(VENV_BIN / "stackyard"), "serve", "--port", str(port)], env, "/api/health", port
-        )
-        token = admin_token(folder, env)
-        http = httpx.Client(
-            base_url=server.url, timeout=120, headers={"Authorization": f"Bearer {token}"}
-        )
+        server, http = _serve(folder)
         for kind, version, extra in KINDS:
             ours: list[Rollback] = []
             by_hand: list[float] = []
@@ -414,6 +406,22 @@ def _rollbacks(
                 client.images.remove(keep_tag(stack, "web"), noprune=True)
 
 
+def _serve(folder: Path) -> tuple[Started, httpx.Client]:
+    """A real `stackyard serve` working in `folder`, and a client signed in to it."""
+    env = stackyard_env(folder)
+    port = free_port()
+    server = start(
+        [str(VENV_BIN / "stackyard"), "serve", "--port", str(port)], env, "/api/health", port
+    )
+    try:
+        token = admin_token(folder, env)
+    except BaseException:
+        server.stop()
+        raise
+    headers = {"Authorization": f"Bearer {token}"}
+    return server, httpx.Client(base_url=server.url, timeout=120, headers=headers)
+
+
 # ----------------------------------------------------------------- 2. check efficiency
 def _tally(asked: list[tuple[str, str]], configs: set[str]) -> Counter:
     counts: Counter = Counter()
@@ -447,17 +455,9 @@ def _checks(client: docker.DockerClient, registry: Registry, images: Images, fol
         newer[name] = images.build(f"check{i}", SLEEP, None, labels)
     configs = {config for _, config in newer.values()}
 
-    env = stackyard_env(folder)
-    port = free_port()
     server: Started | None = None
     try:
-        server = start(
-            [str(VENV_BIN / "stackyard"), "serve", "--port", str(port)], env, "/api/health", port
-        )
-        token = admin_token(folder, env)
-        http = httpx.Client(
-            base_url=server.url, timeout=120, headers={"Authorization": f"Bearer {token}"}
-        )
+        server, http = _serve(folder)
         heads = {f"/v2/{name}/manifests/1" for name in names}
         plans = [
             (
