@@ -154,9 +154,12 @@ class GuardedUpdate:
                 f"(healthy, or running {self.policy.settle} s; at most "
                 f"{self.policy.health_timeout} s)"
             )
-            failure = await gate(
-                self.docker, created, self.policy.health_timeout, self.policy.settle
-            )
+            try:
+                failure = await gate(
+                    self.docker, created, self.policy.health_timeout, self.policy.settle
+                )
+            except StackyardError as exc:  # the engine stopped answering, say
+                failure = GateFailure("the stack", f"could not be watched: {exc.detail}", ())
             if failure is None:
                 self._say("Update healthy")
                 self._record(UpdateOutcome(utcnow(), "updated", None, _by()), clear=True)

@@ -1,6 +1,8 @@
-"""Image update detection: remote digests by HEAD (each distinct reference once per pass,
-bounded concurrency, per-registry failures recorded), local digests from the engine, the
-per-stack summary read from those caches only, and the auto-update pass."""
+"""Image update detection: a check asks the registries (`stacks.lookups`: digests by
+HEAD, each distinct reference once per pass; version tags; each newer image's release),
+local digests come from the engine, the per-stack summary is read from those caches only
+(each stack as its update policy says: newer digests or newer version tags), and the
+auto-update pass applies what its policy allows."""
 
 from __future__ import annotations
 
@@ -16,10 +18,7 @@ from pydantic import ConfigDict, TypeAdapter, with_config
 from stackyard.clock import utcnow
 from stackyard.compose.project import Project
 from stackyard.docker.images import local_images
-from stackyard.errors import (
-    Invalid,
-    StackyardError,
-)
+from stackyard.errors import Invalid, StackyardError
 from stackyard.registry.digests import DigestSnapshot, LocalDigest
 from stackyard.registry.reference import ImageRef, parse_reference
 from stackyard.registry.releases import Release
@@ -28,8 +27,7 @@ from stackyard.stacks.machine import Machine
 from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.prefs import StackPrefs, UpdateOutcome
 from stackyard.stacks.runs import RUN_ORIGIN, Run
-from stackyard.stacks.versions import Jump, newer_tag, tag_version
-from stackyard.stacks.versions import jump as jump
+from stackyard.stacks.versions import Jump, Track, jump, newer_tag, tag_version
 
 log = logging.getLogger(__name__)
 
@@ -151,14 +149,12 @@ def image_state(ref: ImageRef | None, snapshot: DigestSnapshot) -> tuple[ImageSt
     return ("up_to_date" if remote.digest in local.digests else "update_available"), None
 
 
-def tracks_versions(ref: ImageRef | None, policy: UpdatePolicy) -> bool:
-    """Whether the policy looks for newer version tags of this image."""
-    return (
-        ref is not None
-        and not ref.pinned
-        and policy.track != "digest"
-        and tag_version(ref.tag or "") is not None
-    )
+def version_track(ref: ImageRef | None, policy: UpdatePolicy) -> Track | None:
+    """The range in which the policy looks for newer version tags of this image; None
+    when it looks for none (digests only, or a tag that is no version)."""
+    if ref is None or ref.pinned or tag_version(ref.tag or "") is None:
+        return None
+    return None if policy.track == "digest" else policy.track
 
 
 def newer_image(
@@ -166,9 +162,10 @@ def newer_image(
 ) -> tuple[str | None, str | None]:
     """(the newer version tag within the policy's range, or None; the key of the newer
     image's release in the cache, or None when there is no newer image)."""
-    if tracks_versions(ref, policy) and policy.track != "digest":
+    track = version_track(ref, policy)
+    if track is not None:
         key = repository_key(ref)
-        tag = newer_tag(ref.tag or "", snapshot.tags.get(key, {}), policy.track, policy.prereleases)
+        tag = newer_tag(ref.tag or "", snapshot.tags.get(key, {}), track, policy.prereleases)
         if tag is not None:
             return tag, f"{key}:{tag}"
     remote = snapshot.remote.get(ref.name)
@@ -335,7 +332,7 @@ class UpdateService:
                 for stack_id, project in projects.items()
                 for _, _, ref in _refs(project)
                 if ref is not None
-                and tracks_versions(ref, policies[stack_id])
+                and version_track(ref, policies[stack_id]) is not None
                 and ref.api_host not in waiting
             }
             client = await asyncio.to_thread(self.machine.registry_client)
