@@ -54,6 +54,16 @@ export type RunLine = RunProgress["lines"][number];
 export type UpdateSummary = ResponseBody<"/api/stacks/updates", "get">;
 export type StackUpdate = UpdateSummary["stacks"][number];
 export type ImageUpdate = StackUpdate["images"][number];
+/** What a stack's updates follow (its own, or its host's default). */
+export type UpdatePolicy = components["schemas"]["UpdatePolicy"];
+/** How an update (by hand or by the auto-update pass) went. */
+export type UpdateOutcome = components["schemas"]["UpdateOutcome"];
+/** How big a version step a newer image is. */
+export type UpdateJump = NonNullable<ImageUpdate["jump"]>;
+/** What a newer image's labels say of its release. */
+export type ImageRelease = components["schemas"]["Release"];
+/** The pull quota a registry announced with its last answer. */
+export type RegistryQuota = UpdateSummary["registries"][number];
 export type DeletePlan = ResponseBody<"/api/stacks/{stack_id}/delete-plan", "get">;
 export type DeleteResult = ResponseBody<"/api/stacks/{stack_id}", "delete">;
 export type NewRegistry = RequestBody<"/api/registries", "put">;

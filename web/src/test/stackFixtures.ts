@@ -1,4 +1,14 @@
-import type { Run, RunProgress, Stack, StackDetail, StackUpdate, UpdateSummary } from "../api/types";
+import type {
+  ImageUpdate,
+  RegistryQuota,
+  Run,
+  RunProgress,
+  Stack,
+  StackDetail,
+  StackUpdate,
+  UpdatePolicy,
+  UpdateSummary,
+} from "../api/types";
 
 export function makeStack(overrides: Partial<Stack> = {}): Stack {
   return {
@@ -69,27 +79,60 @@ export function makeRun(overrides: Partial<Omit<Run, "progress">> = {}, progress
   };
 }
 
+/** The server's default policy (`UpdatePolicy()`), with `overrides`. */
+export function makePolicy(overrides: Partial<UpdatePolicy> = {}): UpdatePolicy {
+  return {
+    mode: "notify",
+    track: "digest",
+    prereleases: false,
+    health_timeout: 120,
+    settle: 30,
+    cooldown_hours: 0,
+    window: null,
+    window_minutes: 120,
+    timezone: "UTC",
+    ...overrides,
+  };
+}
+
+/** An image of a stack that is up to date (nothing newer, no release read). */
+export function makeImageUpdate(overrides: Partial<ImageUpdate> = {}): ImageUpdate {
+  return {
+    service: "app",
+    image: "nginx:1.27",
+    state: "up_to_date",
+    local_digest: "sha256:aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111",
+    remote_digest: "sha256:aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111",
+    checked_at: "2025-03-01T09:00:00Z",
+    error: null,
+    first_seen: null,
+    rolled_back: false,
+    new_tag: null,
+    current_version: null,
+    release: null,
+    jump: null,
+    ...overrides,
+  };
+}
+
 export function makeStackUpdate(overrides: Partial<StackUpdate> = {}): StackUpdate {
   return {
     stack: "web",
     has_update: false,
     auto_update: false,
     last_auto_update: null,
-    images: [
-      {
-        service: "app",
-        image: "nginx:1.27",
-        state: "up_to_date",
-        local_digest: "sha256:aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111",
-        remote_digest: "sha256:aaaaaaaaaaaa1111111111111111111111111111111111111111111111111111",
-        checked_at: "2025-03-01T09:00:00Z",
-        error: null,
-      },
-    ],
+    last_update: null,
+    images: [makeImageUpdate()],
+    policy: makePolicy(),
+    policy_inherited: true,
     ...overrides,
   };
 }
 
-export function makeSummary(stacks: StackUpdate[], lastCheck: string | null = "2025-03-01T09:00:00Z"): UpdateSummary {
-  return { last_check: lastCheck, stacks };
+export function makeSummary(
+  stacks: StackUpdate[],
+  lastCheck: string | null = "2025-03-01T09:00:00Z",
+  registries: RegistryQuota[] = [],
+): UpdateSummary {
+  return { last_check: lastCheck, stacks, registries };
 }

@@ -4,6 +4,7 @@ import type { ApiToken, AuditEntry, UserRow } from "../../api/types";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
+import { makePolicy } from "../../test/stackFixtures";
 
 const tokens: ApiToken[] = [
   { id: 3, name: "ci", created_at: "2025-01-02T03:04:05Z", last_used_at: null },
@@ -47,6 +48,8 @@ describe("settings below admin", () => {
     expect(fake.calls("GET", "/api/users")).toHaveLength(0);
     expect(fake.calls("GET", "/api/audit")).toHaveLength(0);
     expect(fake.calls("GET", "/api/registries")).toHaveLength(0);
+    expect(screen.queryByRole("region", { name: "Default update policy" })).not.toBeInTheDocument();
+    expect(fake.calls("GET", "/api/stacks/update-policy")).toHaveLength(0);
   });
 });
 
@@ -57,6 +60,7 @@ describe("settings for an admin", () => {
       "GET /api/auth/tokens": tokens,
       "GET /api/users": users,
       "GET /api/registries": [],
+      "GET /api/stacks/update-policy": makePolicy(),
       "GET /api/audit": (request: Request) => {
         const url = new URL(request.url);
         const offset = Number(url.searchParams.get("offset") ?? 0);

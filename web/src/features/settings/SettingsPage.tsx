@@ -1,7 +1,9 @@
 import { useCan } from "../auth/permissions";
+import { useCurrentUser } from "../auth/queries";
 import { VersionSection } from "../system/VersionSection";
 import { AccountSection } from "./AccountSection";
 import { AuditSection } from "./AuditSection";
+import { DefaultUpdatePolicySection } from "./DefaultUpdatePolicySection";
 import { RegistriesSection } from "./RegistriesSection";
 import { TokensSection } from "./TokensSection";
 import { UsersSection } from "./UsersSection";
@@ -10,6 +12,8 @@ export function SettingsPage() {
   const mayManageUsers = useCan("admin.users");
   const mayManageRegistries = useCan("admin.registries");
   const mayReadAudit = useCan("admin.audit");
+  // No permission of its own: the server lets admins only set a host's default policy.
+  const maySetDefaultPolicy = useCurrentUser()?.role === "admin";
   return (
     <main className="page">
       <h1>Settings</h1>
@@ -18,6 +22,7 @@ export function SettingsPage() {
       <TokensSection />
       {mayManageUsers && <UsersSection />}
       {mayManageRegistries && <RegistriesSection />}
+      {maySetDefaultPolicy && <DefaultUpdatePolicySection />}
       {mayReadAudit && <AuditSection />}
     </main>
   );

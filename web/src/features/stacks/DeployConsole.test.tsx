@@ -146,6 +146,53 @@ describe("deploy console rendering", () => {
     expect(openSource()).toBeUndefined();
   });
 
+  it("says an update that failed its health gate was rolled back, and why, with the service's logs", async () => {
+    installFakeEventSource();
+    installFakeFetch({
+      "GET /api/stacks/web/run": makeRun(
+        { action: "update", status: "failed", finished_at: "2025-03-01T10:01:00Z", exit_code: 0, rollback: "done" },
+        {
+          percent: 100,
+          errors: ["rolled back: app is unhealthy: the health check failed 3 times"],
+          lines: [
+            { id: null, text: "Rolling back: app is unhealthy", level: "warning" },
+            { id: null, text: "  | nginx: [emerg] unknown directive", level: "info" },
+            { id: null, text: "Rolled back: the previous images run again", level: "info" },
+          ],
+        },
+      ),
+    });
+    renderConsole();
+
+    await waitFor(() =>
+      expect(screen.getByRole("status")).toHaveTextContent(
+        "update rolled back: app is unhealthy: the health check failed 3 times. The previous images run again.",
+      ),
+    );
+    expect(screen.getByRole("status")).toHaveClass("warn-text");
+    expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveClass("tone-warn");
+    expect(screen.getByRole("log", { name: "Output" })).toHaveTextContent("| nginx: [emerg] unknown directive");
+  });
+
+  it("says in red when the rollback failed too", async () => {
+    installFakeEventSource();
+    installFakeFetch({
+      "GET /api/stacks/web/run": makeRun(
+        { action: "update", status: "failed", finished_at: "2025-03-01T10:01:00Z", exit_code: 1, rollback: "failed" },
+        { percent: 100, errors: ["app is unhealthy; the previous images could not be started: no such image"] },
+      ),
+    });
+    renderConsole();
+
+    await waitFor(() =>
+      expect(screen.getByRole("status")).toHaveTextContent(
+        "update failed, and so did its rollback: app is unhealthy; the previous images could not be started",
+      ),
+    );
+    expect(screen.getByRole("status")).toHaveClass("error");
+    expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveClass("tone-bad");
+  });
+
   it("shows a run that left out part of what was asked for as done in part", async () => {
     installFakeEventSource();
     installFakeFetch({

@@ -172,6 +172,24 @@ function StatusLine({ run }: { run: Run }) {
       </>
     );
     className += " notice";
+  } else if (run.status === "failed" && run.rollback === "done") {
+    // The last error says why: "rolled back: web is unhealthy: …".
+    const why = errors.map((e) => e.replace(/^rolled back:\s*/i, ""));
+    text = (
+      <>
+        <strong>{run.action} rolled back</strong>
+        {why.length > 0 && `: ${why.join("; ")}`}. The previous images run again.
+      </>
+    );
+    className += " warn-text";
+  } else if (run.status === "failed" && run.rollback === "failed") {
+    text = (
+      <>
+        <strong>{run.action} failed, and so did its rollback</strong>
+        {errors.length > 0 && `: ${errors.join("; ")}`}
+      </>
+    );
+    className += " error";
   } else {
     text = (
       <>
@@ -194,7 +212,9 @@ function RunView({ run }: { run: Run }) {
   const counter = counterText(progress);
   const containers = containersText(progress);
   const tone =
-    run.status === "failed" || run.status === "interrupted"
+    run.status === "failed" && run.rollback === "done"
+      ? "warn"
+      : run.status === "failed" || run.status === "interrupted"
       ? "bad"
       : run.status === "succeeded"
         ? "good"

@@ -7,7 +7,7 @@ import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeF
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeAgent } from "../../test/agentFixtures";
-import { makeDetail, makeRun, makeStack, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
+import { makeDetail, makeImageUpdate, makeRun, makeStack, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
 
 const detail = makeDetail();
 
@@ -20,17 +20,19 @@ function detailRoutes(extra: Routes = {}, user = adminUser): Routes {
         stack: "web",
         has_update: true,
         auto_update: true,
-        last_auto_update: { at: "2025-03-01T04:00:00Z", outcome: "failed", detail: "pull access denied" },
+        last_auto_update: {
+          at: "2025-03-01T04:00:00Z",
+          outcome: "failed",
+          detail: "pull access denied",
+          by: "auto-update",
+          logs: [],
+        },
         images: [
-          {
-            service: "app",
-            image: "nginx:1.27",
+          makeImageUpdate({
             state: "update_available",
             local_digest: "sha256:0123456789abcdef0000000000000000000000000000000000000000000000",
             remote_digest: "sha256:fedcba9876543210ffffffffffffffffffffffffffffffffffffffffffffffff",
-            checked_at: "2025-03-01T09:00:00Z",
-            error: null,
-          },
+          }),
         ],
       }),
     ]),
@@ -207,7 +209,7 @@ describe("stack detail", () => {
     const box = await screen.findByRole("checkbox", { name: "Auto-update" });
     await waitFor(() => expect(box).toBeChecked());
     await user.click(box);
-    const region = screen.getByRole("region", { name: "Image updates" });
+    const region = screen.getByRole("region", { name: "Updates" });
     expect(await within(region).findByRole("alert")).toHaveTextContent("Stack 'web' not found");
     expect(box).toBeChecked();
   });
@@ -479,7 +481,9 @@ describe("stack detail for an operator", () => {
     expect(compose).toHaveValue(detail.compose);
     expect(compose).toHaveAccessibleDescription(/only admins edit them/);
     expect(screen.queryByRole("form", { name: "compose.yaml" })).not.toBeInTheDocument();
-    expect(screen.queryByRole("button", { name: /^Save/ })).not.toBeInTheDocument();
+    expect(screen.queryByRole("button", { name: /^Save (compose|\.env)/ })).not.toBeInTheDocument();
+    // An operator sets the stack's update policy, though.
+    expect(await screen.findByRole("button", { name: "Save policy" })).toBeEnabled();
     expect(screen.queryByRole("form", { name: ".env" })).not.toBeInTheDocument();
     expect(screen.queryByLabelText(".env")).not.toBeInTheDocument();
     expect(screen.getByText("The .env file is shown to admins only.")).toBeInTheDocument();

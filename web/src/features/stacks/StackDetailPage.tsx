@@ -2,10 +2,8 @@ import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { ApiError } from "../../api/errors";
-import type { ImageUpdate, StackDetail, StackService, StackUpdate } from "../../api/types";
+import type { StackDetail, StackService } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
-import { ErrorText } from "../../components/ErrorText";
-import { formatDateTime, shortDigest } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
@@ -15,14 +13,15 @@ import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { BackupDialog } from "../backups/BackupDialog";
 import { LogsCard } from "../containers/LogsCard";
 import { UsageCard } from "../containers/UsageCard";
-import { CheckUpdates } from "./CheckUpdates";
 import { DeployConsole } from "./DeployConsole";
 import { DeleteStackCard } from "./DeleteStack";
 import { PortList } from "./PortList";
-import { stackQueryOptions, stackUpdatesQueryOptions, useSetAutoUpdate } from "./queries";
+import { stackQueryOptions, stackUpdatesQueryOptions } from "./queries";
 import { StackActions } from "./StackActions";
 import { ReadOnlyStackFile, SecretsEditor, StackFileEditor } from "./StackFiles";
-import { BusyIndicator, StateBadge, UpdatePill } from "./StackStatus";
+import { BusyIndicator, StateBadge } from "./StackStatus";
+import { StackUpdatesCard } from "./StackUpdatesCard";
+import { StackUpdatePill } from "./UpdatePill";
 
 function ServiceRows({ stackId, service, mayShell }: { stackId: string; service: StackService; mayShell: boolean }) {
   const host = useHost();
@@ -105,120 +104,6 @@ function ServicesCard({ stack, withShell }: { stack: StackDetail; withShell: boo
   );
 }
 
-const IMAGE_STATE: Record<ImageUpdate["state"], { label: string; className: string }> = {
-  update_available: { label: "Update available", className: "pill pill-update" },
-  up_to_date: { label: "Up to date", className: "status tone-good" },
-  pinned: { label: "Pinned by digest", className: "muted" },
-  local: { label: "Local image", className: "muted" },
-  unknown: { label: "Not checked", className: "muted" },
-  error: { label: "Check failed", className: "status tone-bad" },
-};
-
-const OUTCOME_TEXT: Record<NonNullable<StackUpdate["last_auto_update"]>["outcome"], string> = {
-  updated: "updated",
-  failed: "failed",
-  skipped: "skipped",
-};
-
-/** When the last auto-update pass touched the stack, and how it went. */
-function LastAutoUpdate({ last }: { last: StackUpdate["last_auto_update"] }) {
-  if (!last) return null;
-  return (
-    <p className={`small${last.outcome === "failed" ? " error" : " muted"}`} data-testid="last-auto-update">
-      Last auto-update <time dateTime={last.at}>{formatDateTime(last.at)}</time>: {OUTCOME_TEXT[last.outcome]}
-      {last.detail ? ` (${last.detail})` : ""}
-    </p>
-  );
-}
-
-/** The toggle for roles that may set auto-update; a plain statement for the others. */
-function AutoUpdate({ stackId, enabled }: { stackId: string; enabled: boolean }) {
-  const mayToggle = useCan("stacks.autoUpdate");
-  if (mayToggle) return <AutoUpdateToggle stackId={stackId} enabled={enabled} />;
-  return (
-    <div className="auto-update">
-      <span data-testid="auto-update-state">Auto-update is {enabled ? "on" : "off"}.</span>
-    </div>
-  );
-}
-
-function AutoUpdateToggle({ stackId, enabled }: { stackId: string; enabled: boolean }) {
-  const set = useSetAutoUpdate(stackId);
-  // What the user asked for, shown at once and until the summary agrees (or the save fails).
-  const [wanted, setWanted] = useState<boolean | null>(null);
-  if (wanted !== null && !set.isPending && !set.isError && enabled === wanted) setWanted(null);
-  return (
-    <div className="auto-update">
-      <label className="check">
-        <input
-          type="checkbox"
-          checked={wanted ?? enabled}
-          disabled={set.isPending}
-          onChange={(e) => {
-            const value = e.target.checked;
-            setWanted(value);
-            set.mutate(value, { onError: () => setWanted(null) });
-          }}
-        />
-        <span>Auto-update</span>
-      </label>
-      <span className="muted small">Pull and recreate on its own when a newer image appears.</span>
-      {set.isError && <ErrorText error={set.error} />}
-    </div>
-  );
-}
-
-const IMAGE_COLUMNS = ["Service", "Image", "State", "Local", "Registry", "Checked"] as const;
-
-function ImageUpdatesCard({
-  stackId,
-  update,
-  lastCheck,
-}: {
-  stackId: string;
-  update: StackUpdate | undefined;
-  lastCheck: string | null | undefined;
-}) {
-  return (
-    <section className="card" aria-labelledby="images-title">
-      <h2 id="images-title">Image updates</h2>
-      <div className="card-tools">
-        <AutoUpdate stackId={stackId} enabled={update?.auto_update ?? false} />
-        <CheckUpdates lastCheck={lastCheck} />
-      </div>
-      <LastAutoUpdate last={update?.last_auto_update ?? null} />
-      {!update || update.images.length === 0 ? (
-        <p className="muted">No images to check.</p>
-      ) : (
-        <Table label="Image updates" columns={IMAGE_COLUMNS}>
-          {update.images.map((image) => {
-            const state = IMAGE_STATE[image.state];
-            return (
-              <tr key={`${image.service}-${image.image}`}>
-                <td>{image.service}</td>
-                <td className="detail">
-                  <code>{image.image}</code>
-                </td>
-                <td>
-                  <span className={state.className}>{state.label}</span>
-                  {image.error && <div className="error small">{image.error}</div>}
-                </td>
-                <td>
-                  <code title={image.local_digest ?? undefined}>{shortDigest(image.local_digest)}</code>
-                </td>
-                <td>
-                  <code title={image.remote_digest ?? undefined}>{shortDigest(image.remote_digest)}</code>
-                </td>
-                <td className="nowrap">{formatDateTime(image.checked_at)}</td>
-              </tr>
-            );
-          })}
-        </Table>
-      )}
-    </section>
-  );
-}
-
 /** The breadcrumb back to the host's stacks, and the host switcher (to another host's stacks). */
 function StackTrail() {
   const host = useHost();
@@ -274,7 +159,7 @@ export function StackDetailPage() {
         <h1>{data.id}</h1>
         <div className="page-tools">
           <StateBadge state={data.state} error={data.error} />
-          {update?.has_update && <UpdatePill />}
+          <StackUpdatePill update={update} />
           {data.busy && <BusyIndicator action={data.busy} />}
         </div>
       </div>
@@ -312,7 +197,7 @@ export function StackDetailPage() {
             sources={data.services.map((s) => ({ service: s.name, containers: s.containers.map((c) => c.name) }))}
           />
         )}
-        {has("updates") && <ImageUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />}
+        {has("updates") && <StackUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />}
         <section className="card stack-files" aria-labelledby="files-title">
           <h2 id="files-title">Files</h2>
           {mayEditFiles ? (

@@ -29,15 +29,6 @@ export function StateBadge({ state, error }: { state: StackState; error?: string
   );
 }
 
-/** Shown when an image of the stack has a newer digest in its registry. */
-export function UpdatePill() {
-  return (
-    <span className="pill pill-update" title="A newer image is available in the registry">
-      Update
-    </span>
-  );
-}
-
 /** The action in progress on a stack (from the listing's `busy`). */
 export function BusyIndicator({ action }: { action: string }) {
   return (

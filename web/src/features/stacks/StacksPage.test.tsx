@@ -6,8 +6,16 @@ import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { makeAgent } from "../../test/agentFixtures";
 import { renderApp } from "../../test/renderApp";
-import { makeDetail, makeRun, makeStack, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
+import {
+  makeDetail,
+  makeImageUpdate,
+  makeRun,
+  makeStack,
+  makeStackUpdate,
+  makeSummary,
+} from "../../test/stackFixtures";
 import { stackUpdatesQueryOptions, stacksQueryOptions } from "./queries";
+import { biggestJump } from "./UpdatePill";
 
 const stacks: Stack[] = [
   makeStack({ id: "web" }),
@@ -203,6 +211,97 @@ describe("stacks list", () => {
     expect(lastCheck).toHaveTextContent("Last checked");
     expect(within(lastCheck).getByText(/2025|Mar/)).toHaveAttribute("datetime", "2025-03-02T08:30:00Z");
     expect(within(rowOf("db")).getByText("Update", { selector: ".pill" })).toBeInTheDocument();
+  });
+});
+
+describe("update pills and registry quotas", () => {
+  const rolledBack = {
+    at: "2025-03-01T04:00:00Z",
+    outcome: "rolled_back" as const,
+    detail: "rolled back: app is unhealthy",
+    by: "auto-update",
+    logs: [],
+  };
+
+  it("says the last try rolled back where the update is still there, with the biggest version step", async () => {
+    installFakeFetch(
+      stackRoutes({
+        "GET /api/stacks/updates": makeSummary([
+          makeStackUpdate({
+            stack: "web",
+            has_update: true,
+            last_update: rolledBack,
+            images: [
+              makeImageUpdate({ state: "update_available", jump: "patch" }),
+              makeImageUpdate({ service: "side", state: "update_available", jump: "major" }),
+            ],
+          }),
+          // Rolled back, then updated by hand since: nothing left to say.
+          makeStackUpdate({
+            stack: "db",
+            has_update: false,
+            last_update: { ...rolledBack, outcome: "rollback_failed" },
+          }),
+          makeStackUpdate({
+            stack: "idle",
+            has_update: true,
+            last_update: { ...rolledBack, outcome: "updated", detail: null },
+          }),
+        ]),
+      }),
+    );
+    renderApp("/stacks");
+
+    const web = await within(await screen.findByRole("table", { name: "Stacks" })).findByRole("row", { name: /web/ });
+    const pill = await within(web).findByText("Update: last try rolled back");
+    expect(pill).toHaveClass("pill", "tone-warn");
+    expect(within(web).getByTestId("jump")).toHaveTextContent("major");
+    expect(within(rowOf("db")).queryByText(/Update/, { selector: ".pill" })).not.toBeInTheDocument();
+    expect(within(rowOf("idle")).getByText("Update", { selector: ".pill" })).toHaveClass("pill-update");
+    expect(within(rowOf("idle")).queryByTestId("jump")).not.toBeInTheDocument();
+  });
+
+  it("lists each registry's quota, and the ones the background check waits for", async () => {
+    installFakeFetch(
+      stackRoutes({
+        "GET /api/stacks/updates": makeSummary([], "2025-03-01T09:00:00Z", [
+          {
+            registry: "registry-1.docker.io",
+            limit: 100,
+            remaining: 87,
+            window_seconds: 21600,
+            seen_at: "2025-03-01T09:00:00Z",
+            waiting: false,
+          },
+          { registry: "ghcr.io", limit: 60, remaining: 2, window_seconds: 3600, seen_at: null, waiting: true },
+        ]),
+      }),
+    );
+    renderApp("/stacks");
+
+    const list = await screen.findByRole("list", { name: "Registry pull quotas:" });
+    const items = within(list).getAllByRole("listitem");
+    expect(items.map((li) => li.textContent)).toEqual([
+      "registry-1.docker.io: 87/100 left per 6 h",
+      "ghcr.io: 2/60 left per 1 h · waiting for the quota (the background check leaves it alone until its window passes)",
+    ]);
+    expect(items[1]).toHaveClass("warn-text");
+  });
+
+  it("shows no quotas when no registry announced one", async () => {
+    installFakeFetch(stackRoutes());
+    renderApp("/stacks");
+
+    await waitFor(() => expect(screen.getByTestId("last-check")).toHaveTextContent("Last checked"));
+    expect(screen.queryByRole("list", { name: /quotas/ })).not.toBeInTheDocument();
+  });
+
+  it("takes the biggest version step of a stack's images", () => {
+    expect(biggestJump([])).toBeNull();
+    expect(biggestJump([makeImageUpdate()])).toBeNull();
+    expect(
+      biggestJump([makeImageUpdate({ jump: "minor" }), makeImageUpdate({ jump: "patch" }), makeImageUpdate()]),
+    ).toBe("minor");
   });
 });
 

@@ -15,8 +15,10 @@ import { NewStackForm } from "./NewStackForm";
 import { stacksQueryOptions, stackUpdatesQueryOptions } from "./queries";
 import type { DeletedState } from "./DeleteStack";
 import { PortList } from "./PortList";
+import { RegistryQuotas } from "./RegistryQuotas";
 import { StackActions } from "./StackActions";
-import { BusyIndicator, StateBadge, UpdatePill } from "./StackStatus";
+import { BusyIndicator, StateBadge } from "./StackStatus";
+import { StackUpdatePill } from "./UpdatePill";
 
 function runningCount(stack: Stack): number {
   return stack.services.filter((s) => s.running).length;
@@ -72,7 +74,7 @@ function StackRow({
       <td>
         <div className="stack-name">
           <Link to={stackHref(stack.id)}>{stack.id}</Link>
-          {update?.has_update && <UpdatePill />}
+          <StackUpdatePill update={update} />
         </div>
         {stack.busy && <BusyIndicator action={stack.busy} />}
       </td>
@@ -165,6 +167,7 @@ function HostStacks() {
         </div>
       </div>
       <HostNote info={info} />
+      {withUpdates && <RegistryQuotas quotas={updates.data?.registries ?? []} />}
       {unavailable && <HostUnavailable reason={unavailable} />}
       {deleted && (
         <p className="success" role="status">

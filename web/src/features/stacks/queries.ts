@@ -2,7 +2,7 @@ import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@ta
 import { api } from "../../api/client";
 import { ApiError, unwrap } from "../../api/errors";
 import { hostApi, hostPath, type HostId } from "../../api/hosts";
-import type { NewStack, Run, StackAction, StackDetail } from "../../api/types";
+import type { NewStack, Run, StackAction, StackDetail, UpdatePolicy } from "../../api/types";
 import { hostKey, useHost } from "../hosts/host";
 import { settingsKeys } from "../settings/queries";
 
@@ -23,6 +23,8 @@ export const stackKeys = {
   /** Prefix of every host's update summary. */
   allUpdates: ["stack-updates"] as const,
   updates: (host: HostId) => ["stack-updates", hostKey(host)] as const,
+  /** The host's default update policy (that of every stack without its own). */
+  defaultPolicy: (host: HostId) => ["stack-update-policy", hostKey(host)] as const,
 };
 
 /** Polling of the stack list and a stack's detail. */
@@ -214,6 +216,55 @@ export function useSetAutoUpdate(id: string) {
         }),
       ),
     onSettled: () => invalidateStacks(queryClient, host),
+  });
+}
+
+/** The stack's own update policy (operators and admins); the summary then shows it in force. */
+export function useSetUpdatePolicy(id: string) {
+  const queryClient = useQueryClient();
+  const host = useHost();
+  return useMutation({
+    mutationFn: (policy: UpdatePolicy) =>
+      unwrap(
+        hostApi(host).PUT("/api/stacks/{stack_id}/update-policy", {
+          params: { path: { stack_id: id } },
+          body: policy,
+        }),
+      ),
+    onSettled: () => invalidateStacksAndAudit(queryClient, host),
+  });
+}
+
+/** The stack follows its host's default policy again. */
+export function useInheritUpdatePolicy(id: string) {
+  const queryClient = useQueryClient();
+  const host = useHost();
+  return useMutation({
+    mutationFn: () =>
+      unwrap(hostApi(host).DELETE("/api/stacks/{stack_id}/update-policy", { params: { path: { stack_id: id } } })),
+    onSettled: () => invalidateStacksAndAudit(queryClient, host),
+  });
+}
+
+/** The default update policy of `host` (every signed-in user may read it). */
+export function defaultUpdatePolicyQueryOptions(host: HostId) {
+  return queryOptions({
+    queryKey: stackKeys.defaultPolicy(host),
+    queryFn: () => unwrap(hostApi(host).GET("/api/stacks/update-policy")),
+  });
+}
+
+/** Admin: the host's default policy; the stacks that follow it change with it. */
+export function useSetDefaultUpdatePolicy() {
+  const queryClient = useQueryClient();
+  const host = useHost();
+  return useMutation({
+    mutationFn: (policy: UpdatePolicy) => unwrap(hostApi(host).PUT("/api/stacks/update-policy", { body: policy })),
+    onSettled: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: stackKeys.defaultPolicy(host) }),
+        invalidateStacksAndAudit(queryClient, host),
+      ]),
   });
 }
 
