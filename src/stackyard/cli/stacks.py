@@ -130,7 +130,7 @@ def stack_policy(
     """Show a stack's update policy, or change it (the options given; the rest stay)."""
     from pydantic import ValidationError
 
-    from stackyard.errors import StackyardError
+    from stackyard.errors import Invalid
     from stackyard.stacks.policy import UpdatePolicy
 
     stacks = services.stacks()
@@ -152,14 +152,11 @@ def stack_policy(
     if changes:
         current = stacks.machine.prefs.policy(name).model_dump()
         try:
-            stacks.set_policy(name, UpdatePolicy.model_validate(current | changes))
-        except ValidationError as exc:
+            policy = UpdatePolicy.model_validate(current | changes)
+        except ValidationError as exc:  # said by the one error handler, as every refusal
             why = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            typer.secho(f"error: {why}", err=True, fg=typer.colors.RED)
-            raise typer.Exit(2) from None
-        except StackyardError as exc:
-            typer.secho(f"error: {exc.detail}", err=True, fg=typer.colors.RED)
-            raise typer.Exit(2) from None
+            raise Invalid(why) from None
+        stacks.set_policy(name, policy)
     own = stacks.machine.prefs.get(name).policy is not None
     typer.echo(f"{name}: {'its own policy' if own else 'the host default'}")
     for key, value in stacks.machine.prefs.policy(name).model_dump().items():

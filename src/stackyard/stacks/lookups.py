@@ -11,13 +11,16 @@ import asyncio
 import logging
 import platform
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from stackyard.errors import NotInRegistry, RegistryError, RegistryUnreachable
-from stackyard.registry.client import RegistryClient
 from stackyard.registry.digests import DigestSnapshot, RegistryLimit, RemoteDigest
 from stackyard.registry.reference import ImageRef
 from stackyard.registry.releases import Release, release_of
 from stackyard.stacks.versions import tag_version
+
+if TYPE_CHECKING:  # (httpx loads with the first check: a start needs none)
+    from stackyard.registry.client import RegistryClient
 
 log = logging.getLogger(__name__)
 
