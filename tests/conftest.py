@@ -1,6 +1,7 @@
 pytest_plugins = [
     "tests.support.docker",
     "tests.support.registry",
+    "tests.support.images",
     "tests.support.postgres",
     "tests.support.service",
     "tests.support.browser",

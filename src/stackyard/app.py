@@ -239,7 +239,9 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 settings.agent_timeout,
             )
             app.state.fleet.observers.append(notifier.observe)
-            app.state.agent_events = AgentEvents(app.state.agents, notifier.emit)
+            app.state.agent_events = AgentEvents(
+                app.state.agents, notifier.emit, functools.partial(record, app.state.db)
+            )
             background += [
                 asyncio.create_task(notifier.serve()),
                 asyncio.create_task(app.state.agent_events.serve()),

@@ -17,7 +17,6 @@ from cryptography.x509.oid import NameOID
 from tests.agents.helpers import add_agent
 from tests.containers.test_shell import ORIGIN, audit_entry, read_until
 from tests.stacks.test_rollback import QUICK
-from tests.stacks.test_rollback import images as images  # a fixture of the test below
 from tests.stacks.test_updates import publish_newer
 from tests.support.stacks import BUSYBOX, act, compose_text, service
 from tests.support.waiting import wait_until
@@ -200,7 +199,7 @@ def test_a_failing_update_on_an_agent_is_rolled_back_there_through_the_central(
     engine, _, base = remote
     token = uuid.uuid4().hex[:8]
     name, stack = f"roll/{token}", f"roll-{token}"
-    registry.push("stackyard-test/rollback-good:1", name, "1")
+    registry.push(images.ref("good"), name, "1")
     repo = f"{registry.host}/{name}"
     compose = compose_text(app=service(f"{repo}:1"))
     assert (
@@ -209,7 +208,7 @@ def test_a_failing_update_on_an_agent_is_rolled_back_there_through_the_central(
     )
     assert admin_client.put(f"{base}/stacks/{stack}/update-policy", json=QUICK).status_code == 204
     assert act(admin_client, stack, "start", base=base)["status"] == "succeeded"
-    registry.push("stackyard-test/rollback-sick:1", name, "1")
+    registry.push(images.ref("sick"), name, "1")
     assert admin_client.post(f"{base}/stacks/updates/check").status_code == 200
 
     run = act(admin_client, stack, "update", base=base)
@@ -242,3 +241,40 @@ def test_a_failing_update_on_an_agent_is_rolled_back_there_through_the_central(
 
     entry = wait_until(audited, what="the update's outcome in the central's audit log")
     assert entry["outcome"] == "failure" and "rolled back: app is unhealthy" in entry["detail"]
+
+
+def test_an_agents_own_auto_update_that_rolls_back_is_in_the_centrals_audit_log(
+    shared_engines, agent_processes, admin_client, registry, images
+):
+    """An agent keeps no audit log: its auto-update pass (every 3 s here) reports the
+    rollback with its events, and the central audits it as the auto-update's."""
+    (engine,) = shared_engines(1)
+    agent = agent_processes(engine, name="auto", STACKYARD_UPDATE_CHECK_INTERVAL="3")
+    base = f"/api/agents/{add_agent(admin_client, agent, 'auto')['id']}"
+    token = uuid.uuid4().hex[:8]
+    name, stack = f"auto/{token}", f"auto-{token}"
+    registry.push(images.ref("good"), name, "1")
+    compose = compose_text(app=service(f"{registry.host}/{name}:1"))
+    assert (
+        admin_client.post(f"{base}/stacks", json={"name": stack, "compose": compose}).status_code
+        == 201
+    )
+    policy = QUICK | {"mode": "auto"}
+    assert admin_client.put(f"{base}/stacks/{stack}/update-policy", json=policy).status_code == 204
+    assert act(admin_client, stack, "start", base=base)["status"] == "succeeded"
+
+    registry.push(images.ref("sick"), name, "1")
+
+    def audited() -> dict | None:
+        audit = admin_client.get("/api/audit", params={"action": "stack.update"}).json()["items"]
+        mine = [
+            e for e in audit if e["target"] == f"auto: {stack}" and e["action"] == "stack.update"
+        ]
+        return mine[0] if mine else None
+
+    entry = wait_until(audited, 120, "the agent's auto-update in the central's audit log")
+    assert (entry["actor"], entry["outcome"]) == ("auto-update", "failure")
+    assert "rolled back: app is unhealthy" in entry["detail"]
+    assert entry["detail"].endswith("reported by agent auto")
+    line = _summary(admin_client, f"{base}/stacks/updates", stack)
+    assert line["last_auto_update"]["outcome"] == "rolled_back"

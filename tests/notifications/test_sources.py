@@ -19,7 +19,6 @@ from tests.agents.helpers import add_agent
 from tests.agents.hostile import Answer, HostileAgent, hostile_agent  # noqa: F401 (a fixture)
 from tests.notifications.conftest import TIMING, add_webhook, events_of
 from tests.stacks.test_rollback import QUICK
-from tests.stacks.test_rollback import images as images  # a fixture
 from tests.support.receivers import HttpReceiver
 from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
 from tests.support.stacks import HELPER, act, compose_text, service, start_restore, wait_run
@@ -190,12 +189,12 @@ def test_an_update_that_rolls_back_is_said_with_why(
     """The health gate failed: the news is the rollback (not a plain failure), with the
     service and why."""
     name = f"note/{secrets.token_hex(4)}"
-    registry.push("stackyard-test/rollback-good:1", name, "1")
+    registry.push(images.ref("good"), name, "1")
     repo = f"{registry.host}/{name}"
     stack = make_stack("note-roll", compose_text(app=service(f"{repo}:1")))
     assert admin.put(f"/api/stacks/{stack}/update-policy", json=QUICK).status_code == 204
     assert act(admin, stack, "start")["status"] == "succeeded"
-    registry.push("stackyard-test/rollback-crashing:1", name, "1")
+    registry.push(images.ref("crashing"), name, "1")
     docker_client.api.tag(images["good"], repo, "1")  # this host still runs the old one
     add_webhook(admin, receiver.url)
     assert admin.post("/api/stacks/updates/check").status_code == 200

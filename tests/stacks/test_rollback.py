@@ -9,49 +9,13 @@ import uuid
 import pytest
 
 from tests.stacks.test_updates import check, summary_of
-from tests.support.stacks import BUSYBOX, act, compose_text, service
+from tests.support.images import HEALTHY, SICK, SLEEP
+from tests.support.stacks import act, compose_text, service
 
 pytestmark = pytest.mark.docker
 
-SECOND = 1_000_000_000  # the engine counts healthcheck times in nanoseconds
-HEALTHY = {"Test": ["CMD", "true"], "Interval": SECOND, "Timeout": SECOND, "Retries": 1}
-SICK = {"Test": ["CMD", "false"], "Interval": SECOND, "Timeout": SECOND, "Retries": 1}
-SLEEP = "trap 'exit 0' TERM; while true; do sleep 1 & wait $!; done"
 #: Quick gates for tests (the defaults are 120 s and 30 s).
 QUICK = {"health_timeout": 30, "settle": 2}
-
-
-def build(
-    docker_client, tag: str, script: str, health: dict | None, labels: dict | None = None
-) -> str:
-    """An image from the busybox test image whose command is `script`: its id."""
-    container = docker_client.containers.create(BUSYBOX)
-    try:
-        conf = {"Cmd": ["sh", "-c", script], "Labels": {"stackyard.test": tag, **(labels or {})}}
-        if health:
-            conf["Healthcheck"] = health
-        image = container.commit(f"stackyard-test/rollback-{tag}", "1", conf=conf)
-    finally:
-        container.remove()
-    return image.id
-
-
-@pytest.fixture(scope="module")
-def images(docker_client):
-    """The versions: good (healthy), sick (never healthy), crashing (exits at start)."""
-    made = {
-        "good": build(docker_client, "good", f"echo good starts; {SLEEP}", HEALTHY),
-        "plain": build(docker_client, "plain", f"echo plain starts; {SLEEP}", None),
-        "sick": build(
-            docker_client, "sick", f"echo sick starts; echo cannot reach db; {SLEEP}", SICK
-        ),
-        "crashing": build(
-            docker_client, "crashing", "echo bad config: no such key >&2; exit 3", None
-        ),
-    }
-    yield made
-    for tag in made:
-        docker_client.images.remove(f"stackyard-test/rollback-{tag}:1", force=True)
 
 
 class Release:
@@ -62,10 +26,12 @@ class Release:
         self.name = f"roll/{uuid.uuid4().hex[:8]}"
         self.repo = f"{registry.host}/{self.name}"
 
-    def publish(self, version: str) -> str:
-        """Push `version` as tag 1; the local tag stays on what this host pulled last."""
+    def publish(self, version: str, tag: str = "1") -> str:
+        """Push `version` (one of `images`, or an image's reference) as `tag`; the local
+        tag 1 stays on what this host pulled last."""
         local = self.local_id()
-        digest = self.registry.push(f"stackyard-test/rollback-{version}:1", self.name, "1")
+        image = self.images.ref(version) if ":" not in version else version
+        digest = self.registry.push(image, self.name, tag)
         if local is not None:
             self.docker.api.tag(local, self.repo, "1")
         return digest
@@ -216,7 +182,7 @@ def test_a_newer_version_tag_within_the_range_edits_the_compose_file_and_is_undo
         ("good", "2.0.0"),
         ("good", "1.6.0-rc.1"),
     ]:
-        release.registry.push(f"stackyard-test/rollback-{version}:1", release.name, tag)
+        release.publish(version, tag)
     image = f"{release.repo}:1.4.2"
     stack_id = make_stack("tags", compose_text(web=service(image)))
     minor = admin_client.put(
@@ -244,7 +210,7 @@ def test_a_newer_version_tag_within_the_range_edits_the_compose_file_and_is_undo
     (found,) = summary_of(admin_client, stack_id)["images"]
     assert found["new_tag"] == "1.5.0" and found["rolled_back"] is True
 
-    release.registry.push("stackyard-test/rollback-plain:1", release.name, "1.5.1")
+    release.publish("plain", "1.5.1")
     check(admin_client)
     assert summary_of(admin_client, stack_id)["images"][0]["new_tag"] == "1.5.1"
     run = act(admin_client, stack_id, "update")
@@ -329,7 +295,7 @@ def test_an_update_killed_in_its_health_gate_is_undone_at_the_next_start(
     from tests.support.waiting import wait_until
 
     for version, tag in [("good", "1.4.2"), ("plain", "1.5.0")]:
-        release.registry.push(f"stackyard-test/rollback-{version}:1", release.name, tag)
+        release.publish(version, tag)
     stack_id = f"killed-{uuid.uuid4().hex[:6]}"
     folder = tmp_path / "stacks" / stack_id
     folder.mkdir(parents=True)
@@ -383,31 +349,26 @@ def test_an_update_killed_in_its_health_gate_is_undone_at_the_next_start(
 
 
 def test_a_rollback_that_fails_too_says_so_with_what_runs_now(
-    admin_client, make_stack, release, docker_client
+    admin_client, make_stack, release, docker_client, built_images
 ):
     """The new version migrates the data and is unhealthy; the old one cannot read the
     migrated data: the rollback fails, and says what runs."""
-    old = build(
-        docker_client,
+    strict = built_images.build(
         "strict",
         'if [ -f /data/migrated ]; then echo "data of a newer version" >&2; exit 1; fi; ' + SLEEP,
         HEALTHY,
     )
-    build(docker_client, "migrating", f"touch /data/migrated; {SLEEP}", SICK)
-    try:
-        stack_id = started(admin_client, make_stack, release, first="strict")
-        assert running_image(docker_client, stack_id) == old
-        release.publish("migrating")
-        check(admin_client)
+    migrating = built_images.build("migrating", f"touch /data/migrated; {SLEEP}", SICK)
+    stack_id = started(admin_client, make_stack, release, first=strict)
+    assert running_image(docker_client, stack_id) == built_images.id(strict)
+    release.publish(migrating)
+    check(admin_client)
 
-        run = act(admin_client, stack_id, "update")
+    run = act(admin_client, stack_id, "update")
 
-        assert run["status"] == "failed" and run["rollback"] == "failed", run["progress"]
-        detail = run["progress"]["errors"][-1]
-        assert detail.startswith("rolled back: web is unhealthy; the rollback failed too (web ")
-        assert "running now: web " in detail and "exited with code 1" in detail
-        last = summary_of(admin_client, stack_id)["last_update"]
-        assert (last["outcome"], last["detail"]) == ("rollback_failed", detail)
-    finally:
-        for tag in ("strict", "migrating"):
-            docker_client.images.remove(f"stackyard-test/rollback-{tag}:1", force=True)
+    assert run["status"] == "failed" and run["rollback"] == "failed", run["progress"]
+    detail = run["progress"]["errors"][-1]
+    assert detail.startswith("rolled back: web is unhealthy; the rollback failed too (web ")
+    assert "running now: web " in detail and "exited with code 1" in detail
+    last = summary_of(admin_client, stack_id)["last_update"]
+    assert (last["outcome"], last["detail"]) == ("rollback_failed", detail)

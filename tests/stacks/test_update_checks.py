@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from tests.stacks.test_rollback import SLEEP, build
 from tests.stacks.test_updates import check, summary_of
+from tests.support.images import SLEEP
 from tests.support.stacks import act, compose_text, service
 
 pytestmark = pytest.mark.docker
@@ -23,21 +23,18 @@ OCI = "org.opencontainers.image."
 
 
 @pytest.fixture(scope="module")
-def labelled(docker_client):
-    """Two releases of one project, labelled as CI pipelines label them."""
+def labelled(built_images) -> dict[str, str]:
+    """Two releases of one project, labelled as CI pipelines label them: their references."""
 
-    def make(tag: str, version: str) -> str:
+    def make(version: str) -> str:
         labels = {
             OCI + "version": version,
             OCI + "source": "https://github.com/team/web",
             OCI + "revision": "0123456789abcdef0123456789abcdef0123456" + version[0],
         }
-        return build(docker_client, tag, SLEEP, None, labels)
+        return built_images.build(f"labelled-{version}", SLEEP, None, labels)
 
-    made = {"old": make("labelled-old", "1.0.0"), "new": make("labelled-new", "1.1.0")}
-    yield made
-    for tag in ("labelled-old", "labelled-new"):
-        docker_client.images.remove(f"stackyard-test/rollback-{tag}:1", force=True)
+    return {"old": make("1.0.0"), "new": make("1.1.0")}
 
 
 def test_a_newer_images_release_is_read_from_its_labels_once_and_without_its_layers(
@@ -45,10 +42,10 @@ def test_a_newer_images_release_is_read_from_its_labels_once_and_without_its_lay
 ):
     name = f"rel/{uuid.uuid4().hex[:8]}"
     repo = f"{registry.host}/{name}"
-    registry.push("stackyard-test/rollback-labelled-old:1", name, "1")
+    registry.push(labelled["old"], name, "1")
     stack_id = make_stack("rel", compose_text(web=service(f"{repo}:1")))
     assert act(admin_client, stack_id, "start")["status"] == "succeeded"
-    new_digest = registry.push("stackyard-test/rollback-labelled-new:1", name, "1")
+    new_digest = registry.push(labelled["new"], name, "1")
     docker_client.api.tag(labelled["old"], repo, "1")
     before = len(registry.requests())
 
@@ -60,7 +57,7 @@ def test_a_newer_images_release_is_read_from_its_labels_once_and_without_its_lay
     assert image["release"]["link"] == "https://github.com/team/web/releases"
     asked = [r for r in registry.requests()[before:] if name in r[1]]
     blobs = [path for method, path in asked if "/blobs/" in path]
-    config = docker_client.images.get("stackyard-test/rollback-labelled-new:1").id
+    config = docker_client.images.get(labelled["new"]).id
     assert blobs == [f"/v2/{name}/blobs/{config}"]  # the config only: never a layer
     assert [m for m, p in asked if "/manifests/" in p].count("GET") == 1
 

@@ -37,6 +37,8 @@ class Event:
     host_id: int | None = None  # the agent's id; None: the central's own host
     host: str = ""
     at: datetime = field(default_factory=utcnow)
+    #: Who started the work the event is of, when not a user ("auto-update").
+    origin: str | None = None
 
     @property
     def level(self) -> Severity:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field, ValidationError
 
 from stackyard.agents.service import Agents, AgentView
+from stackyard.auth.audit import Recorder
 from stackyard.errors import NotFound, StackyardError
 from stackyard.notifications.catalogue import KINDS, EventName, Severity
 from stackyard.notifications.events import Event, Sink, clip
@@ -46,6 +47,7 @@ class WireEvent(BaseModel):
     stack: str | None = Field(None, max_length=100)
     severity: Severity | None = None
     ended: bool = False
+    origin: str | None = Field(None, max_length=100)
 
     @classmethod
     def of(cls, event: Event) -> WireEvent:
@@ -57,6 +59,7 @@ class WireEvent(BaseModel):
             stack=event.stack,
             severity=event.severity,
             ended=event.ended,
+            origin=clip(event.origin, 100) if event.origin else None,
         )
 
 
@@ -123,12 +126,19 @@ class _Follow:
     updated_at: object
 
 
+#: The news of an update's end (an agent's auto-update is audited here).
+_UPDATES = frozenset({"update_applied", "update_failed", "update_rolled_back"})
+
+
 class AgentEvents:
     """Follows the event stream of every enabled agent while it runs."""
 
-    def __init__(self, agents: Agents, sink: Sink, refresh: float = 30.0) -> None:
+    def __init__(
+        self, agents: Agents, sink: Sink, audit: Recorder | None = None, refresh: float = 30.0
+    ) -> None:
         self.agents = agents
         self.sink = sink
+        self.audit = audit
         self.refresh = refresh
         self._follows: dict[int, _Follow] = {}
         self._changed = asyncio.Event()
@@ -215,5 +225,14 @@ class AgentEvents:
                 wire.ended,
                 host_id=view.id,
                 host=view.name,
+                origin=wire.origin,
             )
         )
+        if self.audit is not None and wire.origin == "auto-update" and wire.name in _UPDATES:
+            # An agent keeps no audit log: its own auto-updates go in the central's.
+            outcome = "success" if wire.name == "update_applied" else "failure"
+            target = f"{view.name}: {wire.stack or wire.subject}"
+            said = f"{clip(wire.text)}; reported by agent {view.name}"
+            asyncio.get_running_loop().run_in_executor(
+                None, self.audit, "auto-update", "stack.update", target, outcome, said
+            )

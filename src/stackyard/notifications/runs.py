@@ -27,18 +27,19 @@ def run_event(state: RunState, origin: str | None = None) -> Event | None:
     error = state.progress.errors[-1] if state.progress.errors else state.status
     if state.status == "interrupted":
         text = f"The {state.action} of {state.stack} was interrupted{by}: {error}"
-        return Event("run_interrupted", state.stack, text, state.id, state.stack)
+        return Event("run_interrupted", state.stack, text, state.id, state.stack, origin=origin)
     name = _NAMES.get((state.action, state.status in _DONE))
     if name is None:
         return None
     what = f"{_WHAT[state.action]} of {state.stack}{by}"
     if state.rollback is not None:
         # The error says the service that failed, why, and (when it failed too) what runs.
-        return Event("update_rolled_back", state.stack, f"{what}: {error}", state.id, state.stack)
+        text = f"{what}: {error}"
+        return Event("update_rolled_back", state.stack, text, state.id, state.stack, origin=origin)
     if state.status in _DONE:
         said = f": {state.summary}" if state.summary else ""
         partial = " with parts left out (see the run)" if state.status == "partial" else ""
         text = f"{what} finished{partial}{said}"
     else:
         text = f"{what} failed: {error}"
-    return Event(name, state.stack, text, state.id, state.stack)
+    return Event(name, state.stack, text, state.id, state.stack, origin=origin)

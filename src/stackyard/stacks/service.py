@@ -403,8 +403,9 @@ class StackService:
                 self.audit("auto-update", "stack.update", stack_id, ok, outcome.detail)
 
     async def watch(self, interval: float, first_delay: float = 30.0) -> None:
-        """The background refresh: a check (then the auto-update pass) every `interval`."""
-        await asyncio.sleep(first_delay)
+        """The background refresh: a check (then the auto-update pass) every `interval`,
+        the first after `first_delay` (or `interval`, when shorter)."""
+        await asyncio.sleep(min(first_delay, interval))
         while True:
             try:
                 with tuning.in_background():  # no request waits for it
