@@ -199,7 +199,8 @@ def test_an_update_that_rolls_back_is_said_with_why(
     add_webhook(admin, receiver.url)
     assert admin.post("/api/stacks/updates/check").status_code == 200
 
-    assert act(admin, stack, "update")["rollback"] == "done"
+    run = act(admin, stack, "update")
+    assert run["rollback"] == "done", run["progress"]["errors"]
 
     (event,) = said(receiver, "update_rolled_back", stack)
     assert event["text"] == f"Update of {stack}: rolled back: app exited with code 3"

@@ -107,14 +107,16 @@ def cleanup_labelled(
 
     # Images: only this run's label (compose projects' images are left alone). An
     # image can be the parent of another labelled one, so retry for a few rounds.
-    pending = {i.id: i for i in client.images.list(all=True, filters=filters[0])}
+    # (The engine's listing: the SDK's `images.list()` inspects each image after listing,
+    # and fails when another test process removed one meanwhile.)
+    pending = {i["Id"]: i for i in client.api.images(all=True, filters=filters[0])}
     errors: list[str] = []
     for _ in range(5):
         if not pending:
             break
         errors = []
         for image_id, image in list(pending.items()):
-            name = (image.tags or [image.short_id])[0]
+            name = (image.get("RepoTags") or [image_id[7:19]])[0]
             try:
                 client.images.remove(image_id, force=True)
             except NotFound:

@@ -23,7 +23,9 @@ import pytest
 from tests.support.stacks import BUSYBOX
 
 SECOND = 1_000_000_000  # the engine counts healthcheck times in nanoseconds
-HEALTHY = {"Test": ["CMD", "true"], "Interval": SECOND, "Timeout": SECOND, "Retries": 1}
+#: Healthy soon (probes every second), and on a busy machine too: a probe may take 10 s
+#: and three must fail in a row (the engine runs each as an exec, which load slows).
+HEALTHY = {"Test": ["CMD", "true"], "Interval": SECOND, "Timeout": 10 * SECOND, "Retries": 3}
 SICK = {"Test": ["CMD", "false"], "Interval": SECOND, "Timeout": SECOND, "Retries": 1}
 SLEEP = "trap 'exit 0' TERM; while true; do sleep 1 & wait $!; done"
 

@@ -194,8 +194,10 @@ class Registry:
         """Drop every local reference to this registry (``HOST/...``): the tags made by
         :meth:`push` and the tags and digest references that pulls from it left."""
         prefix = f"{self.host}/"
-        for image in self.client.images.list():
-            refs = [*(image.attrs.get("RepoTags") or []), *(image.attrs.get("RepoDigests") or [])]
+        # The listing as the engine gives it: the SDK's `images.list()` inspects each
+        # image after listing, and fails when another test process removed one meanwhile.
+        for image in self.client.api.images():
+            refs = [*(image.get("RepoTags") or []), *(image.get("RepoDigests") or [])]
             for ref in refs:
                 if ref.startswith(prefix):
                     with contextlib.suppress(Exception):  # already gone, or in use: fine
