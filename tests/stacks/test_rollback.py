@@ -378,3 +378,19 @@ def test_a_rollback_that_fails_too_says_so_with_what_runs_now(
     assert "running now: web " in detail and "exited with code 1" in detail
     last = summary_of(admin_client, stack_id)["last_update"]
     assert (last["outcome"], last["detail"]) == ("rollback_failed", detail)
+
+
+def test_a_failing_update_of_a_stack_that_never_ran_says_there_is_nothing_to_go_back_to(
+    admin_client, make_stack, release, images
+):
+    release.publish("crashing")
+    stack_id = make_stack("never", compose_text(web=service(f"{release.repo}:1")))
+    assert admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK).status_code == 204
+
+    run = act(admin_client, stack_id, "update")
+
+    assert run["status"] == "failed" and run["rollback"] is None, run["progress"]
+    assert run["progress"]["errors"][-1] == (
+        "web exited with code 3; nothing ran before this update: there is nothing to go back to"
+    )
+    assert summary_of(admin_client, stack_id)["last_update"]["outcome"] == "failed"

@@ -164,6 +164,13 @@ class GuardedUpdate:
                 self._say("Update healthy")
                 self._record(UpdateOutcome(utcnow(), "updated", None, _by()), clear=True)
                 return 0
+        if not before.running:  # never started: no image to go back to
+            detail = f"{failure}; nothing ran before this update: there is nothing to go back to"
+            for line in failure.logs:
+                self._say(f"  | {line}")
+            self.run.fail(detail)
+            self._record(UpdateOutcome(utcnow(), "failed", detail, _by(), failure.logs))
+            return code or 1
         await self._roll_back(before, failure)
         return code or 1
 

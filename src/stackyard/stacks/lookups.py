@@ -53,7 +53,7 @@ def low(limit: RegistryLimit, now: datetime) -> bool:
     except ValueError:
         return False
     window = timedelta(seconds=limit.window_seconds or DEFAULT_WINDOW)
-    floor = max(LOW_FLOOR, int(limit.limit * LOW_SHARE))
+    floor = min(max(LOW_FLOOR, int(limit.limit * LOW_SHARE)), limit.limit // 2)
     return limit.remaining <= floor and now - seen < window
 
 

@@ -392,10 +392,11 @@ class StackService:
         self.machine.prefs.set_default_policy(policy)
         self.machine.changed()
 
-    async def check_and_auto_update(self) -> None:
-        """A check, then the auto-update pass; each update it tried is audited (on the
+    async def check_and_auto_update(self, background: bool = False) -> None:
+        """A check (`background`: the watch's, which leaves a registry whose quota is low
+        alone), then the auto-update pass; each update it tried is audited (on the
         central) as the auto-update's."""
-        await self.updates.check()
+        await self.updates.check(background)
         done = await self.updates.auto_update(lambda stack_id: self.run(stack_id, "update"))
         for stack_id, outcome in done:
             if self.audit is not None and outcome.outcome != "skipped":
@@ -409,7 +410,7 @@ class StackService:
         while True:
             try:
                 with tuning.in_background():  # no request waits for it
-                    await self.check_and_auto_update()
+                    await self.check_and_auto_update(background=True)
             except StackyardError as exc:
                 log.warning("Update check failed: %s", exc.detail)
             except Exception:
