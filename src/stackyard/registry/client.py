@@ -122,12 +122,15 @@ class RegistryClient:
         and its image config for `platform` (os, architecture): the index's manifest for
         that platform and its config blob are read, the layers never. Each document is
         bounded and checked against its digest."""
-        digest, manifest = await self._document(ref, f"manifests/{reference}", MANIFEST_ACCEPT)
+        named = reference if reference.startswith("sha256:") else None
+        digest, manifest = await self._document(
+            ref, f"manifests/{reference}", MANIFEST_ACCEPT, named
+        )
         if manifest.get("mediaType") in _INDEXES or "manifests" in manifest:
             chosen = _platform_manifest(manifest, platform)
             if chosen is None:
                 raise RegistryError(f"{ref.api_host}/{ref.repository}: no image for {platform}")
-            _, manifest = await self._document(ref, f"manifests/{chosen}", MANIFEST_ACCEPT)
+            _, manifest = await self._document(ref, f"manifests/{chosen}", MANIFEST_ACCEPT, chosen)
         config = manifest.get("config")
         config_digest = config.get("digest") if isinstance(config, dict) else None
         if not isinstance(config_digest, str):
@@ -139,7 +142,8 @@ class RegistryClient:
         self, ref: ImageRef, path: str, accept: str, expected: str | None = None
     ) -> tuple[str, dict[str, Any]]:
         """A JSON document of the repository (a manifest or a config blob), read up to
-        DOCUMENT_LIMIT and checked against its digest; (digest, the object)."""
+        DOCUMENT_LIMIT and checked against its digest (`expected`, the one the caller
+        asked by, else the one the registry says); (digest, the object)."""
         what = f"{ref.api_host}/{ref.repository}"
         response = await self._request(
             "GET",
@@ -152,8 +156,6 @@ class RegistryClient:
         body = response.content
         actual = "sha256:" + hashlib.sha256(body).hexdigest()
         named = expected or response.headers.get("Docker-Content-Digest")
-        if path.split("/", 1)[1].startswith("sha256:"):
-            named = path.split("/", 1)[1]
         if named and named.startswith("sha256:") and named != actual:
             raise RegistryError(f"{what}: the registry sent a document that is not {named}")
         try:
