@@ -325,6 +325,21 @@ step_stackyard_image() {
     "$SCRIPTS/stackyard-image.sh"
 }
 
+# ------------------------------------------------------- test OpenID provider
+# oidc-provider (Node) for the sign-in tests: tests/support/oidc_provider.py runs
+# tests/support/oidc/provider.mjs with these modules.
+step_oidc_provider() {
+    local dir="$ROOT/tests/support/oidc"
+    local stamp="$dir/node_modules/.stackyard-npm-ci-stamp"
+    if [ -f "$stamp" ] && [ "$stamp" -nt "$dir/package-lock.json" ]; then
+        say "test oidc provider deps: ok (node_modules up to date)"
+        return
+    fi
+    run_logged npm-ci-oidc in_dir "$dir" npm ci --no-audit --no-fund
+    touch "$stamp"
+    say "test oidc provider deps: installed (npm)"
+}
+
 # -------------------------------------------------------------------- chromium
 step_chromium() {
     [ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after apt step"
@@ -342,6 +357,7 @@ step_bytecode
 step_web
 if [ "$WITH_TEST" -eq 1 ]; then
     step_stackyard_image
+    step_oidc_provider
     step_chromium
 fi
 say "setup: done in $(( $(date +%s) - START_TS ))s"

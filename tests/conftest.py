@@ -10,4 +10,6 @@ pytest_plugins = [
     "tests.support.peers",
     "tests.support.agents",
     "tests.support.interrupted",
+    "tests.support.oidc_provider",
+    "tests.support.forged_provider",
 ]

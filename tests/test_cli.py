@@ -5,6 +5,7 @@ import subprocess
 import time
 
 import httpx
+import pyotp
 
 from stackyard import __version__
 from tests.support.service import (
@@ -68,6 +69,24 @@ def test_user_and_token_commands_work_against_the_service(tmp_path):
             ("cli", "user.create", "bob", "failure"),
             ("cli", "user.set_password", "bob", "success"),
         }
+    finally:
+        server.stop()
+
+
+def test_an_admin_who_lost_their_phone_resets_two_factor_from_the_command_line(tmp_path):
+    server = start_server(tmp_path, env=service_env(tmp_path))
+    try:
+        with httpx.Client(base_url=server.url) as admin:
+            sign_in(admin, "admin", ADMIN_PASSWORD)
+            setup = admin.post("/api/auth/two-factor/setup", json={"password": ADMIN_PASSWORD})
+            code = pyotp.TOTP(setup.json()["secret"]).now()
+            assert admin.post("/api/auth/two-factor/confirm", json={"code": code}).is_success
+        assert login(server.url, "admin", ADMIN_PASSWORD).json()["code_needed"] is True
+        reset = run(tmp_path, "user", "reset-two-factor", "admin")
+        assert reset.returncode == 0, reset.stderr
+        assert "is off" in reset.stdout
+        assert login(server.url, "admin", ADMIN_PASSWORD).json()["user"]["username"] == "admin"
+        assert run(tmp_path, "user", "reset-two-factor", "ghost").returncode == 1
     finally:
         server.stop()
 

@@ -31,6 +31,7 @@ from stackyard.api import (
     files,
     fleet,
     health,
+    identity,
     notifications,
     registries,
     schedules,
@@ -48,6 +49,7 @@ from stackyard.api.web import mount_ui
 from stackyard.auth import passwords
 from stackyard.auth.audit import AuditRelay, record
 from stackyard.auth.throttle import LoginThrottle
+from stackyard.auth.totp import Totp
 from stackyard.auth.users import ensure_bootstrap_admin, migrate_legacy_roles
 from stackyard.backups.service import BackupService
 from stackyard.db import Database
@@ -55,6 +57,8 @@ from stackyard.destinations.service import Destinations
 from stackyard.destinations.transfers import Transfers
 from stackyard.fleet.dashboard import FleetDashboard
 from stackyard.fleet.report import host_report
+from stackyard.identity.config import IdentitySettings
+from stackyard.identity.service import IdentityService
 from stackyard.notifications.containers import ContainerWatcher
 from stackyard.notifications.monitor import signin_failures, watch_fleet
 from stackyard.notifications.outbox import Timing
@@ -90,7 +94,9 @@ STREAMED = (("PUT", "/files/upload"), ("PUT", "/backups/upload"))
 CENTRAL_ROUTERS = (
     health.router,
     auth.public,
+    identity.public,
     auth.router,
+    identity.router,
     users.router,
     audit.router,
     *HOST_ROUTERS,
@@ -193,6 +199,12 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 asyncio.to_thread(ensure_bootstrap_admin, db, settings.admin_password)
             )
             app.state.db = db
+            app.state.totp = Totp(db, settings.effective_secret_key)
+            app.state.identity = IdentityService(
+                db,
+                IdentitySettings(settings, settings.data_dir, settings.effective_secret_key),
+                settings.effective_secret_key,
+            )
         machine = Machine(settings)
         app.state.stacks = StackService(
             machine, functools.partial(record, app.state.db) if mode == "central" else None
@@ -313,6 +325,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
                 await scheduler.aclose()
             if mode == "central":
                 await app.state.agents.aclose()
+                await app.state.identity.aclose()
             children.kill_all()  # no compose run outlives the service
             await machine.aclose()
             machine.close()

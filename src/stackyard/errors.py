@@ -120,3 +120,12 @@ class RegistryDenied(RegistryError):
 
 class NotInRegistry(RegistryError):
     """The registry does not know this repository or tag."""
+
+
+class ProviderError(StackyardError):
+    """The identity provider answered something unusable or refused (a bad discovery
+    document, a token that fails its checks, an error from its token endpoint)."""
+
+
+class ProviderUnreachable(ProviderError):
+    """Retry later: the identity provider could not be reached or did not answer in time."""

@@ -128,6 +128,24 @@ class Settings(BaseSettings):
     notify_retry_seconds: float = Field(
         5.0, gt=0, le=3600, validation_alias=_env("STACKYARD_NOTIFY_RETRY_SECONDS")
     )
+    #: Sign-in through an OpenID Connect provider, set here instead of in Settings (the
+    #: UI then shows it read-only): `stackyard.identity.config`.
+    oidc_issuer: str | None = Field(None, validation_alias=_env("STACKYARD_OIDC_ISSUER"))
+    oidc_client_id: str = Field("", validation_alias=_env("STACKYARD_OIDC_CLIENT_ID"))
+    oidc_client_secret: str = Field("", validation_alias=_env("STACKYARD_OIDC_CLIENT_SECRET"))
+    oidc_name: str = Field("SSO", validation_alias=_env("STACKYARD_OIDC_NAME"))
+    oidc_scopes: str = Field("openid profile email", validation_alias=_env("STACKYARD_OIDC_SCOPES"))
+    oidc_groups_claim: str = Field("groups", validation_alias=_env("STACKYARD_OIDC_GROUPS_CLAIM"))
+    oidc_username_claim: str = Field(
+        "preferred_username", validation_alias=_env("STACKYARD_OIDC_USERNAME_CLAIM")
+    )
+    #: `group=role` pairs, comma-separated: `stackyard-admins=admin,ops=operator`.
+    oidc_roles: str = Field("", validation_alias=_env("STACKYARD_OIDC_ROLES"))
+    oidc_default_role: str = Field("", validation_alias=_env("STACKYARD_OIDC_DEFAULT_ROLE"))
+    oidc_link_accounts: bool = Field(False, validation_alias=_env("STACKYARD_OIDC_LINK_ACCOUNTS"))
+    oidc_password_sign_in: str = Field(
+        "everyone", validation_alias=_env("STACKYARD_OIDC_PASSWORD_SIGN_IN")
+    )
     agent_tls_cert: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_CERT"))
     agent_tls_key: Path | None = Field(None, validation_alias=_env("STACKYARD_AGENT_TLS_KEY"))
     #: For the test suite only: Argon2id at its lowest cost (a sign-in costs a millisecond

@@ -41,8 +41,17 @@ schemathesis.openapi.media_type(
 POLICY: dict[str, str | None] = {
     "health": None,
     "login": None,
+    "signInOptions": None,
+    "startProviderSignIn": None,
+    "finishProviderSignIn": None,
     "me": "viewer",
     "logout": "viewer",
+    "beginTwoFactor": "viewer",
+    "confirmTwoFactor": "viewer",
+    "turnOffTwoFactor": "viewer",
+    "getIdentityProvider": "admin",
+    "setIdentityProvider": "admin",
+    "resetUserTwoFactor": "admin",
     "changePassword": "viewer",
     "listTokens": "viewer",
     "createToken": "viewer",
@@ -162,10 +171,11 @@ FUZZ_USERS = {"admin", "fuzz-operator", "fuzz-viewer"}
 #: tests/stacks): stack actions and the update check pull images and ask registries for
 #: whatever image names the fuzzer invents, which would send traffic off this machine;
 #: token ids are small integers, so revoking tokens would revoke the fuzzer's own; a
-#: right guess of the password would revoke them too; a destination the fuzzer made or
+#: right guess of the password would revoke them too, and so would a reset of a fuzz
+#: user's two-factor sign-in; a destination the fuzzer made or
 #: tested would point anywhere (so none exists, and every operation on one is a 404); so
 #: would an agent (none exists: its routes and the proxy answer 404), or a notification
-#: channel (none exists: its test and history are a 404).
+#: channel (none exists: its test and history are a 404), or an identity provider.
 NOT_FUZZED = {
     "stackAction",
     "checkStackUpdates",
@@ -181,15 +191,18 @@ NOT_FUZZED = {
     "createNotificationChannel",
     "updateNotificationChannel",
     "testUnsavedNotificationChannel",
+    "setIdentityProvider",
+    "resetUserTwoFactor",
 }
 
 CONFIG = SchemathesisConfig.from_dict(
     {
         "checks": {
             # Valid by the schema, refused by a rule the schema cannot say: a compose file
-            # that compose itself refuses, a name taken, a path that is not there.
+            # that compose itself refuses, a name taken, a path that is not there. (303:
+            # the ways to and from an identity provider are browser navigations.)
             "positive_data_acceptance": {
-                "expected-statuses": ["2xx", "400", "401", "403", "404", "409", "429"]
+                "expected-statuses": ["2xx", "303", "400", "401", "403", "404", "409", "429"]
             }
         }
     }
@@ -280,6 +293,8 @@ UNFUZZED_REQUESTS = {
         "/api/notifications/channels/test",
         _WEBHOOK_ON_LOOPBACK,
     ),
+    "setIdentityProvider": ("PUT", "/api/identity-provider", {"config": {"enabled": False}}),
+    "resetUserTwoFactor": ("POST", "/api/users/fuzz-viewer/two-factor/reset", None),
 }
 
 

@@ -1,8 +1,14 @@
-"""Every /api route needs a signed-in user, except health and sign-in."""
+"""Every /api route needs a signed-in user, except health and the ways to sign in."""
 
 from fastapi.testclient import TestClient
 
-PUBLIC = {("get", "/api/health"), ("post", "/api/auth/login")}
+PUBLIC = {
+    ("get", "/api/health"),
+    ("post", "/api/auth/login"),
+    ("get", "/api/auth/sign-in-options"),
+    ("get", "/api/auth/oidc/start"),
+    ("get", "/api/auth/oidc/callback"),
+}
 
 
 def _operations(app):
@@ -36,3 +42,9 @@ def test_public_routes_answer_without_credentials(client: TestClient):
     assert (
         client.post("/api/auth/login", json={"username": "x", "password": "y"}).status_code == 401
     )
+    options = client.get("/api/auth/sign-in-options")
+    assert options.json() == {"provider": None, "password_sign_in": "everyone"}
+    # With no provider set up, its way in says so on the sign-in page.
+    start = client.get("/api/auth/oidc/start", follow_redirects=False)
+    assert start.status_code == 303
+    assert start.headers["location"].startswith("/login?error=Sign-in%20through")

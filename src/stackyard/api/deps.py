@@ -20,8 +20,10 @@ from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Princ
 from stackyard.auth.streams import still_valid_now, while_valid
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.tokens import csrf_token, same
+from stackyard.auth.totp import Totp
 from stackyard.db import Database
 from stackyard.errors import Forbidden, Invalid, Unauthorized
+from stackyard.identity.service import IdentityService
 from stackyard.settings import Settings
 from stackyard.stacks.service import StackService
 
@@ -95,6 +97,18 @@ DbDep = Annotated[Database, Depends(get_db)]
 ThrottleDep = Annotated[LoginThrottle, Depends(get_throttle)]
 
 
+def get_totp(request: Request) -> Totp:
+    return cast(Totp, request.app.state.totp)
+
+
+def get_identity(request: Request) -> IdentityService:
+    return cast(IdentityService, request.app.state.identity)
+
+
+TotpDep = Annotated[Totp, Depends(get_totp)]
+IdentityDep = Annotated[IdentityService, Depends(get_identity)]
+
+
 def is_agent(connection: HTTPConnection) -> bool:
     return bool(connection.app.state.mode == "agent")
 
@@ -128,6 +142,8 @@ def authenticate(request: HTTPConnection, method: str) -> Principal:
             sent = request.headers.get(CSRF_HEADER, "")
             if not same(sent, csrf_token(settings.effective_secret_key, cookie)):
                 raise Forbidden(f"Missing or invalid {CSRF_HEADER} header")
+    if principal.two_factor_due and not request.url.path.startswith("/api/auth/"):
+        raise Forbidden("Set up two-factor sign-in first (Account): an admin requires it")
     request.scope.setdefault("state", {})["principal"] = principal
     return principal
 

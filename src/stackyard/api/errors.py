@@ -43,6 +43,8 @@ STATUS: dict[type[errors.StackyardError], int] = {
     errors.RegistryDenied: 502,  # the stored registry credentials: fix them
     errors.RegistryUnreachable: 503,  # retry later
     errors.NotInRegistry: 404,  # the image (repository or tag) addressed does not exist
+    errors.ProviderError: 502,  # the identity provider: an upstream service too
+    errors.ProviderUnreachable: 503,
 }
 
 

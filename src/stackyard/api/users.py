@@ -9,11 +9,12 @@ from fastapi import APIRouter, Depends, status
 from pydantic import BaseModel, Field
 
 from stackyard.api.auth import TokenOut
-from stackyard.api.deps import AdminDep, DbDep, require_admin
+from stackyard.api.deps import AdminDep, DbDep, TotpDep, require_admin
 from stackyard.api.models import Body, DbId
 from stackyard.auth import api_tokens, users
 from stackyard.auth.audit import audited
 from stackyard.auth.principal import Role
+from stackyard.db.models import User
 
 router = APIRouter(prefix="/users", tags=["users"], dependencies=[Depends(require_admin)])
 
@@ -35,6 +36,17 @@ class UserChange(Body):
     disabled: bool | None = Field(
         None, description="A disabled account cannot sign in; its sessions and tokens end"
     )
+    email: str | None = Field(
+        None,
+        max_length=255,
+        description="What an identity provider's verified email links this account by "
+        "(when the admin allowed linking); empty clears it",
+    )
+    two_factor_required: bool | None = Field(
+        None,
+        description="The user must set up two-factor sign-in at their next sign-in "
+        "(password sign-in only; API tokens are not affected)",
+    )
 
 
 class PasswordIn(Body):
@@ -47,11 +59,29 @@ class UserRow(BaseModel):
     role: Role
     disabled: bool
     created_at: datetime
+    email: str | None
+    two_factor: bool = Field(description="Two-factor sign-in is on")
+    two_factor_required: bool
+    provider_account: bool = Field(description="Signs in through the identity provider")
+
+    @classmethod
+    def of(cls, user: User) -> UserRow:
+        return cls(
+            id=user.id,
+            username=user.username,
+            role=Role(user.role),
+            disabled=user.disabled,
+            created_at=user.created_at,
+            email=user.email,
+            two_factor=user.totp_secret is not None,
+            two_factor_required=user.totp_required,
+            provider_account=user.oidc_subject is not None,
+        )
 
 
 @router.get("", operation_id="listUsers")
 def list_users(db: DbDep) -> list[UserRow]:
-    return [UserRow.model_validate(u, from_attributes=True) for u in users.list_users(db)]
+    return [UserRow.of(u) for u in users.list_users(db)]
 
 
 @router.post("", operation_id="createUser", status_code=status.HTTP_201_CREATED)
@@ -59,7 +89,7 @@ def create_user(body: UserIn, admin: AdminDep, db: DbDep) -> UserRow:
     with audited(db, admin.username, "user.create", body.username) as note:
         note.detail = f"role={body.role}"
         user = users.create_user(db, body.username, body.password, body.role)
-    return UserRow.model_validate(user, from_attributes=True)
+    return UserRow.of(user)
 
 
 @router.patch("/{username}", operation_id="updateUser")
@@ -68,9 +98,15 @@ def update_user(username: str, body: UserChange, admin: AdminDep, db: DbDep) -> 
     revokes their API tokens."""
     with audited(db, admin.username, "user.update", username) as note:
         user, note.detail = users.update_user(
-            db, admin.username, username, body.role, body.disabled
+            db,
+            admin.username,
+            username,
+            body.role,
+            body.disabled,
+            body.email,
+            body.two_factor_required,
         )
-    return UserRow.model_validate(user, from_attributes=True)
+    return UserRow.of(user)
 
 
 @router.put(
@@ -80,6 +116,18 @@ def set_password(username: str, body: PasswordIn, admin: AdminDep, db: DbDep) ->
     """Their sessions end and their API tokens are revoked."""
     with audited(db, admin.username, "user.set_password", username):
         users.set_password(db, username, body.password)
+
+
+@router.post(
+    "/{username}/two-factor/reset",
+    operation_id="resetUserTwoFactor",
+    status_code=status.HTTP_204_NO_CONTENT,
+)
+def reset_two_factor(username: str, admin: AdminDep, db: DbDep, totp: TotpDep) -> None:
+    """Turns the user's two-factor sign-in off (a lost phone); their sessions end and
+    their API tokens are revoked. If it is required they set it up at their next sign-in."""
+    with audited(db, admin.username, "auth.two_factor.reset", username):
+        totp.reset(username)
 
 
 @router.delete("/{username}", operation_id="deleteUser", status_code=status.HTTP_204_NO_CONTENT)

@@ -51,6 +51,8 @@ class AuditNote:
 #: Every action the audit log records (an agent's relayed entry of another is dropped).
 AuditAction = Literal[
     "agent.create", "agent.delete", "agent.test", "agent.update",
+    "auth.sign_in", "auth.sign_out", "auth.role_change", "auth.provider",
+    "auth.two_factor.enrol", "auth.two_factor.off", "auth.two_factor.reset",
     "backup.create", "backup.delete", "backup.download", "backup.pull", "backup.push",
     "backup.restore", "backup.upload",
     "container.restart", "container.start", "container.stop",

@@ -17,7 +17,11 @@ class Role(StrEnum):
     def at_least(self, least: Role) -> bool:
         """Whether this role has what `least` has: each role has what the roles after it
         have (what each may do: `stackyard.auth.permissions`)."""
-        return _RANK[self] >= _RANK[least]
+        return self.rank >= least.rank
+
+    @property
+    def rank(self) -> int:
+        return _RANK[self]
 
 
 _RANK = {Role.viewer: 0, Role.operator: 1, Role.admin: 2}
@@ -36,6 +40,9 @@ class Principal:
     via: str  # "session", "token", or "agent" (on an agent, vouched for by its token)
     credential_hash: str  # of the session secret or API token that proved it
     session_secret: str | None = None
+    #: An admin requires two-factor sign-in and this user has not set it up: until they
+    #: do, their session reaches their own account's pages only.
+    two_factor_due: bool = False
 
     @property
     def is_admin(self) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -17,9 +17,15 @@ _TOUCH_EVERY = timedelta(minutes=1)
 
 
 def open_session(
-    session: Session, user: User, ttl: timedelta, client_ip: str | None, user_agent: str | None
+    session: Session,
+    user: User,
+    ttl: timedelta,
+    client_ip: str | None,
+    user_agent: str | None,
+    id_token: str | None = None,
 ) -> str:
-    """Start a sign-in session; returns the secret that goes into the cookie."""
+    """Start a sign-in session; returns the secret that goes into the cookie. `id_token`:
+    the identity provider's (sealed), for a session begun there."""
     now = utcnow()
     session.execute(delete(LoginSession).where(LoginSession.expires_at < now))
     secret = new_secret()
@@ -30,13 +36,21 @@ def open_session(
             expires_at=now + ttl,
             client_ip=client_ip,
             user_agent=(user_agent or "")[:255] or None,
+            id_token=id_token,
         )
     )
     return secret
 
 
-def close_session(session: Session, secret: str) -> None:
-    session.execute(delete(LoginSession).where(LoginSession.token_hash == hash_secret(secret)))
+def close_session(session: Session, secret: str) -> str | None:
+    """End a session; returns its sealed ID token, if it was begun at a provider."""
+    login = session.scalar(
+        select(LoginSession).where(LoginSession.token_hash == hash_secret(secret))
+    )
+    if login is None:
+        return None
+    session.delete(login)
+    return login.id_token
 
 
 def revoke_all(session: Session, user_id: int, keep_session: str | None = None) -> None:
@@ -61,7 +75,8 @@ def principal_from_session(session: Session, secret: str) -> Principal:
     login, user = row
     if now - login.last_seen_at > _TOUCH_EVERY:
         login.last_seen_at = now
-    return Principal(user.id, user.username, Role(user.role), "session", digest, secret)
+    due = user.totp_required and user.totp_secret is None
+    return Principal(user.id, user.username, Role(user.role), "session", digest, secret, due)
 
 
 def principal_from_token(session: Session, token: str) -> Principal:
@@ -78,6 +93,16 @@ def principal_from_token(session: Session, token: str) -> Principal:
     if api_token.last_used_at is None or now - api_token.last_used_at > _TOUCH_EVERY:
         api_token.last_used_at = now
     return Principal(user.id, user.username, Role(user.role), "token", digest)
+
+
+def begun_at(session: Session, principal: Principal) -> datetime | None:
+    """When the session that proved `principal` began (None for an API token)."""
+    if principal.via != "session":
+        return None
+    query = select(LoginSession.created_at).where(
+        LoginSession.token_hash == principal.credential_hash
+    )
+    return session.scalar(query)
 
 
 def still_valid(session: Session, principal: Principal) -> bool:

@@ -1,4 +1,4 @@
-"""Sign-in: throttle check, password check, session start."""
+"""Sign-in: throttle check, password check, the second factor, session start."""
 
 from __future__ import annotations
 
@@ -7,58 +7,92 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from stackyard.auth import sessions, users
+from stackyard.auth.principal import Principal, Role
 from stackyard.auth.throttle import LoginThrottle
+from stackyard.auth.totp import Totp
+from stackyard.clock import utcnow
 from stackyard.db import Database
 from stackyard.db.models import User
+from stackyard.errors import Forbidden
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What someone sent to the sign-in form, and from where."""
+
+    username: str
+    password: str
+    code: str | None
+    client_ip: str | None
+    user_agent: str | None
 
 
 @dataclass(frozen=True)
 class SignedIn:
     user: User
     session_secret: str
+    how: str  # "password", "password and code", "password and recovery code"
+
+
+@dataclass(frozen=True)
+class CodeNeeded:
+    """The password was right and the account has two-factor on: the same form again,
+    with the code. The attempt still counts as failed until the code comes."""
+
+
+class LocalSignIn:
+    """Who may sign in with a password: everyone, or (when an identity provider is the
+    way in) admins only, as the break-glass path."""
+
+    def __init__(self, admins_only: bool = False, provider: str = "") -> None:
+        self.admins_only = admins_only
+        self.provider = provider
 
 
 async def sign_in(
     db: Database,
     throttle: LoginThrottle,
-    username: str,
-    password: str,
+    totp: Totp,
+    attempt: Attempt,
     ttl: timedelta,
-    client_ip: str | None,
-    user_agent: str | None,
-) -> SignedIn:
-    delay = throttle.begin(username, client_ip)
+    local: LocalSignIn,
+) -> SignedIn | CodeNeeded:
+    delay = throttle.begin(attempt.username, attempt.client_ip)
     if not delay:
-        return await asyncio.to_thread(
-            _attempt, db, throttle, username, password, ttl, client_ip, user_agent
-        )
-    async with throttle.serial(username, client_ip):
+        return await asyncio.to_thread(_attempt, db, throttle, totp, attempt, ttl, local)
+    async with throttle.serial(attempt.username, attempt.client_ip):
         await asyncio.sleep(delay)
-        return await asyncio.to_thread(
-            _attempt, db, throttle, username, password, ttl, client_ip, user_agent
-        )
+        return await asyncio.to_thread(_attempt, db, throttle, totp, attempt, ttl, local)
 
 
 def _attempt(
     db: Database,
     throttle: LoginThrottle,
-    username: str,
-    password: str,
+    totp: Totp,
+    attempt: Attempt,
     ttl: timedelta,
-    client_ip: str | None,
-    user_agent: str | None,
-) -> SignedIn:
-    """One sign-in attempt, counted as failed by `LoginThrottle.begin` until it succeeds."""
+    local: LocalSignIn,
+) -> SignedIn | CodeNeeded:
+    """One sign-in attempt, counted as failed by `LoginThrottle.begin` until it succeeds
+    (a wrong two-factor code is a failed attempt like a wrong password)."""
+    how = "password"
     with db.session() as session:
-        user = users.authenticate(session, username, password)
-        secret = sessions.open_session(session, user, ttl, client_ip, user_agent)
-    throttle.succeeded(username, client_ip)
-    return SignedIn(user, secret)
+        user = users.authenticate(session, attempt.username, attempt.password)
+        if local.admins_only and user.role != Role.admin:
+            raise Forbidden(f"Sign in with {local.provider}: password sign-in is kept for admins")
+        if user.totp_secret is not None:
+            if not attempt.code:
+                return CodeNeeded()
+            how = f"password and {totp.check(user, attempt.code)}"
+        secret = sessions.open_session(session, user, ttl, attempt.client_ip, attempt.user_agent)
+    throttle.succeeded(attempt.username, attempt.client_ip)
+    return SignedIn(user, secret, how)
 
 
-def sign_out(db: Database, session_secret: str) -> None:
+def sign_out(db: Database, session_secret: str) -> str | None:
+    """End the session; returns its sealed ID token when it was begun at a provider."""
     with db.session() as session:
-        sessions.close_session(session, session_secret)
+        return sessions.close_session(session, session_secret)
 
 
 def reauthenticate(
@@ -74,3 +108,18 @@ def reauthenticate(
     throttle.begin(username, client_ip)
     users.check_password(db, user_id, password)
     throttle.succeeded(username, client_ip)
+
+
+#: How fresh a sign-in at the identity provider must be to stand for the password that an
+#: account of the provider does not have (before minting an API token).
+RECENT = timedelta(minutes=15)
+
+
+def recently_signed_in(db: Database, principal: Principal) -> None:
+    with db.session() as session:
+        begun = sessions.begun_at(session, principal)
+    if begun is None or utcnow() - begun > RECENT:
+        raise Forbidden(
+            "Sign in again at the identity provider first: this needs a sign-in of the "
+            "last 15 minutes"
+        )

@@ -19,7 +19,10 @@ from stackyard.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorize
 
 log = logging.getLogger(__name__)
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,189}$")
 BOOTSTRAP_ADMIN = "admin"
+#: The password hash of an account made by an identity provider: no password opens it.
+NO_PASSWORD = "!"
 
 
 def _check_username(username: str) -> None:
@@ -28,6 +31,10 @@ def _check_username(username: str) -> None:
             "Username must be 1-64 characters: letters, digits, '_', '.', '-', "
             "starting with a letter or digit"
         )
+
+
+def has_password(user: User) -> bool:
+    return user.password_hash != NO_PASSWORD
 
 
 def get_user(session: Session, username: str) -> User:
@@ -69,20 +76,29 @@ def delete_user(db: Database, actor: str, username: str) -> None:
 
 
 def update_user(
-    db: Database, actor: str, username: str, role: Role | None, disabled: bool | None
+    db: Database,
+    actor: str,
+    username: str,
+    role: Role | None,
+    disabled: bool | None,
+    email: str | None = None,
+    two_factor_required: bool | None = None,
 ) -> tuple[User, str]:
-    """Change a user's role or disable/enable the account. Disabling ends every session
-    and revokes every API token the user holds; so does a change of role. Returns the user
-    and what changed ("no change" when nothing did)."""
+    """Change a user's role, disable/enable the account, set their email (what an identity
+    provider's verified email links by; "" clears it) or require two-factor sign-in.
+    Disabling ends every session and revokes every API token the user holds; so does a
+    change of role. Returns the user and what changed ("no change" when nothing did)."""
     with db.session() as session:
         user = get_user(session, username)
         changes = []
+        revoke = False
         if role is not None and role != user.role:
             if username == actor:
                 raise Forbidden("You cannot change your own role")
             _keep_an_admin(session, user)
             user.role = role
             changes.append(f"role={role}")
+            revoke = True
         if disabled is not None and disabled != user.disabled:
             if username == actor:
                 raise Forbidden("You cannot disable your own account")
@@ -90,9 +106,27 @@ def update_user(
                 _keep_an_admin(session, user)
             user.disabled = disabled
             changes.append("disabled" if disabled else "enabled")
-        if changes:
+            revoke = True
+        if email is not None and (email or None) != user.email:
+            _check_email(session, user, email)
+            user.email = email or None
+            changes.append(f"email={email or '(none)'}")
+        if two_factor_required is not None and two_factor_required != user.totp_required:
+            user.totp_required = two_factor_required
+            changes.append("two-factor " + ("required" if two_factor_required else "optional"))
+        if revoke:
             sessions.revoke_all(session, user.id)
         return user, ", ".join(changes) or "no change"
+
+
+def _check_email(session: Session, user: User, email: str) -> None:
+    if email and not _EMAIL.match(email):
+        raise Invalid("An email address looks like name@example.org")
+    taken = session.scalar(
+        select(User.username).where(func.lower(User.email) == email.lower(), User.id != user.id)
+    )
+    if email and taken is not None:
+        raise Conflict(f"The user {taken!r} has this email already")
 
 
 def _keep_an_admin(session: Session, user: User) -> None:
@@ -124,11 +158,12 @@ def change_own_password(
         sessions.revoke_all(session, user.id, keep_session=keep_session)
 
 
-def password_change_due(db: Database, user_id: int) -> bool:
-    """Whether the user still has the one-time password printed at first start."""
+def get_by_id(db: Database, user_id: int) -> User:
     with db.session() as session:
         user = session.get(User, user_id)
-        return bool(user and user.password_change_due)
+        if user is None:
+            raise Unauthorized("Not signed in")
+        return user
 
 
 def check_password(db: Database, user_id: int, password: str) -> None:

@@ -65,3 +65,16 @@ def user_list() -> None:
 
     for user in list_users(services.database()):
         typer.echo(f"{user.username}\t{user.role}")
+
+
+@app.command("reset-two-factor")
+def user_reset_two_factor(name: str) -> None:
+    """Turn a user's two-factor sign-in off (a lost phone; also for the last admin, who
+    has nobody to ask): their sessions end and their API tokens are revoked."""
+    from stackyard.auth.audit import audited
+    from stackyard.auth.totp import Totp
+
+    db = services.database()
+    with audited(db, "cli", "auth.two_factor.reset", name):
+        Totp(db, services.settings().effective_secret_key).reset(name)
+    typer.echo(f"Two-factor sign-in of {name!r} is off; they can set it up again")

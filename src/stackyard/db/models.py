@@ -29,6 +29,20 @@ class User(Base):
     password_change_due: Mapped[bool] = mapped_column(
         Boolean, default=False, server_default=text("false")
     )
+    #: Set by an admin; what an identity provider's verified email may link an account by.
+    email: Mapped[str | None] = mapped_column(String(255))
+    #: "<issuer> <sub>" of the identity provider account this user signs in as.
+    oidc_subject: Mapped[str | None] = mapped_column(String(512), index=True, unique=True)
+    #: Two-factor sign-in (`stackyard.auth.totp`): the sealed secret once enrolled, the
+    #: one being enrolled, the last time step used (no code works twice), the hashes of
+    #: the unused recovery codes (a JSON list), and whether an admin requires it.
+    totp_secret: Mapped[str | None] = mapped_column(Text)
+    totp_pending: Mapped[str | None] = mapped_column(Text)
+    totp_last_step: Mapped[int | None] = mapped_column(BigInteger)
+    totp_recovery: Mapped[str | None] = mapped_column(Text)
+    totp_required: Mapped[bool] = mapped_column(
+        Boolean, default=False, server_default=text("false")
+    )
 
 
 class LoginSession(Base):
@@ -42,6 +56,9 @@ class LoginSession(Base):
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     client_ip: Mapped[str | None] = mapped_column(String(64))
     user_agent: Mapped[str | None] = mapped_column(String(255))
+    #: The identity provider's ID token (sealed) for a session begun there: the hint its
+    #: sign-out asks for.
+    id_token: Mapped[str | None] = mapped_column(Text)
 
 
 class ApiToken(Base):

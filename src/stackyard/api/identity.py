@@ -1,0 +1,180 @@
+"""Sign-in through an identity provider: what the sign-in page offers, the way to the
+provider and back (browser navigations, answered with redirects), and its set-up (admins).
+Sign-ins, refusals and role changes are audited here."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import RedirectResponse
+from pydantic import BaseModel, Field
+
+from stackyard.api.auth import cookie_secure, public_base, start_session
+from stackyard.api.deps import (
+    AdminDep,
+    DbDep,
+    IdentityDep,
+    SettingsDep,
+    client_ip,
+    require_admin,
+)
+from stackyard.api.models import Body
+from stackyard.auth.audit import audited, record
+from stackyard.errors import StackyardError
+from stackyard.identity.config import ProviderConfig
+from stackyard.identity.service import SignInFailed, Visit
+
+public = APIRouter(prefix="/auth", tags=["auth"])
+router = APIRouter(
+    prefix="/identity-provider", tags=["auth"], dependencies=[Depends(require_admin)]
+)
+#: Binds a sign-in at the provider to the browser that began it (`identity.flows`).
+STATE_COOKIE = "stackyard_oidc_state"
+CALLBACK = "/api/auth/oidc/callback"
+
+
+class ProviderOption(BaseModel):
+    name: str
+    start_url: str = Field(description="Open this in the browser to sign in there")
+
+
+class SignInOptions(BaseModel):
+    provider: ProviderOption | None
+    password_sign_in: Literal["everyone", "admins"]
+
+
+class ProviderSettings(BaseModel):
+    config: ProviderConfig
+    client_secret_set: bool
+    from_settings_variables: bool = Field(
+        description="Set by STACKYARD_OIDC_* variables: read-only here"
+    )
+    callback_url: str = Field(description="Register this at the provider as the redirect URI")
+    post_logout_url: str = Field(
+        description="Register this at the provider as the post-logout redirect URI"
+    )
+
+
+class ProviderSettingsIn(Body):
+    config: ProviderConfig
+    client_secret: str | None = Field(
+        None, max_length=1024, description="Write-only; null keeps the one saved"
+    )
+
+
+@public.get("/sign-in-options", operation_id="signInOptions")
+def sign_in_options(identity: IdentityDep) -> SignInOptions:
+    config = identity.config()
+    option = config and ProviderOption(name=config.name, start_url="/api/auth/oidc/start")
+    local = identity.local()
+    return SignInOptions(
+        provider=option, password_sign_in="admins" if local.admins_only else "everyone"
+    )
+
+
+@public.get(
+    "/oidc/start",
+    operation_id="startProviderSignIn",
+    response_class=RedirectResponse,
+    status_code=303,
+)
+async def start(
+    request: Request,
+    identity: IdentityDep,
+    settings: SettingsDep,
+    then: str = Query("/", alias="next", max_length=2000),
+) -> RedirectResponse:
+    """Redirects to the provider's sign-in page (or back to the sign-in page with the
+    reason it cannot)."""
+    try:
+        url, flow = await identity.start(then, public_base(request, settings) + CALLBACK)
+    except StackyardError as exc:
+        return _back_to_sign_in(exc.detail)
+    response = RedirectResponse(url, status_code=303)
+    response.set_cookie(
+        STATE_COOKIE,
+        flow.state,
+        max_age=600,
+        httponly=True,
+        samesite="lax",
+        secure=cookie_secure(request, settings),
+        path="/api/auth/oidc",
+    )
+    return response
+
+
+@public.get(
+    "/oidc/callback",
+    operation_id="finishProviderSignIn",
+    response_class=RedirectResponse,
+    status_code=303,
+)
+async def callback(
+    request: Request, identity: IdentityDep, settings: SettingsDep, db: DbDep
+) -> RedirectResponse:
+    """Where the provider sends the browser back: signed in and on to the page the
+    sign-in began from, or back to the sign-in page with the reason."""
+    visit = Visit(
+        client_ip(request),
+        request.headers.get("user-agent"),
+        timedelta(hours=settings.session_ttl_hours),
+    )
+    provider = (identity.config() or ProviderConfig()).name
+    try:
+        done = await identity.finish(
+            dict(request.query_params), request.cookies.get(STATE_COOKIE), visit
+        )
+    except SignInFailed as exc:
+        record(db, exc.who, "auth.sign_in", exc.who, "failure", f"{provider}: {exc.detail}")
+        response = _back_to_sign_in(exc.detail)
+    else:
+        user, arrival = done.arrival.user, done.arrival
+        if arrival.role_change:
+            detail = arrival.role_change + (
+                ": sessions and API tokens revoked" if arrival.dropped else ""
+            )
+            record(db, provider, "auth.role_change", user.username, "success", detail)
+        how = ", ".join(filter(None, [provider, arrival.how]))
+        record(db, user.username, "auth.sign_in", user.username, "success", how)
+        response = RedirectResponse(done.then, status_code=303)
+        start_session(request, response, settings, done.session_secret)
+    response.delete_cookie(STATE_COOKIE, path="/api/auth/oidc")
+    return response
+
+
+def _back_to_sign_in(detail: str) -> RedirectResponse:
+    return RedirectResponse(f"/login?error={quote(detail[:500])}", status_code=303)
+
+
+@router.get("", operation_id="getIdentityProvider")
+def get_provider(
+    request: Request, identity: IdentityDep, settings: SettingsDep
+) -> ProviderSettings:
+    config, secret = identity.settings.current()
+    base = public_base(request, settings)
+    return ProviderSettings(
+        config=config,
+        client_secret_set=bool(secret),
+        from_settings_variables=identity.settings.from_env,
+        callback_url=base + CALLBACK,
+        post_logout_url=base + "/login",
+    )
+
+
+@router.put("", operation_id="setIdentityProvider")
+def set_provider(
+    body: ProviderSettingsIn,
+    request: Request,
+    admin: AdminDep,
+    identity: IdentityDep,
+    settings: SettingsDep,
+    db: DbDep,
+) -> ProviderSettings:
+    """The client secret is write-only: null keeps the one saved."""
+    with audited(db, admin.username, "auth.provider", body.config.issuer or None) as note:
+        identity.settings.save(body.config, body.client_secret)
+        note.detail = "on" if body.config.enabled else "off"
+    return get_provider(request, identity, settings)

@@ -1,0 +1,1 @@
+"""Sign-in through an OpenID Connect identity provider."""
