@@ -39,6 +39,7 @@ def _honest(forged_provider: ForgedProvider) -> None:
     forged_provider.tamper = lambda claims: claims
     forged_provider.sign_with = None
     forged_provider.algorithm = "RS256"
+    forged_provider.discovery = {}
 
 
 def sign_in_there(service: ServerProcess) -> tuple[httpx.Client, httpx.Response]:
@@ -180,3 +181,24 @@ def test_refusals_are_audited_and_the_settings_are_read_only(service):
             headers={"X-CSRF-Token": admin.cookies["stackyard_csrf"]},
         )
         assert refused.status_code == 400 and "STACKYARD_OIDC_" in refused.json()["detail"]
+
+
+def test_a_discovery_document_that_lies_or_points_away_is_refused(service, forged_provider):
+    forged_provider.discovery = {"issuer": "https://idp.example"}
+    with httpx.Client(base_url=service.url) as client:
+        start = client.get("/api/auth/oidc/start")
+        assert "calls itself 'https://idp.example'" in refusal(start)
+    # Endpoints in plain http off this machine are never asked (nothing is sent there).
+    forged_provider.discovery = {"token_endpoint": "http://192.0.2.1/token"}
+    with httpx.Client(base_url=service.url) as client:
+        assert "token_endpoint must be an https:// address" in refusal(
+            client.get("/api/auth/oidc/start")
+        )
+
+
+def test_an_answer_too_large_is_not_read_to_its_end(service, forged_provider):
+    forged_provider.discovery = {"jwks_uri": f"{forged_provider.issuer}/huge"}
+    forged_provider.sign_with = RSAKey.generate_key(2048, {"kid": "unknown-to-the-service"})
+    client, done = sign_in_there(service)
+    with closing(client):
+        assert "answered too much" in refusal(done)

@@ -36,6 +36,8 @@ class ForgedProvider:
     #: Every ID token handed out, oldest first.
     issued: list[str] = field(default_factory=list)
     nonces: dict[str, str] = field(default_factory=dict)  # code -> nonce
+    #: Changes to its discovery document (another issuer, endpoints elsewhere).
+    discovery: dict[str, str] = field(default_factory=dict)
     server: ThreadingHTTPServer | None = None
 
     @property
@@ -88,7 +90,10 @@ def _handler(provider: ForgedProvider) -> type[BaseHTTPRequestHandler]:
                         "jwks_uri": f"{base}/jwks",
                         "userinfo_endpoint": f"{base}/userinfo",
                     }
+                    | provider.discovery
                 )
+            elif url.path == "/huge":  # an answer no key set needs
+                self._json({"keys": [], "padding": "x" * (2 * 1024 * 1024)})
             elif url.path == "/jwks":
                 self._json({"keys": [provider.key.as_dict(private=False)]})
             elif url.path == "/authorize":  # signed in at once: no page

@@ -79,22 +79,23 @@ HOST_ACTIONS = frozenset(
 #: The outcomes an entry records.
 OUTCOMES = frozenset({"success", "failure", "started"})
 
-#: The length of the audit log's target column.
+#: The lengths of the audit log's actor and target columns.
+ACTOR_LENGTH = 64
 TARGET_LENGTH = 255
 
 
-def _column_safe(target: str | None) -> str | None:
-    """A target as the audit log can keep it: no NUL, at most TARGET_LENGTH characters."""
-    if target is None:
-        return None
-    text = target.replace("\x00", "\\0")
-    return text if len(text) <= TARGET_LENGTH else f"{text[: TARGET_LENGTH - 1]}…"
+def _column_safe(text: str, length: int) -> str:
+    """A value as a column of the audit log can keep it: no NUL, at most `length`
+    characters (an actor can be a name an identity provider sent)."""
+    text = text.replace("\x00", "\\0")
+    return text if len(text) <= length else f"{text[: length - 1]}…"
 
 
 def record(
     db: Database, actor: str, action: str, target: str | None, outcome: str, detail: str | None
 ) -> None:
-    target = _column_safe(target)
+    actor = _column_safe(actor, ACTOR_LENGTH)
+    target = None if target is None else _column_safe(target, TARGET_LENGTH)
     with db.session() as session:
         session.add(
             AuditEntry(actor=actor, action=action, target=target, outcome=outcome, detail=detail)
@@ -172,7 +173,8 @@ def relay(
     )
     entries = scope.get("state", {}).get(_RELAY_KEY)
     if entries is not None:
-        entries.append(Relayed(actor, action, _column_safe(target), outcome, detail))
+        target = None if target is None else _column_safe(target, TARGET_LENGTH)
+        entries.append(Relayed(actor, action, target, outcome, detail))
 
 
 class AuditRelay:

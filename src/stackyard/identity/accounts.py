@@ -50,6 +50,13 @@ def role_of(claims: dict[str, Any], config: ProviderConfig) -> Role:
         return max(mapped, key=lambda role: role.rank)
     if config.default_role is not None:
         return Role(config.default_role)
+    names = claims.get("_claim_names")
+    left_out = isinstance(names, dict) and config.groups_claim in names
+    if not groups and (left_out or claims.get("hasgroups") is True):
+        raise Forbidden(
+            f"{config.name} left your groups out (too many to send: Entra ID's group "
+            "overage): have it send only the groups assigned to this application"
+        )
     raise Forbidden(
         f"Your account at {config.name} is in no group that has a role here: ask an admin"
     )
