@@ -98,6 +98,9 @@ def test_an_admin_requires_and_resets_two_factor_and_tokens_are_unaffected(
     assert browser.get("/api/auth/me").json()["two_factor_due"] is True
     blocked = browser.get("/api/stacks")
     assert blocked.status_code == 403 and "two-factor" in blocked.json()["detail"]
+    # Nor can a token made now get round it.
+    minted = browser.post("/api/auth/tokens", json={"name": "x", "password": USER_PASSWORD})
+    assert minted.status_code == 403
     assert browser.get("/api/stacks", headers=bearer).status_code == 200  # a token: unaffected
     enrol(browser)
     assert browser.get("/api/stacks").status_code == 200

@@ -31,6 +31,9 @@ SESSION_COOKIE = "stackyard_session"
 CSRF_COOKIE = "stackyard_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+#: What a session may reach while the two-factor sign-in an admin requires is not set up
+#: (not the API tokens: one made then would never need the second factor).
+_BEFORE_TWO_FACTOR = ("/api/auth/me", "/api/auth/logout", "/api/auth/two-factor/")
 
 _bearer = HTTPBearer(auto_error=False, description="An API token from `stackyard token create`")
 _cookie = APIKeyCookie(
@@ -142,7 +145,7 @@ def authenticate(request: HTTPConnection, method: str) -> Principal:
             sent = request.headers.get(CSRF_HEADER, "")
             if not same(sent, csrf_token(settings.effective_secret_key, cookie)):
                 raise Forbidden(f"Missing or invalid {CSRF_HEADER} header")
-    if principal.two_factor_due and not request.url.path.startswith("/api/auth/"):
+    if principal.two_factor_due and not request.url.path.startswith(_BEFORE_TWO_FACTOR):
         raise Forbidden("Set up two-factor sign-in first (Account): an admin requires it")
     request.scope.setdefault("state", {})["principal"] = principal
     return principal
