@@ -329,3 +329,20 @@ def test_the_settings_keep_the_secret_sealed_and_write_only(service, provider, a
     assert admin.get("/api/identity-provider").json()["config"]["name"] == "Corp"
     entry = audit(admin, "auth.provider")[0]
     assert (entry["actor"], entry["outcome"]) == ("admin", "failure")
+
+
+def test_requiring_two_factor_never_locks_out_a_provider_account(service, provider, admin):
+    provider.set_account("ivy", groups=["ops"])
+    through_provider(service, "ivy")[0].close()
+    required = admin.patch(
+        "/api/users/ivy", json={"two_factor_required": True}, headers=_csrf(admin)
+    )
+    assert required.status_code == 200
+    client, _ = through_provider(service, "ivy")
+    with closing(client):  # the provider asks for its own second factor
+        assert client.get("/api/auth/me").json()["two_factor_due"] is False
+        assert client.get("/api/stacks").status_code == 200
+        refused = client.post(
+            "/api/auth/two-factor/setup", json={"password": ""}, headers=_csrf(client)
+        )
+        assert refused.status_code == 403

@@ -3,6 +3,7 @@ Every sign-in (also a failed one), sign-out and change of two-factor is audited 
 
 from __future__ import annotations
 
+from asyncio import to_thread
 from datetime import datetime, timedelta
 
 from fastapi import APIRouter, Depends, Request, Response, status
@@ -188,11 +189,14 @@ async def login(
     except TooManyRequests:
         raise  # refused before any check: the throttle's notification tells of it
     except StackyardError as exc:
-        record(db, body.username, "auth.sign_in", body.username, "failure", exc.detail)
+        await to_thread(
+            record, db, body.username, "auth.sign_in", body.username, "failure", exc.detail
+        )
         raise
     if isinstance(result, signin.CodeNeeded):
         return LoginOut(user=None, code_needed=True)
-    record(db, result.user.username, "auth.sign_in", result.user.username, "success", result.how)
+    name = result.user.username
+    await to_thread(record, db, name, "auth.sign_in", name, "success", result.how)
     start_session(request, response, settings, result.session_secret)
     return LoginOut(user=UserOut.model_validate(result.user, from_attributes=True))
 
@@ -210,10 +214,11 @@ async def logout(
     sign out there."""
     sealed = None
     if secret := request.cookies.get(SESSION_COOKIE):
-        sealed = signin.sign_out(db, secret)
+        sealed = await to_thread(signin.sign_out, db, secret)
     response.delete_cookie(SESSION_COOKIE, path="/")
     response.delete_cookie(CSRF_COOKIE, path="/")
-    record(db, principal.username, "auth.sign_out", principal.username, "success", None)
+    name = principal.username
+    await to_thread(record, db, name, "auth.sign_out", name, "success", None)
     then = f"{public_base(request, settings)}/login"
     return LogoutOut(provider_logout_url=await identity.end_session_url(sealed, then))
 

@@ -4,6 +4,7 @@ Sign-ins, refusals and role changes are audited here."""
 
 from __future__ import annotations
 
+from asyncio import to_thread
 from datetime import timedelta
 from typing import Literal
 from urllib.parse import quote
@@ -23,7 +24,9 @@ from stackyard.api.deps import (
 )
 from stackyard.api.models import Body
 from stackyard.auth.audit import audited, record
+from stackyard.db import Database
 from stackyard.errors import StackyardError
+from stackyard.identity.accounts import Arrival
 from stackyard.identity.config import ProviderConfig
 from stackyard.identity.service import SignInFailed, Visit
 
@@ -128,21 +131,24 @@ async def callback(
             dict(request.query_params), request.cookies.get(STATE_COOKIE), visit
         )
     except SignInFailed as exc:
-        record(db, exc.who, "auth.sign_in", exc.who, "failure", f"{provider}: {exc.detail}")
+        said = f"{provider}: {exc.detail}"
+        await to_thread(record, db, exc.who, "auth.sign_in", exc.who, "failure", said)
         response = _back_to_sign_in(exc.detail)
     else:
-        user, arrival = done.arrival.user, done.arrival
-        if arrival.role_change:
-            detail = arrival.role_change + (
-                ": sessions and API tokens revoked" if arrival.dropped else ""
-            )
-            record(db, provider, "auth.role_change", user.username, "success", detail)
-        how = ", ".join(filter(None, [provider, arrival.how]))
-        record(db, user.username, "auth.sign_in", user.username, "success", how)
+        await to_thread(_audit_arrival, db, provider, done.arrival)
         response = RedirectResponse(done.then, status_code=303)
         start_session(request, response, settings, done.session_secret)
     response.delete_cookie(STATE_COOKIE, path="/api/auth/oidc")
     return response
+
+
+def _audit_arrival(db: Database, provider: str, arrival: Arrival) -> None:
+    name = arrival.user.username
+    if arrival.role_change:
+        revoked = ": sessions and API tokens revoked" if arrival.dropped else ""
+        record(db, provider, "auth.role_change", name, "success", arrival.role_change + revoked)
+    how = ", ".join(filter(None, [provider, arrival.how]))
+    record(db, name, "auth.sign_in", name, "success", how)
 
 
 def _back_to_sign_in(detail: str) -> RedirectResponse:

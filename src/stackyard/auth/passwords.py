@@ -15,6 +15,8 @@ STANDARD = PasswordHasher()
 #: The least Argon2id allows, for the test suite only (STACKYARD_TEST_CHEAP_PASSWORD_HASHES).
 CHEAP = PasswordHasher(time_cost=1, memory_cost=8, parallelism=1)
 _hasher = STANDARD
+#: The password hash of an account made by an identity provider: no password opens it.
+NO_PASSWORD = "!"
 
 
 def configure(cheap: bool) -> None:

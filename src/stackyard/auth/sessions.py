@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
+from stackyard.auth.passwords import NO_PASSWORD
 from stackyard.auth.principal import Principal, Role
 from stackyard.auth.tokens import hash_secret, new_secret
 from stackyard.clock import utcnow
@@ -75,7 +76,9 @@ def principal_from_session(session: Session, secret: str) -> Principal:
     login, user = row
     if now - login.last_seen_at > _TOUCH_EVERY:
         login.last_seen_at = now
-    due = user.totp_required and user.totp_secret is None
+    # (an account of the identity provider has no password to set two-factor up with:
+    # the provider asks for its own second factor)
+    due = user.totp_required and user.totp_secret is None and user.password_hash != NO_PASSWORD
     return Principal(user.id, user.username, Role(user.role), "session", digest, secret, due)
 
 

@@ -40,13 +40,13 @@ class CodeNeeded:
     with the code. The attempt still counts as failed until the code comes."""
 
 
+@dataclass(frozen=True)
 class LocalSignIn:
     """Who may sign in with a password: everyone, or (when an identity provider is the
     way in) admins only, as the break-glass path."""
 
-    def __init__(self, admins_only: bool = False, provider: str = "") -> None:
-        self.admins_only = admins_only
-        self.provider = provider
+    admins_only: bool = False
+    provider: str = ""
 
 
 async def sign_in(

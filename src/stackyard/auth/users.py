@@ -21,8 +21,6 @@ log = logging.getLogger(__name__)
 _USERNAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]{1,189}$")
 BOOTSTRAP_ADMIN = "admin"
-#: The password hash of an account made by an identity provider: no password opens it.
-NO_PASSWORD = "!"
 
 
 def _check_username(username: str) -> None:
@@ -34,7 +32,7 @@ def _check_username(username: str) -> None:
 
 
 def has_password(user: User) -> bool:
-    return user.password_hash != NO_PASSWORD
+    return user.password_hash != passwords.NO_PASSWORD
 
 
 def get_user(session: Session, username: str) -> User:

@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from stackyard.auth import sessions
+from stackyard.auth.passwords import NO_PASSWORD
 from stackyard.auth.principal import Role
-from stackyard.auth.users import NO_PASSWORD
 from stackyard.db.models import User
 from stackyard.errors import Forbidden
 from stackyard.identity.config import ProviderConfig

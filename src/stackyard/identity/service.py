@@ -15,7 +15,6 @@ from urllib.parse import urlencode
 from stackyard.auth import sessions
 from stackyard.auth.signin import LocalSignIn
 from stackyard.db import Database
-from stackyard.db.models import User
 from stackyard.errors import Invalid, NotFound, ProviderError, StackyardError
 from stackyard.identity import accounts
 from stackyard.identity.accounts import Arrival
@@ -213,7 +212,3 @@ def _local_path(then: str) -> str:
     if then.startswith("/") and not then.startswith(("//", "/\\")) and "\\" not in then:
         return then
     return "/"
-
-
-def provider_user(user: User) -> bool:
-    return user.oidc_subject is not None
