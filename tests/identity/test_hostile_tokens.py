@@ -167,7 +167,11 @@ def test_an_error_from_the_provider_and_an_open_redirect_are_handled(service):
         assert done.headers["location"] == "/"  # never another site
 
 
-def test_refusals_are_audited_and_the_settings_are_read_only(service):
+def test_refusals_are_audited_and_the_settings_are_read_only(service, forged_provider):
+    forged_provider.tamper = lambda claims: claims | {"aud": "another-client"}
+    client, done = sign_in_there(service)
+    client.close()
+    refusal(done)
     with httpx.Client(base_url=service.url) as admin:
         sign_in(admin, "admin", ADMIN_PASSWORD)
         items = admin.get("/api/audit", params={"limit": 500}).json()["items"]
@@ -201,4 +205,4 @@ def test_an_answer_too_large_is_not_read_to_its_end(service, forged_provider):
     forged_provider.sign_with = RSAKey.generate_key(2048, {"kid": "unknown-to-the-service"})
     client, done = sign_in_there(service)
     with closing(client):
-        assert "answered too much" in refusal(done)
+        assert "answered more than 1048576 bytes" in refusal(done)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from stackyard.bounded import read_at_most
 from stackyard.errors import ProviderError, ProviderUnreachable
 from stackyard.jsonmodel import parse_json
 
@@ -141,14 +142,7 @@ class Peer:
         try:
             request = self._http.build_request(method, url, **kwargs)
             response = await self._http.send(request, auth=auth, stream=True)
-            try:
-                body = bytearray()
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) > MAX_ANSWER:
-                        raise ProviderError(f"the provider at {where} answered too much")
-            finally:
-                await response.aclose()
+            body = await read_at_most(response, MAX_ANSWER)
         except httpx.TimeoutException as exc:
             raise ProviderUnreachable(
                 f"the identity provider at {where} did not answer within {READ_TIMEOUT:g} s"
@@ -159,8 +153,10 @@ class Peer:
             ) from exc
         except httpx.HTTPError as exc:
             raise ProviderError(f"the identity provider at {where}: {exc}") from exc
+        if body is None:
+            raise ProviderError(f"the provider at {where} answered more than {MAX_ANSWER} bytes")
         try:
-            doc = parse_json(bytes(body))
+            doc = parse_json(body)
         except ValueError:
             doc = None
         if response.status_code >= 500:

@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from stackyard.bounded import read_at_most
 from stackyard.errors import NotInRegistry, RegistryDenied, RegistryError, RegistryUnreachable
 from stackyard.registry.credentials import CredentialLookup, Credentials
 from stackyard.registry.reference import ImageRef
@@ -246,22 +247,15 @@ class RegistryClient:
             return await self._http.request(method, url, headers=headers)
         request = self._http.build_request(method, url, headers=headers)
         response = await self._http.send(request, stream=True)
-        try:
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > limit:
-                    raise RegistryError(f"{url}: an answer larger than {limit} bytes")
-        finally:
-            await response.aclose()
+        body = await read_at_most(response, limit)
+        if body is None:
+            raise RegistryError(f"{url}: an answer larger than {limit} bytes")
         kept = [  # the body is decoded already
             (name, value)
             for name, value in response.headers.multi_items()
             if name.lower() not in ("content-encoding", "content-length", "transfer-encoding")
         ]
-        return httpx.Response(
-            response.status_code, headers=kept, content=bytes(body), request=request
-        )
+        return httpx.Response(response.status_code, headers=kept, content=body, request=request)
 
     def _note_limit(self, host: str, response: httpx.Response) -> None:
         limit = _LIMIT_VALUE.match(response.headers.get("ratelimit-limit", ""))
