@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from stackyard.auth.principal import Role
 from stackyard.errors import ConfigError, Invalid, ProviderError
@@ -29,6 +29,9 @@ class RoleRule(StrictModel):
 
 
 class ProviderConfig(StrictModel):
+    # Every field is in an answer, defaults too: the schema says so to generated clients.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     enabled: bool = False
     name: str = Field(
         "SSO", min_length=1, max_length=40, description='Shown as "Sign in with <name>"'

@@ -35,6 +35,11 @@ export type AuditEntry = AuditPage["items"][number];
 export type UserRow = ResponseBody<"/api/users", "get">[number];
 export type NewUser = RequestBody<"/api/users", "post">;
 export type UserChange = RequestBody<"/api/users/{username}", "patch">;
+/** Sign-in through an identity provider, as an admin sees it (the client secret never shown). */
+export type IdentityProviderSettings = ResponseBody<"/api/identity-provider", "get">;
+export type IdentityProviderConfig = IdentityProviderSettings["config"];
+export type IdentityProviderChange = RequestBody<"/api/identity-provider", "put">;
+export type TwoFactorSetup = ResponseBody<"/api/auth/two-factor/setup", "post">;
 export type ApiToken = ResponseBody<"/api/auth/tokens", "get">[number];
 export type NewToken = RequestBody<"/api/auth/tokens", "post">;
 export type UserToken = ResponseBody<"/api/users/{username}/tokens", "get">[number];

@@ -1,4 +1,4 @@
-import type { Health, SystemInfo, User } from "../api/types";
+import type { Health, IdentityProviderSettings, SystemInfo, User } from "../api/types";
 import type { Routes } from "./fakeFetch";
 import { json } from "./fakeFetch";
 import { notSupported } from "./systemFixtures";
@@ -31,21 +31,24 @@ const ADMIN_PERMISSIONS: User["permissions"] = [
   "admin.audit",
 ];
 
-export const adminUser: User = {
-  id: 1,
-  username: "alice",
-  role: "admin",
-  permissions: ADMIN_PERMISSIONS,
+/** What every signed-in user has beside their name and role: a password, no two-factor yet. */
+const SIGN_IN = {
   password_change_due: false,
+  two_factor: false,
+  two_factor_due: false,
+  recovery_codes_left: 0,
+  has_password: true,
 };
+
+export const adminUser: User = { id: 1, username: "alice", role: "admin", permissions: ADMIN_PERMISSIONS, ...SIGN_IN };
 export const operatorUser: User = {
   id: 2,
   username: "bob",
   role: "operator",
   permissions: OPERATOR_PERMISSIONS,
-  password_change_due: false,
+  ...SIGN_IN,
 };
-export const viewerUser: User = { id: 3, username: "carol", role: "viewer", permissions: [], password_change_due: false };
+export const viewerUser: User = { id: 3, username: "carol", role: "viewer", permissions: [], ...SIGN_IN };
 /** A user who is not an admin (the files tests use it). */
 export const plainUser: User = operatorUser;
 
@@ -69,3 +72,24 @@ export function signedInAs(user: User): Routes {
     "GET /api/system/update": notSupported(),
   };
 }
+
+/** Sign-in through an identity provider, as an admin sees it. */
+export const identityProvider: IdentityProviderSettings = {
+  config: {
+    enabled: true,
+    name: "Keycloak",
+    issuer: "https://sso.example.com/realms/homelab",
+    client_id: "stackyard",
+    scopes: ["openid", "profile", "email"],
+    groups_claim: "groups",
+    username_claim: "preferred_username",
+    roles: [{ value: "yard-admins", role: "admin" }],
+    default_role: null,
+    link_accounts: false,
+    password_sign_in: "everyone",
+  },
+  client_secret_set: true,
+  from_settings_variables: false,
+  callback_url: "https://yard.example.com/api/auth/oidc/callback",
+  post_logout_url: "https://yard.example.com/login",
+};

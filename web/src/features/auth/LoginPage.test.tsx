@@ -1,8 +1,16 @@
 import { screen } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { installFakeFetch, json } from "../../test/fakeFetch";
 import { adminUser, health, systemInfo, unauthorized } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
+import { away } from "./leave";
+
+/** Watches where the app leaves for (each test: the files share their modules). */
+let leaveFor: MockInstance<(url: string) => void>;
+beforeEach(() => {
+  leaveFor = vi.spyOn(away, "leaveFor").mockImplementation(() => undefined);
+});
+afterEach(() => leaveFor.mockRestore());
 
 describe("sign-in", () => {
   it("redirects an anonymous visitor to /login", async () => {
@@ -108,5 +116,59 @@ describe("sign-in", () => {
 
     expect(await screen.findByRole("button", { name: "Sign in" })).toBeInTheDocument();
     expect(screen.getByTestId("location")).toHaveTextContent("/login");
+  });
+
+  it("offers the identity provider and goes there, back to the page the user wanted", async () => {
+    installFakeFetch({
+      "GET /api/auth/me": unauthorized,
+      "GET /api/auth/sign-in-options": {
+        provider: { name: "Keycloak", start_url: "/api/auth/oidc/start" },
+        password_sign_in: "admins",
+      },
+    });
+    const { user } = renderApp("/stacks/web");
+
+    await user.click(await screen.findByRole("button", { name: "Sign in with Keycloak" }));
+    expect(leaveFor).toHaveBeenCalledWith("/api/auth/oidc/start?next=%2Fstacks%2Fweb");
+    // The password form stays, as the break-glass path.
+    expect(screen.getByLabelText("Username")).toBeInTheDocument();
+    expect(screen.getByText("Password sign-in is kept for admins.")).toBeInTheDocument();
+  });
+
+  it("shows why the provider's sign-in came back here", async () => {
+    installFakeFetch({ "GET /api/auth/me": unauthorized });
+    renderApp("/login?error=Your%20account%20at%20Keycloak%20is%20in%20no%20group");
+    expect(await screen.findByRole("alert")).toHaveTextContent("Your account at Keycloak is in no group");
+  });
+
+  it("asks for the two-factor code after the password, and sends both", async () => {
+    const fake = installFakeFetch({
+      "GET /api/auth/me": adminUser,
+      "GET /api/health": health,
+      "GET /api/system/info": systemInfo,
+      "POST /api/auth/login": async (request: Request) => {
+        const body = (await request.json()) as { code?: string };
+        if (!body.code) return json({ user: null, code_needed: true });
+        if (body.code !== "123456") return json({ detail: "Invalid username, password or code" }, { status: 401 });
+        return json({ user: adminUser, code_needed: false });
+      },
+    });
+    const { user } = renderApp("/login");
+    await user.type(screen.getByLabelText("Username"), "alice");
+    await user.type(screen.getByLabelText("Password"), "secret");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+
+    const code = await screen.findByLabelText("Code from your authenticator app (or a recovery code)");
+    expect(screen.getByTestId("location")).toHaveTextContent("/login");
+    await user.type(code, "000000");
+    await user.click(screen.getByRole("button", { name: "Verify" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("Invalid username, password or code");
+    await user.clear(code);
+    await user.type(code, "123456");
+    await user.click(screen.getByRole("button", { name: "Verify" }));
+
+    expect(await screen.findByRole("heading", { level: 1, name: "Dashboard" })).toBeInTheDocument();
+    const sent = await Promise.all(fake.calls("POST", "/api/auth/login").map((r) => r.json()));
+    expect(sent.at(-1)).toEqual({ username: "alice", password: "secret", code: "123456" });
   });
 });

@@ -1,8 +1,16 @@
-import { screen, within } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
-import { installFakeFetch, noContent } from "../../test/fakeFetch";
+import { screen, waitFor, within } from "@testing-library/react";
+import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
+import { installFakeFetch } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
+import { away } from "../auth/leave";
+
+/** Watches where the app leaves for (each test: the files share their modules). */
+let leaveFor: MockInstance<(url: string) => void>;
+beforeEach(() => {
+  leaveFor = vi.spyOn(away, "leaveFor").mockImplementation(() => undefined);
+});
+afterEach(() => leaveFor.mockRestore());
 
 describe("layout", () => {
   it("shows the running version from /api/health", async () => {
@@ -88,7 +96,7 @@ describe("layout", () => {
 
   it("shows the signed-in user and signs out", async () => {
     document.cookie = "stackyard_csrf=c5rf";
-    const fake = installFakeFetch({ ...signedInAs(adminUser), "POST /api/auth/logout": () => noContent() });
+    const fake = installFakeFetch({ ...signedInAs(adminUser), "POST /api/auth/logout": { provider_logout_url: null } });
     const { user } = renderApp("/");
 
     expect(await screen.findByText("alice")).toBeInTheDocument();
@@ -98,6 +106,24 @@ describe("layout", () => {
     expect(screen.getByTestId("location")).toHaveTextContent("/login");
     const [logout] = fake.calls("POST", "/api/auth/logout");
     expect(logout?.headers.get("X-CSRF-Token")).toBe("c5rf");
+    expect(leaveFor).not.toHaveBeenCalled();
+  });
+
+  it("signs out at the identity provider too when the sign-in began there", async () => {
+    const url = "https://sso.example.com/logout?id_token_hint=x";
+    installFakeFetch({ ...signedInAs(adminUser), "POST /api/auth/logout": { provider_logout_url: url } });
+    const { user } = renderApp("/");
+    await user.click(await screen.findByRole("button", { name: "Sign out" }));
+    await waitFor(() => expect(leaveFor).toHaveBeenCalledWith(url));
+  });
+
+  it("sends a user whose two-factor is required but not set up to their account", async () => {
+    installFakeFetch(signedInAs({ ...adminUser, two_factor_due: true }));
+    renderApp("/stacks");
+    expect(await screen.findByText(/requires two-factor sign-in for your account/)).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/settings"));
+    expect(screen.getByRole("heading", { name: "Two-factor sign-in" })).toBeInTheDocument();
+    expect(screen.queryByRole("heading", { name: "Users" })).not.toBeInTheDocument();
   });
 });
 

@@ -1,6 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState } from "react";
-import { Link, NavLink, Outlet, useLocation, useNavigate } from "react-router";
+import { Link, Navigate, NavLink, Outlet, useLocation } from "react-router";
 import { errorMessage } from "../../api/errors";
 import { confirmLeaving } from "../../components/useUnsavedChanges";
 import { useCurrentUser, useLogout } from "../auth/queries";
@@ -29,7 +29,6 @@ function AppVersion() {
 function UserMenu() {
   const user = useCurrentUser();
   const logout = useLogout();
-  const navigate = useNavigate();
 
   return (
     <div className="user-menu">
@@ -44,7 +43,7 @@ function UserMenu() {
         disabled={logout.isPending}
         onClick={() => {
           if (!confirmLeaving()) return; // unsaved edits: the user chose to stay
-          logout.mutate(undefined, { onSettled: () => void navigate("/login", { replace: true }) });
+          logout.mutate();
         }}
       >
         Sign out
@@ -119,13 +118,19 @@ export function Layout() {
         <UserMenu />
       </aside>
       <div className="content" id="content" tabIndex={-1}>
+        {user?.two_factor_due && (
+          <p className="notice-banner" role="status">
+            An admin requires two-factor sign-in for your account: set it up below before anything else.
+          </p>
+        )}
         {user?.password_change_due && (
           <p className="notice-banner" role="status">
             You signed in with the one-time password printed at first start: choose your own under{" "}
             <Link to="/settings">Settings</Link>.
           </p>
         )}
-        <Outlet />
+        {/* Until two-factor is set up, the server refuses every other page. */}
+        {user?.two_factor_due && location.pathname !== "/settings" ? <Navigate to="/settings" replace /> : <Outlet />}
       </div>
     </div>
   );

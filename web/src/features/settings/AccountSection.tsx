@@ -3,6 +3,7 @@ import { ErrorText } from "../../components/ErrorText";
 import { PasswordInput } from "../../components/PasswordInput";
 import { useCurrentUser } from "../auth/queries";
 import { useChangePassword } from "./queries";
+import { TwoFactorSection } from "./TwoFactorSection";
 
 export function AccountSection() {
   const user = useCurrentUser();
@@ -39,6 +40,10 @@ export function AccountSection() {
           Signed in as <strong>{user.username}</strong> ({user.role}).
         </p>
       )}
+      {user && !user.has_password && (
+        <p className="muted">You sign in through your identity provider: your password and second factor are kept there.</p>
+      )}
+      {user?.has_password && (
       <form className="form" onSubmit={onSubmit} aria-label="Change password">
         {/* Lets password managers tie the new password to this account. */}
         <input type="text" name="username" autoComplete="username" value={user?.username ?? ""} readOnly hidden />
@@ -64,6 +69,8 @@ export function AccountSection() {
           </button>
         </div>
       </form>
+      )}
+      <TwoFactorSection />
     </section>
   );
 }

@@ -2,7 +2,7 @@ import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { ApiToken, AuditEntry, UserRow } from "../../api/types";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
-import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
+import { adminUser, identityProvider, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { makePolicy } from "../../test/stackFixtures";
 
@@ -11,10 +11,11 @@ const tokens: ApiToken[] = [
   { id: 4, name: "backup-script", created_at: "2025-01-03T03:04:05Z", last_used_at: "2025-01-04T00:00:00Z" },
 ];
 
+const LOCAL = { email: null, two_factor: false, two_factor_required: false, provider_account: false };
 const users: UserRow[] = [
-  { id: 1, username: "alice", role: "admin", disabled: false, created_at: "2025-01-01T00:00:00Z" },
-  { id: 2, username: "bob", role: "operator", disabled: false, created_at: "2025-01-02T00:00:00Z" },
-  { id: 3, username: "carol", role: "viewer", disabled: true, created_at: "2025-01-03T00:00:00Z" },
+  { id: 1, username: "alice", role: "admin", disabled: false, created_at: "2025-01-01T00:00:00Z", ...LOCAL },
+  { id: 2, username: "bob", role: "operator", disabled: false, created_at: "2025-01-02T00:00:00Z", ...LOCAL },
+  { id: 3, username: "carol", role: "viewer", disabled: true, created_at: "2025-01-03T00:00:00Z", ...LOCAL },
 ];
 
 function auditEntries(count: number, start = 0): AuditEntry[] {
@@ -61,6 +62,7 @@ describe("settings for an admin", () => {
       "GET /api/users": users,
       "GET /api/registries": [],
       "GET /api/stacks/update-policy": makePolicy(),
+      "GET /api/identity-provider": identityProvider,
       "GET /api/audit": (request: Request) => {
         const url = new URL(request.url);
         const offset = Number(url.searchParams.get("offset") ?? 0);

@@ -4,6 +4,7 @@ import { VersionSection } from "../system/VersionSection";
 import { AccountSection } from "./AccountSection";
 import { AuditSection } from "./AuditSection";
 import { DefaultUpdatePolicySection } from "./DefaultUpdatePolicySection";
+import { IdentityProviderSection } from "./IdentityProviderSection";
 import { RegistriesSection } from "./RegistriesSection";
 import { TokensSection } from "./TokensSection";
 import { UsersSection } from "./UsersSection";
@@ -13,7 +14,16 @@ export function SettingsPage() {
   const mayManageRegistries = useCan("admin.registries");
   const mayReadAudit = useCan("admin.audit");
   // No permission of its own: the server lets admins only set a host's default policy.
-  const maySetDefaultPolicy = useCurrentUser()?.role === "admin";
+  const user = useCurrentUser();
+  const maySetDefaultPolicy = user?.role === "admin";
+  if (user?.two_factor_due) {
+    return (
+      <main className="page">
+        <h1>Settings</h1>
+        <AccountSection />
+      </main>
+    );
+  }
   return (
     <main className="page">
       <h1>Settings</h1>
@@ -21,6 +31,7 @@ export function SettingsPage() {
       <AccountSection />
       <TokensSection />
       {mayManageUsers && <UsersSection />}
+      {mayManageUsers && <IdentityProviderSection />}
       {mayManageRegistries && <RegistriesSection />}
       {maySetDefaultPolicy && <DefaultUpdatePolicySection />}
       {mayReadAudit && <AuditSection />}

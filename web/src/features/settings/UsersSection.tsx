@@ -16,6 +16,7 @@ import {
   useDeleteUser,
   useRevokeUserToken,
   useSetUserPassword,
+  useResetTwoFactor,
   useUpdateUser,
   usersQueryOptions,
   userTokensQueryOptions,
@@ -148,7 +149,103 @@ function UserTokens({ username, onClose }: { username: string; onClose: () => vo
   );
 }
 
-type Panel = { kind: "password" | "role" | "tokens"; username: string };
+/** Admin: how a user signs in: their email (what a provider's verified email links by), two-factor. */
+function SignInForm({ user, onDone }: { user: UserRow; onDone: (message: string) => void }) {
+  const update = useUpdateUser();
+  const reset = useResetTwoFactor();
+  const [email, setEmail] = useState(user.email ?? "");
+
+  function onSubmit(event: FormEvent<HTMLFormElement>) {
+    event.preventDefault();
+    update.mutate(
+      { username: user.username, change: { email: email.trim() } },
+      { onSuccess: () => onDone(`Email of ${user.username} saved.`) },
+    );
+  }
+
+  function require(required: boolean) {
+    update.mutate(
+      { username: user.username, change: { two_factor_required: required } },
+      {
+        onSuccess: () =>
+          onDone(
+            required
+              ? `${user.username} must set up two-factor sign-in at their next sign-in.`
+              : `Two-factor sign-in is optional for ${user.username}.`,
+          ),
+      },
+    );
+  }
+
+  return (
+    <div className="form" role="region" aria-label={`Sign-in of ${user.username}`}>
+      <form className="form inline" onSubmit={onSubmit} aria-label={`Email of ${user.username}`}>
+        <Field label="Email">
+          <input type="email" autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} />
+        </Field>
+        <button type="submit" disabled={update.isPending}>
+          Save email
+        </button>
+      </form>
+      <p className="muted small">
+        An identity provider&apos;s verified email signs in as this account when linking is on.
+      </p>
+      {!user.provider_account && (
+        <div className="actions">
+          <label className="check">
+            <input
+              type="checkbox"
+              checked={user.two_factor_required}
+              disabled={update.isPending}
+              onChange={(e) => require(e.target.checked)}
+            />{" "}
+            Require two-factor
+          </label>
+          {user.two_factor && (
+            <ConfirmButton
+              label={`Reset two-factor of ${user.username}`}
+              warning={`Turns off ${user.username}'s two-factor sign-in and ends their sessions and API tokens.`}
+              disabled={reset.isPending}
+              onConfirm={() =>
+                reset.mutate(user.username, {
+                  onSuccess: () => onDone(`Two-factor sign-in of ${user.username} is off; their sessions ended.`),
+                })
+              }
+            >
+              Reset two-factor
+            </ConfirmButton>
+          )}
+        </div>
+      )}
+      {update.isError && <ErrorText error={update.error} />}
+      {reset.isError && <ErrorText error={reset.error} />}
+    </div>
+  );
+}
+
+function SignInBadges({ user }: { user: UserRow }) {
+  return (
+    <>
+      {user.provider_account && (
+        <span className="badge" title="Signs in through the identity provider">
+          SSO
+        </span>
+      )}
+      {user.two_factor && (
+        <span className="badge" title="Two-factor sign-in is on">
+          2FA
+        </span>
+      )}
+      {user.two_factor_required && !user.two_factor && (
+        <span className="badge tone-warn" title="Must set up two-factor sign-in">
+          2FA required
+        </span>
+      )}
+    </>
+  );
+}
+
+type Panel = { kind: "password" | "role" | "tokens" | "sign-in"; username: string };
 
 /** Admin only: the accounts that can sign in. */
 export function UsersSection() {
@@ -219,7 +316,10 @@ export function UsersSection() {
         <Table label="Users" columns={["Username", "Role", "Status", "Created"]} actions>
           {users.data.map((user) => (
             <tr key={user.id}>
-              <td>{user.username}</td>
+              <td>
+                {user.username} <SignInBadges user={user} />
+                {user.email && <div className="muted small">{user.email}</div>}
+              </td>
               <td>{user.role}</td>
               <td>
                 {user.disabled ? (
@@ -270,6 +370,14 @@ export function UsersSection() {
                     </button>{" "}
                     <button
                       type="button"
+                      aria-label={`Sign-in of ${user.username}`}
+                      aria-expanded={panel?.kind === "sign-in" && panel.username === user.username}
+                      onClick={() => open("sign-in", user.username)}
+                    >
+                      Sign-in
+                    </button>{" "}
+                    <button
+                      type="button"
                       aria-label={`Set password of ${user.username}`}
                       onClick={() => open("password", user.username)}
                     >
@@ -289,6 +397,9 @@ export function UsersSection() {
         <SetPasswordForm key={panel.username} username={panel.username} onDone={closePanel} />
       )}
       {panel?.kind === "role" && panelUser && <RoleForm key={panel.username} user={panelUser} onDone={closePanel} />}
+      {panel?.kind === "sign-in" && panelUser && (
+        <SignInForm key={panel.username} user={panelUser} onDone={closePanel} />
+      )}
       {panel?.kind === "tokens" && (
         <UserTokens key={panel.username} username={panel.username} onClose={() => setPanel(null)} />
       )}

@@ -1,7 +1,7 @@
 import { keepPreviousData, queryOptions, useMutation, useQueryClient, type QueryKey } from "@tanstack/react-query";
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
-import type { NewRegistry, NewToken, NewUser, UserChange } from "../../api/types";
+import type { IdentityProviderChange, NewRegistry, NewToken, NewUser, UserChange } from "../../api/types";
 import { authKeys } from "../auth/queries";
 
 export const settingsKeys = {
@@ -11,6 +11,7 @@ export const settingsKeys = {
   userTokens: (username: string) => ["users", username, "tokens"] as const,
   audit: ["audit"] as const,
   registries: ["registries"] as const,
+  identityProvider: ["identity-provider"] as const,
   auditPage: (limit: number, offset: number) => ["audit", { limit, offset }] as const,
 };
 
@@ -43,6 +44,14 @@ export function auditQueryOptions(limit: number = AUDIT_PAGE_SIZE, offset: numbe
     queryKey: settingsKeys.auditPage(limit, offset),
     queryFn: () => unwrap(api.GET("/api/audit", { params: { query: { limit, offset } } })),
     placeholderData: keepPreviousData,
+  });
+}
+
+/** Admin: sign-in through an identity provider (the client secret is never returned). */
+export function identityProviderQueryOptions() {
+  return queryOptions({
+    queryKey: settingsKeys.identityProvider,
+    queryFn: () => unwrap(api.GET("/api/identity-provider")),
   });
 }
 
@@ -152,5 +161,47 @@ export function useDeleteRegistry() {
     mutationFn: (registry: string) =>
       unwrap(api.DELETE("/api/registries/{registry}", { params: { path: { registry } } })),
     onSettled: invalidate,
+  });
+}
+
+/** Admin: turns a user's two-factor sign-in off; their sessions end and their tokens are revoked. */
+export function useResetTwoFactor() {
+  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  return useMutation({
+    mutationFn: (username: string) =>
+      unwrap(api.POST("/api/users/{username}/two-factor/reset", { params: { path: { username } } })),
+    onSettled: invalidate,
+  });
+}
+
+export function useSetIdentityProvider() {
+  const invalidate = useInvalidate(settingsKeys.identityProvider, authKeys.signInOptions, settingsKeys.audit);
+  return useMutation({
+    mutationFn: (body: IdentityProviderChange) => unwrap(api.PUT("/api/identity-provider", { body })),
+    onSuccess: invalidate,
+  });
+}
+
+/** Your own two-factor sign-in: a new secret to scan (asks for the password again). */
+export function useBeginTwoFactor() {
+  return useMutation({
+    mutationFn: (password: string) => unwrap(api.POST("/api/auth/two-factor/setup", { body: { password } })),
+  });
+}
+
+/** Turns two-factor on with a code from the app; resolves with the recovery codes (shown once). */
+export function useConfirmTwoFactor() {
+  const invalidate = useInvalidate(authKeys.me, settingsKeys.audit);
+  return useMutation({
+    mutationFn: (code: string) => unwrap(api.POST("/api/auth/two-factor/confirm", { body: { code } })),
+    onSuccess: invalidate,
+  });
+}
+
+export function useTurnOffTwoFactor() {
+  const invalidate = useInvalidate(authKeys.me, settingsKeys.audit);
+  return useMutation({
+    mutationFn: (password: string) => unwrap(api.POST("/api/auth/two-factor/off", { body: { password } })),
+    onSuccess: invalidate,
   });
 }

@@ -406,7 +406,7 @@ describe("stack file editors", () => {
 
   it("asks before signing out with unsaved edits, and stays signed in when told to", async () => {
     const confirm = vi.spyOn(window, "confirm").mockReturnValue(false);
-    const fake = installFakeFetch(detailRoutes({ "POST /api/auth/logout": () => noContent() }));
+    const fake = installFakeFetch(detailRoutes({ "POST /api/auth/logout": { provider_logout_url: null } }));
     const { user } = renderApp("/stacks/web");
     const form = await screen.findByRole("form", { name: "compose.yaml" });
     typeAtEnd(await codeEditorIn(form, "compose.yaml"), "# unsaved\n");

@@ -1,0 +1,182 @@
+import { screen, waitFor, within } from "@testing-library/react";
+import { describe, expect, it } from "vitest";
+import type { IdentityProviderSettings, UserRow } from "../../api/types";
+import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
+import { adminUser, identityProvider as provider, signedInAs } from "../../test/fixtures";
+import { renderApp } from "../../test/renderApp";
+import { makePolicy } from "../../test/stackFixtures";
+
+
+const LOCAL = { email: null, two_factor: false, two_factor_required: false, provider_account: false };
+const users: UserRow[] = [
+  { id: 1, username: "alice", role: "admin", disabled: false, created_at: "2025-01-01T00:00:00Z", ...LOCAL },
+  {
+    id: 2,
+    username: "bob",
+    role: "operator",
+    disabled: false,
+    created_at: "2025-01-02T00:00:00Z",
+    ...LOCAL,
+    two_factor: true,
+    email: "bob@example.com",
+  },
+  { id: 3, username: "ivy", role: "viewer", disabled: false, created_at: "2025-01-03T00:00:00Z", ...LOCAL, provider_account: true },
+];
+
+function routes(extra: Routes = {}): Routes {
+  return {
+    ...signedInAs(adminUser),
+    "GET /api/auth/tokens": [],
+    "GET /api/users": users,
+    "GET /api/registries": [],
+    "GET /api/stacks/update-policy": makePolicy(),
+    "GET /api/audit": { items: [], total: 0 },
+    "GET /api/identity-provider": provider,
+    ...extra,
+  };
+}
+
+describe("two-factor sign-in of your account", () => {
+  it("is set up with the password, the QR code and a code, and shows the recovery codes once", async () => {
+    let on = false;
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/auth/me": () => json({ ...adminUser, two_factor: on, recovery_codes_left: on ? 10 : 0 }),
+        "POST /api/auth/two-factor/setup": {
+          secret: "JBSWY3DPEHPK3PXP",
+          uri: "otpauth://totp/Stackyard:alice?secret=JBSWY3DPEHPK3PXP",
+          qr_svg: '<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>',
+        },
+        "POST /api/auth/two-factor/confirm": () => {
+          on = true;
+          return json({ recovery_codes: ["aaa111-bbb222", "ccc333-ddd444"] });
+        },
+      }),
+    );
+    const { user } = renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Two-factor sign-in" });
+    await user.type(within(section).getByLabelText("Your password"), "secret");
+    await user.click(within(section).getByRole("button", { name: "Set up" }));
+
+    const qr = await within(section).findByRole("img", { name: /QR code/ });
+    expect(qr.getAttribute("src")).toMatch(/^data:image\/svg\+xml;utf8,%3Csvg/);
+    expect(within(section).getByTestId("totp-secret")).toHaveTextContent("JBSWY3DPEHPK3PXP");
+    await user.type(within(section).getByLabelText("Code from the app"), "123456");
+    await user.click(within(section).getByRole("button", { name: "Turn on" }));
+
+    const codes = await within(section).findByRole("region", { name: "Recovery codes" });
+    expect(codes).toHaveTextContent("aaa111-bbb222");
+    await user.click(within(codes).getByRole("button", { name: "I have saved them" }));
+    expect(await within(section).findByText(/10 recovery codes left/)).toBeInTheDocument();
+    expect(screen.queryByText("aaa111-bbb222")).not.toBeInTheDocument();
+    const [setup] = fake.calls("POST", "/api/auth/two-factor/setup");
+    expect(await setup?.json()).toEqual({ password: "secret" });
+  });
+
+  it("shows the server's refusal to turn it off", async () => {
+    installFakeFetch(
+      routes({
+        "GET /api/auth/me": { ...adminUser, two_factor: true, recovery_codes_left: 3 },
+        "POST /api/auth/two-factor/off": () =>
+          json({ detail: "An admin requires two-factor sign-in for this account" }, { status: 403 }),
+      }),
+    );
+    const { user } = renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Two-factor sign-in" });
+    expect(within(section).getByText(/3 recovery codes left/)).toBeInTheDocument();
+    await user.type(within(section).getByLabelText("Your password"), "secret");
+    await user.click(within(section).getByRole("button", { name: "Turn off" }));
+    expect(await within(section).findByText(/An admin requires two-factor/)).toBeInTheDocument();
+  });
+
+  it("is not offered to an account of the identity provider", async () => {
+    installFakeFetch(routes({ "GET /api/auth/me": { ...adminUser, has_password: false } }));
+    renderApp("/settings");
+    expect(await screen.findByText(/You sign in through your identity provider/)).toBeInTheDocument();
+    expect(screen.queryByRole("region", { name: "Two-factor sign-in" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("form", { name: "Change password" })).not.toBeInTheDocument();
+  });
+});
+
+describe("users' sign-in, for an admin", () => {
+  it("shows badges and requires or resets two-factor", async () => {
+    const fake = installFakeFetch(
+      routes({
+        "PATCH /api/users/:username": async (request: Request) => json({ ...users[1], ...((await request.json()) as object) }),
+        "POST /api/users/:username/two-factor/reset": () => noContent(),
+      }),
+    );
+    const { user } = renderApp("/settings");
+    const table = await screen.findByRole("table", { name: "Users" });
+    const bob = within(table).getByText("bob").closest("tr") as HTMLElement;
+    expect(within(bob).getByText("2FA")).toBeInTheDocument();
+    expect(within(bob).getByText("bob@example.com")).toBeInTheDocument();
+    const ivy = within(table).getByText("ivy").closest("tr") as HTMLElement;
+    expect(within(ivy).getByText("SSO")).toBeInTheDocument();
+
+    await user.click(within(bob).getByRole("button", { name: "Sign-in of bob" }));
+    const panel = await screen.findByRole("region", { name: "Sign-in of bob" });
+    await user.click(within(panel).getByRole("checkbox", { name: "Require two-factor" }));
+    await waitFor(() => expect(fake.calls("PATCH", "/api/users/bob")).toHaveLength(1));
+    expect(await fake.calls("PATCH", "/api/users/bob")[0]?.json()).toEqual({ two_factor_required: true });
+    expect(await screen.findByText(/must set up two-factor sign-in at their next sign-in/)).toBeInTheDocument();
+
+    await user.click(within(bob).getByRole("button", { name: "Sign-in of bob" }));
+    const again = await screen.findByRole("region", { name: "Sign-in of bob" });
+    await user.click(within(again).getByRole("button", { name: "Reset two-factor of bob" }));
+    expect(within(again).getByText(/ends their sessions and API tokens/)).toBeInTheDocument();
+    await user.click(within(again).getByRole("button", { name: "Confirm" }));
+    await waitFor(() => expect(fake.calls("POST", "/api/users/bob/two-factor/reset")).toHaveLength(1));
+  });
+});
+
+describe("the identity provider, for an admin", () => {
+  it("shows the addresses to register and saves without resending the secret", async () => {
+    const fake = installFakeFetch(routes({ "PUT /api/identity-provider": provider }));
+    const { user } = renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Identity provider" });
+    expect(await within(section).findByText(provider.callback_url)).toBeInTheDocument();
+    expect(within(section).getByText(provider.post_logout_url)).toBeInTheDocument();
+    expect(within(section).getByLabelText(/Client secret \(saved/)).toHaveValue("");
+
+    await user.click(within(section).getByRole("button", { name: "Add a group" }));
+    await user.type(within(section).getByLabelText("Group 2"), "yard-ops");
+    await user.selectOptions(within(section).getByLabelText("Role of group 2"), "operator");
+    await user.selectOptions(within(section).getByLabelText("Users in no mapped group"), "viewer");
+    await user.click(within(section).getByRole("button", { name: "Save" }));
+
+    await waitFor(() => expect(fake.calls("PUT", "/api/identity-provider")).toHaveLength(1));
+    const body = (await fake.calls("PUT", "/api/identity-provider")[0]?.json()) as {
+      config: IdentityProviderSettings["config"];
+      client_secret: string | null;
+    };
+    expect(body.client_secret).toBeNull();
+    expect(body.config.roles).toEqual([
+      { value: "yard-admins", role: "admin" },
+      { value: "yard-ops", role: "operator" },
+    ]);
+    expect(body.config.default_role).toBe("viewer");
+    expect(within(section).queryByRole("option", { name: "admin", selected: true })).toBeInTheDocument();
+  });
+
+  it("shows the server's refusal", async () => {
+    installFakeFetch(
+      routes({
+        "PUT /api/identity-provider": () => json({ detail: "The scopes must include openid" }, { status: 400 }),
+      }),
+    );
+    const { user } = renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Identity provider" });
+    await user.click(await within(section).findByRole("button", { name: "Save" }));
+    expect(await within(section).findByText("The scopes must include openid")).toBeInTheDocument();
+  });
+
+  it("is read-only when set by settings variables", async () => {
+    installFakeFetch(routes({ "GET /api/identity-provider": { ...provider, from_settings_variables: true } }));
+    renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Identity provider" });
+    expect(await within(section).findByText(/Set by STACKYARD_OIDC_\* settings variables/)).toBeInTheDocument();
+    expect(within(section).queryByRole("button", { name: "Save" })).not.toBeInTheDocument();
+    expect(within(section).getByLabelText("Issuer")).toHaveAttribute("readonly");
+  });
+});
