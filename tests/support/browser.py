@@ -52,5 +52,5 @@ def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSW
     page.goto(url + "/")
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("button", name="Sign in", exact=True).click()
     page.get_by_role("heading", name="Dashboard").wait_for()

@@ -1,0 +1,167 @@
+"""Signing in as a user does, in Chromium: through a real OpenID Connect provider's own
+pages (oidc-provider on loopback) and back, refused when no group maps to a role, signed
+out there too; and two-factor sign-in set up and used from the account page."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pyotp
+import pytest
+from playwright.sync_api import expect
+
+from tests.support.browser import sign_in
+from tests.support.oidc_provider import OidcProvider
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    USER_PASSWORD,
+    ServerProcess,
+    service_env,
+    start_server,
+)
+from tests.support.service import sign_in as api_sign_in
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory) -> Iterator[ServerProcess]:
+    """A server of its own: its sign-in page offers the provider."""
+    tmp_path = tmp_path_factory.mktemp("rp")
+    (tmp_path / "stacks").mkdir()
+    server = start_server(tmp_path, env=service_env(tmp_path))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def provider(tmp_path_factory, service: ServerProcess) -> Iterator[OidcProvider]:
+    provider = OidcProvider(tmp_path_factory.mktemp("op"))
+    provider.set_redirects([f"{service.url}/api/auth/oidc/callback"], [f"{service.url}/login"])
+    provider.start()
+    with httpx.Client(base_url=service.url) as admin:
+        api_sign_in(admin, "admin", ADMIN_PASSWORD)
+        config = {
+            "enabled": True,
+            "name": "Keycloak",
+            "issuer": provider.issuer,
+            "client_id": provider.client_id,
+            "scopes": ["openid", "profile", "email", "groups"],
+            "roles": [
+                {"value": "stackyard-admins", "role": "admin"},
+                {"value": "ops", "role": "operator"},
+            ],
+        }
+        saved = admin.put(
+            "/api/identity-provider",
+            json={"config": config, "client_secret": provider.client_secret},
+        )
+        assert saved.status_code == 200, saved.text
+    yield provider
+    provider.stop()
+
+
+def at_provider(page, provider: OidcProvider, account: str) -> None:
+    """The provider's own sign-in page: its login form."""
+    page.wait_for_url(f"{provider.issuer}/**")
+    page.get_by_placeholder("Enter any login").fill(account)
+    page.get_by_placeholder("and password").fill("anything")
+    page.get_by_role("button", name="Sign-in").click()
+
+
+def test_a_user_signs_in_at_the_provider_with_the_role_of_their_group(page, service, provider):
+    provider.set_account("otto", groups=["ops"])
+    page.goto(f"{service.url}/stacks")
+    page.get_by_role("button", name="Sign in with Keycloak").click()
+    at_provider(page, provider, "otto")
+    page.wait_for_url(f"{service.url}/stacks")
+    page.get_by_role("heading", level=1, name="Stacks").wait_for()
+    expect(page.get_by_title("Signed in as otto (operator)")).to_be_visible()
+    # An operator: no admin sections in Settings; an account of the provider has no
+    # password or two-factor here.
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    expect(page.get_by_text("You sign in through your identity provider")).to_be_visible()
+    expect(page.get_by_role("heading", name="Users")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Identity provider")).to_have_count(0)
+
+
+def test_a_user_in_no_mapped_group_comes_back_refused(page, service, provider):
+    provider.set_account("nina", groups=["interns"])
+    page.goto(f"{service.url}/login")
+    page.get_by_role("button", name="Sign in with Keycloak").click()
+    at_provider(page, provider, "nina")
+    page.wait_for_url(f"{service.url}/login?error=**")
+    expect(page.get_by_role("alert")).to_contain_text("in no group that has a role here")
+    page.goto(f"{service.url}/stacks")
+    page.wait_for_url(f"{service.url}/login")  # still nobody signed in
+
+
+def test_sign_out_goes_through_the_providers_sign_out_and_back(page, service, provider):
+    provider.set_account("sam", groups=["stackyard-admins"])
+    page.goto(f"{service.url}/login")
+    page.get_by_role("button", name="Sign in with Keycloak").click()
+    at_provider(page, provider, "sam")
+    page.get_by_role("heading", level=1, name="Dashboard").wait_for()
+    page.get_by_role("button", name="Sign out").click()
+    page.get_by_role("button", name="Yes, sign me out").click()
+    page.wait_for_url(f"{service.url}/login**")
+    page.get_by_role("button", name="Sign in with Keycloak").wait_for()
+    # Signed out at the provider too: it asks who is signing in again.
+    page.get_by_role("button", name="Sign in with Keycloak").click()
+    expect(page.get_by_placeholder("Enter any login")).to_be_visible()
+
+
+def test_two_factor_is_set_up_from_the_account_page_and_asked_at_sign_in(
+    page, browser, service, provider
+):
+    with httpx.Client(base_url=service.url) as admin:
+        api_sign_in(admin, "admin", ADMIN_PASSWORD)
+        made = admin.post(
+            "/api/users", json={"username": "tess", "password": USER_PASSWORD, "role": "viewer"}
+        )
+        assert made.status_code == 201, made.text
+    sign_in(page, service.url, "tess", USER_PASSWORD)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    section = page.get_by_role("region", name="Two-factor sign-in")
+    section.get_by_label("Your password").fill(USER_PASSWORD)
+    section.get_by_role("button", name="Set up").click()
+    expect(
+        section.get_by_role("img", name="QR code to scan with your authenticator app")
+    ).to_be_visible()
+    authenticator = pyotp.TOTP(section.get_by_test_id("totp-secret").inner_text())
+    section.get_by_label("Code from the app").fill(authenticator.now())
+    section.get_by_role("button", name="Turn on").click()
+    codes = section.get_by_role("region", name="Recovery codes")
+    expect(codes).to_contain_text("-")
+    recovery = codes.locator("pre").inner_text().split()
+    assert len(recovery) == 10
+    codes.get_by_role("button", name="I have saved them").click()
+    expect(section).to_contain_text("10 recovery codes left")
+
+    context = browser.new_context()
+    try:
+        other = context.new_page()
+        other.goto(service.url + "/login")
+        other.get_by_label("Username").fill("tess")
+        other.get_by_label("Password").fill(USER_PASSWORD)
+        other.get_by_role("button", name="Sign in", exact=True).click()
+        code = other.get_by_label("Code from your authenticator app (or a recovery code)")
+        code.fill("000000")
+        other.get_by_role("button", name="Verify").click()
+        expect(other.get_by_role("alert")).to_contain_text("Invalid username, password or code")
+        # The code of the enrolment was used; the next one (or a recovery code) signs in.
+        code.fill(authenticator.at(time.time() + 30))
+        other.get_by_role("button", name="Verify").click()
+        other.get_by_role("heading", level=1, name="Dashboard").wait_for()
+    finally:
+        context.close()
+
+
+def test_the_admin_sees_the_addresses_to_register(page, service, provider):
+    sign_in(page, service.url)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    section = page.get_by_role("region", name="Identity provider")
+    expect(section.get_by_text(f"{service.url}/api/auth/oidc/callback")).to_be_visible()
+    expect(section.get_by_label("Issuer")).to_have_value(provider.issuer)
