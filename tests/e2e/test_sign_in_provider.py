@@ -5,7 +5,6 @@ out there too; and two-factor sign-in set up and used from the account page."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 
 import httpx
 import pyotp
@@ -18,8 +17,6 @@ from tests.support.service import (
     ADMIN_PASSWORD,
     USER_PASSWORD,
     ServerProcess,
-    service_env,
-    start_server,
 )
 from tests.support.service import sign_in as api_sign_in
 
@@ -27,20 +24,14 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory) -> Iterator[ServerProcess]:
-    """A server of its own: its sign-in page offers the provider."""
-    tmp_path = tmp_path_factory.mktemp("rp")
-    (tmp_path / "stacks").mkdir()
-    server = start_server(tmp_path, env=service_env(tmp_path))
-    yield server
-    server.stop()
+def service(relying_party: ServerProcess) -> ServerProcess:
+    return relying_party
 
 
 @pytest.fixture(scope="module")
-def provider(tmp_path_factory, service: ServerProcess) -> Iterator[OidcProvider]:
-    provider = OidcProvider(tmp_path_factory.mktemp("op"))
-    provider.set_redirects([f"{service.url}/api/auth/oidc/callback"], [f"{service.url}/login"])
-    provider.start()
+def provider(registered_provider: OidcProvider, service: ServerProcess) -> OidcProvider:
+    """The provider, set up as the service's way in (groups to roles)."""
+    provider = registered_provider
     with httpx.Client(base_url=service.url) as admin:
         api_sign_in(admin, "admin", ADMIN_PASSWORD)
         config = {
@@ -59,8 +50,7 @@ def provider(tmp_path_factory, service: ServerProcess) -> Iterator[OidcProvider]
             json={"config": config, "client_secret": provider.client_secret},
         )
         assert saved.status_code == 200, saved.text
-    yield provider
-    provider.stop()
+    return provider
 
 
 def at_provider(page, provider: OidcProvider, account: str) -> None:

@@ -21,9 +21,7 @@ from tests.support.service import (
     ADMIN_PASSWORD,
     USER_PASSWORD,
     ServerProcess,
-    service_env,
     sign_in,
-    start_server,
 )
 
 ROLES = [
@@ -34,21 +32,13 @@ ROLES = [
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory) -> Iterator[ServerProcess]:
-    tmp_path = tmp_path_factory.mktemp("rp")
-    (tmp_path / "stacks").mkdir()
-    server = start_server(tmp_path, env=service_env(tmp_path))
-    yield server
-    server.stop()
+def service(relying_party: ServerProcess) -> ServerProcess:
+    return relying_party
 
 
 @pytest.fixture(scope="module")
-def provider(tmp_path_factory, service: ServerProcess) -> Iterator[OidcProvider]:
-    provider = OidcProvider(tmp_path_factory.mktemp("op"))
-    provider.set_redirects([f"{service.url}/api/auth/oidc/callback"], [f"{service.url}/login"])
-    provider.start()
-    yield provider
-    provider.stop()
+def provider(registered_provider: OidcProvider) -> OidcProvider:
+    return registered_provider
 
 
 @pytest.fixture(scope="module")

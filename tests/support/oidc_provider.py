@@ -10,7 +10,8 @@ tests/support/oidc/ (its node_modules come from ``scripts/setup.sh --test``).
   the next sign-in or userinfo call without a restart. The provider keeps its sessions and
   codes in memory: a restart (:meth:`~OidcProvider.restart`, :meth:`~OidcProvider.rotate_keys`)
   signs everyone out of it.
-* The ``oidc_provider`` fixture: a started provider in ``tmp_path``, stopped after the test.
+* The ``relying_party`` and ``registered_provider`` fixtures (per module): a server of its
+  own and a started provider with its addresses registered.
 * :func:`sign_in_through_provider` and :func:`sign_out_at_provider`: a user signing in
   and out with an ``httpx.Client`` through the provider's own pages. In a browser the
   pages are the same: the login page (title "Sign-in") has a text field ``login``
@@ -40,6 +41,7 @@ import pytest
 from joserfc.jwk import RSAKey
 
 from tests.support.processes import free_port, stop_process
+from tests.support.service import ServerProcess, service_env, start_server
 
 OIDC_DIR = Path(__file__).parent / "oidc"
 START_LIMIT = 20.0  # seconds for `ready`; the provider takes well under one
@@ -187,15 +189,29 @@ class OidcProvider:
         self.start()
 
 
-@pytest.fixture
-def oidc_provider(tmp_path: Path) -> Iterator[OidcProvider]:
-    """A started provider (no accounts, no redirect URIs yet), stopped after the test."""
-    provider = OidcProvider(tmp_path / "oidc-provider")
+@pytest.fixture(scope="module")
+def relying_party(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """A `stackyard serve` of its own for a module of sign-in tests (its sign-in page
+    offers the provider once one is set up)."""
+    tmp_path = tmp_path_factory.mktemp("rp")
+    (tmp_path / "stacks").mkdir()
+    server = start_server(tmp_path, env=service_env(tmp_path))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def registered_provider(
+    tmp_path_factory: pytest.TempPathFactory, relying_party: ServerProcess
+) -> Iterator[OidcProvider]:
+    """A started provider with the relying party's callback and post-logout addresses
+    registered (no accounts yet; the relying party is not set up to use it yet)."""
+    provider = OidcProvider(tmp_path_factory.mktemp("op"))
+    url = relying_party.url
+    provider.set_redirects([f"{url}/api/auth/oidc/callback"], [f"{url}/login"])
     provider.start()
-    try:
-        yield provider
-    finally:
-        provider.stop()
+    yield provider
+    provider.stop()
 
 
 # ------------------------------------------------------------- a user at the provider
