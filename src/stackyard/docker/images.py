@@ -1,5 +1,6 @@
-"""Images on the engine: their local digests (what was pulled, whoever pulled it), and
-pulling one."""
+"""Images on the engine: their local digests (what was pulled, whoever pulled it),
+pulling one, and what an update's rollback does to them (the id a reference names, a tag
+put back on the image that ran before, the digests an image was pulled by)."""
 
 from __future__ import annotations
 
@@ -68,3 +69,36 @@ def pull(client: Engine, reference: str) -> None:
                 raise Unavailable(f"{reference} cannot be pulled: {event['error']}")
     except sdk.DockerException as exc:
         raise Unavailable(f"{reference} cannot be pulled: {explain(exc)}") from exc
+
+
+def image_id_of(client: Engine, reference: str) -> str | None:
+    """The id of the image `reference` names here; None when there is none."""
+    try:
+        found = client.api.inspect_image(reference)  # type: ignore[no-untyped-call]
+        return str(found["Id"])
+    except sdk.NotFound:
+        return None
+    except sdk.DockerException as exc:
+        raise Unavailable(f"Cannot inspect image {reference}: {explain(exc)}") from exc
+
+
+def put_tag(client: Engine, image_id: str, reference: str) -> None:
+    """Point `reference` (`repository:tag`) at image `image_id` again."""
+    repository, tag = sdk.parse_repository_tag(reference)
+    try:
+        client.api.tag(image_id, repository, tag or "latest", force=True)
+    except sdk.DockerException as exc:
+        raise Unavailable(f"Cannot tag {image_id[:19]} as {reference}: {explain(exc)}") from exc
+
+
+def repo_digests(client: Engine, image_id: str, repositories: tuple[str, ...]) -> list[str]:
+    """The registry digests of image `image_id` under `repositories` (the names one
+    repository goes by): what was pulled."""
+    try:
+        image = client.api.inspect_image(image_id)  # type: ignore[no-untyped-call]
+        found = image.get("RepoDigests") or []
+    except sdk.DockerException:
+        return []
+    return sorted(
+        {d.split("@", 1)[1] for d in found if "@" in d and d.split("@", 1)[0] in repositories}
+    )

@@ -1,7 +1,6 @@
-"""What the health gate of an update reads of a compose project's containers (which
-container and image each service runs; how a container fares: running, restarted, exited,
-killed for memory, its health) and what a rollback does to images (a tag put back on the
-image that ran before)."""
+"""What the health gate of an update reads of a compose project's containers: which
+container and image each service runs; how a container fares (running, restarted, exited,
+killed for memory, its health). What a rollback does to images is in `docker.images`."""
 
 from __future__ import annotations
 
@@ -83,36 +82,3 @@ def log_tail(client: Engine, container_id: str, lines: int = 20) -> tuple[str, .
         return ()
     text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
     return tuple(line[:LINE_LIMIT] for line in text.splitlines()[-lines:])
-
-
-def image_id_of(client: Engine, reference: str) -> str | None:
-    """The id of the image `reference` names here; None when there is none."""
-    try:
-        found = client.api.inspect_image(reference)  # type: ignore[no-untyped-call]
-        return str(found["Id"])
-    except sdk.NotFound:
-        return None
-    except sdk.DockerException as exc:
-        raise Unavailable(f"Cannot inspect image {reference}: {explain(exc)}") from exc
-
-
-def put_tag(client: Engine, image_id: str, reference: str) -> None:
-    """Point `reference` (`repository:tag`) at image `image_id` again."""
-    repository, tag = sdk.parse_repository_tag(reference)
-    try:
-        client.api.tag(image_id, repository, tag or "latest", force=True)
-    except sdk.DockerException as exc:
-        raise Unavailable(f"Cannot tag {image_id[:19]} as {reference}: {explain(exc)}") from exc
-
-
-def repo_digests(client: Engine, image_id: str, repositories: tuple[str, ...]) -> list[str]:
-    """The registry digests of image `image_id` under `repositories` (the names one
-    repository goes by): what was pulled."""
-    try:
-        image = client.api.inspect_image(image_id)  # type: ignore[no-untyped-call]
-        found = image.get("RepoDigests") or []
-    except sdk.DockerException:
-        return []
-    return sorted(
-        {d.split("@", 1)[1] for d in found if "@" in d and d.split("@", 1)[0] in repositories}
-    )

@@ -22,14 +22,8 @@ from typing import Any
 
 from stackyard.clock import utcnow
 from stackyard.docker.engine import Engine
-from stackyard.docker.lives import (
-    Running,
-    image_id_of,
-    life_of,
-    project_containers,
-    put_tag,
-    repo_digests,
-)
+from stackyard.docker.images import image_id_of, put_tag, repo_digests
+from stackyard.docker.lives import Running, life_of, project_containers
 from stackyard.errors import Invalid, StackyardError
 from stackyard.registry.reference import parse_reference
 from stackyard.stacks.gate import GateFailure, gate, trouble
