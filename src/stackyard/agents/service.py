@@ -25,13 +25,13 @@ from stackyard.agents.target import AgentTarget
 from stackyard.clock import utcnow
 from stackyard.db.engine import Database
 from stackyard.db.models import Agent as Row
+from stackyard.db.rows import row_of
 from stackyard.errors import (
     AgentDenied,
     AgentError,
     AgentIncompatible,
     Conflict,
     Invalid,
-    NotFound,
     StackyardError,
 )
 from stackyard.sealing import Sealer
@@ -175,10 +175,7 @@ class Agents:
         )
 
     def _row(self, session: Session, agent_id: int) -> Row:
-        row = session.get(Row, agent_id)
-        if row is None:
-            raise NotFound(f"No agent {agent_id}")
-        return row
+        return row_of(session, Row, agent_id, "agent")
 
     def _target(self, row: Row) -> AgentTarget:
         try:

@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 from stackyard.clock import utcnow
 from stackyard.db.engine import Database
 from stackyard.db.models import Destination as Row
+from stackyard.db.rows import row_of
 from stackyard.destinations import nfs
 from stackyard.destinations.base import Destination
 from stackyard.destinations.model import (
@@ -120,10 +121,7 @@ class Destinations:
         )
 
     def _row(self, session: Session, destination_id: int) -> Row:
-        row = session.get(Row, destination_id)
-        if row is None:
-            raise NotFound(f"No destination {destination_id}")
-        return row
+        return row_of(session, Row, destination_id, "destination")
 
     def all(self) -> list[DestinationView]:
         with self.db.session() as session:

@@ -26,7 +26,8 @@ from stackyard.db.models import NotificationDelivery as DeliveryRow
 from stackyard.db.models import NotificationEvent as EventRow
 from stackyard.db.models import NotificationRule as RuleRow
 from stackyard.db.models import Setting
-from stackyard.errors import Conflict, Invalid, NotFound, StackyardError
+from stackyard.db.rows import row_of
+from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.fleet.dashboard import Fleet
 from stackyard.notifications import outbox
 from stackyard.notifications.catalogue import EventName, Severity, event_name, severity
@@ -297,10 +298,7 @@ class Notifications:
 
     @staticmethod
     def _row(session: Session, channel_id: int) -> ChannelRow:
-        row = session.get(ChannelRow, channel_id)
-        if row is None:
-            raise NotFound(f"Notification channel {channel_id} not found")
-        return row
+        return row_of(session, ChannelRow, channel_id, "notification channel")
 
     def channels(self) -> list[ChannelView]:
         with self.db.session() as session:
@@ -497,10 +495,7 @@ class Notifications:
 
     @staticmethod
     def _rule_row(session: Session, rule_id: int) -> RuleRow:
-        row = session.get(RuleRow, rule_id)
-        if row is None:
-            raise NotFound(f"Notification rule {rule_id} not found")
-        return row
+        return row_of(session, RuleRow, rule_id, "notification rule")
 
     def update_rule(self, rule_id: int, spec: RuleSpec) -> RuleView:
         with self.db.session() as session:

@@ -19,6 +19,7 @@ from stackyard.db.engine import Database
 from stackyard.db.models import Agent as AgentRow
 from stackyard.db.models import Schedule as Row
 from stackyard.db.models import ScheduleRun as RunRow
+from stackyard.db.rows import row_of
 from stackyard.errors import NotFound
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
 from stackyard.schedules.timetable import next_run
@@ -32,10 +33,7 @@ HISTORY = 200
 
 def schedule_row(session: Session, schedule_id: int) -> Row:
     """The schedule's record; NotFound when there is none."""
-    row = session.get(Row, schedule_id)
-    if row is None:
-        raise NotFound(f"No schedule {schedule_id}")
-    return row
+    return row_of(session, Row, schedule_id, "schedule")
 
 
 class ScheduleStore:
