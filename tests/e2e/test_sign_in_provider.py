@@ -103,17 +103,22 @@ def test_sign_out_goes_through_the_providers_sign_out_and_back(page, service, pr
     expect(page.get_by_placeholder("Enter any login")).to_be_visible()
 
 
-def test_two_factor_is_set_up_from_the_account_page_and_asked_at_sign_in(
-    page, browser, service, provider
-):
+def make_user(service: ServerProcess, username: str, role: str, **change) -> None:
+    """A local account (password USER_PASSWORD), changed as an admin would (`change`)."""
     with httpx.Client(base_url=service.url) as admin:
         api_sign_in(admin, "admin", ADMIN_PASSWORD)
         made = admin.post(
-            "/api/users", json={"username": "tess", "password": USER_PASSWORD, "role": "viewer"}
+            "/api/users", json={"username": username, "password": USER_PASSWORD, "role": role}
         )
         assert made.status_code == 201, made.text
-    sign_in(page, service.url, "tess", USER_PASSWORD)
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+        if change:
+            changed = admin.patch(f"/api/users/{username}", json=change)
+            assert changed.status_code == 200, changed.text
+
+
+def set_up_two_factor(page) -> tuple[pyotp.TOTP, list[str]]:
+    """On the Settings page: the account's two-factor set-up, as a user with an
+    authenticator app does it. Returns the app and the recovery codes shown."""
     section = page.get_by_role("region", name="Two-factor sign-in")
     section.get_by_label("Your password").fill(USER_PASSWORD)
     section.get_by_role("button", name="Set up").click()
@@ -129,29 +134,99 @@ def test_two_factor_is_set_up_from_the_account_page_and_asked_at_sign_in(
     assert len(recovery) == 10
     codes.get_by_role("button", name="I have saved them").click()
     expect(section).to_contain_text("10 recovery codes left")
+    expect(codes).to_have_count(0)  # shown once
+    return authenticator, recovery
 
-    context = browser.new_context()
-    try:
-        other = context.new_page()
-        other.goto(service.url + "/login")
-        other.get_by_label("Username").fill("tess")
-        other.get_by_label("Password").fill(USER_PASSWORD)
-        other.get_by_role("button", name="Sign in", exact=True).click()
-        code = other.get_by_label("Code from your authenticator app (or a recovery code)")
-        code.fill("000000")
-        other.get_by_role("button", name="Verify").click()
-        expect(other.get_by_role("alert")).to_contain_text("Invalid username, password or code")
-        # The code of the enrolment was used; the next one (or a recovery code) signs in.
-        code.fill(authenticator.at(time.time() + 30))
-        other.get_by_role("button", name="Verify").click()
-        other.get_by_role("heading", level=1, name="Dashboard").wait_for()
-    finally:
-        context.close()
+
+def test_two_factor_is_set_up_from_the_account_page_and_asked_at_sign_in(page, service, provider):
+    make_user(service, "tess", "admin")
+    sign_in(page, service.url, "tess", USER_PASSWORD)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    authenticator, _ = set_up_two_factor(page)
+
+    page.get_by_role("button", name="Sign out").click()
+    page.wait_for_url(f"{service.url}/login")
+    page.get_by_label("Username").fill("tess")
+    page.get_by_label("Password").fill(USER_PASSWORD)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    code = page.get_by_label("Code from your authenticator app (or a recovery code)")
+    expect(code).to_be_visible()
+    expect(page).to_have_url(f"{service.url}/login")  # not signed in yet
+    code.fill("000000")
+    page.get_by_role("button", name="Verify").click()
+    expect(page.get_by_role("alert")).to_contain_text("Invalid username, password or code")
+    # The enrolment's code was used (a code counts once); the app's next one signs in.
+    code.fill(authenticator.at(time.time() + 30))
+    page.get_by_role("button", name="Verify").click()
+    page.get_by_role("heading", level=1, name="Dashboard").wait_for()
+    expect(page.get_by_title("Signed in as tess (admin)")).to_be_visible()
+
+
+def test_a_recovery_code_signs_in_once(page, browser, service, provider):
+    make_user(service, "rosa", "viewer")
+    sign_in(page, service.url, "rosa", USER_PASSWORD)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
+    _, recovery = set_up_two_factor(page)
+    for attempt in ("first", "again"):
+        context = browser.new_context()
+        try:
+            other = context.new_page()
+            other.goto(service.url + "/login")
+            other.get_by_label("Username").fill("rosa")
+            other.get_by_label("Password").fill(USER_PASSWORD)
+            other.get_by_role("button", name="Sign in", exact=True).click()
+            other.get_by_label("Code from your authenticator app (or a recovery code)").fill(
+                recovery[0]
+            )
+            other.get_by_role("button", name="Verify").click()
+            if attempt == "first":
+                other.get_by_role("heading", level=1, name="Dashboard").wait_for()
+            else:
+                expect(other.get_by_role("alert")).to_contain_text(
+                    "Invalid username, password or code"
+                )
+        finally:
+            context.close()
+    page.reload()
+    expect(page.get_by_role("region", name="Two-factor sign-in")).to_contain_text(
+        "9 recovery codes left"
+    )
+
+
+def test_two_factor_required_by_an_admin_is_set_up_before_anything_else(page, service, provider):
+    make_user(service, "vera", "operator", two_factor_required=True)
+    page.goto(f"{service.url}/stacks")
+    page.get_by_label("Username").fill("vera")
+    page.get_by_label("Password").fill(USER_PASSWORD)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    # Sent to the account's set-up instead of a page of refusals.
+    page.wait_for_url(f"{service.url}/settings")
+    expect(
+        page.get_by_text("An admin requires two-factor sign-in for your account")
+    ).to_be_visible()
+    expect(page.get_by_role("heading", name="API tokens")).to_have_count(0)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stacks").click()
+    page.wait_for_url(f"{service.url}/settings")
+
+    set_up_two_factor(page)
+    expect(page.get_by_text("An admin requires two-factor sign-in for your account")).to_have_count(
+        0
+    )
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Stacks").click()
+    page.get_by_role("heading", level=1, name="Stacks").wait_for()
+    expect(page.get_by_role("alert")).to_have_count(0)
 
 
 def test_the_admin_sees_the_addresses_to_register(page, service, provider):
     sign_in(page, service.url)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
     section = page.get_by_role("region", name="Identity provider")
+    expect(
+        section.get_by_text("Register these at your provider as the redirect URI")
+    ).to_be_visible()
     expect(section.get_by_text(f"{service.url}/api/auth/oidc/callback")).to_be_visible()
+    expect(section.get_by_text(f"{service.url}/login", exact=True)).to_be_visible()
     expect(section.get_by_label("Issuer")).to_have_value(provider.issuer)
+    expect(
+        section.get_by_text("Client secret (saved; type a new one to replace it)")
+    ).to_be_visible()

@@ -119,7 +119,13 @@ def test_a_container_that_keeps_exiting_is_said_once_as_restarting(
     wait_until(lambda: int(docker("inspect", "-f", "{{.RestartCount}}", name)) >= 5)
     events = events_of(receiver.requests, {name})
     assert [e["name"] for e in events] == ["container_exited"] * 2 + ["container_restarting"]
-    docker("update", "--restart", "no", name)
+    # The engine may refuse the change at the moment it restarts the container (seen
+    # once under load): asked again until it takes it.
+    update = ["docker", "update", "--restart", "no", name]
+    wait_until(
+        lambda: subprocess.run(update, capture_output=True).returncode == 0,
+        what="the engine to take the new restart policy",
+    )
     docker("stop", "-t", "1", name)  # the loop ends with it
     ended = said(receiver, "container_restarting", name, 2)[1]
     assert (ended["ended"], ended["text"]) == (True, f"{name} was stopped")

@@ -8,6 +8,9 @@ import { authKeys } from "./features/auth/queries";
  * the user wait for the same words, and polled queries ask again anyway. A request that
  * got no answer at all is tried once more.
  */
+/** A refusal (403) re-reads the user's record at most this often (a polled page may repeat it). */
+const RECHECK_AFTER_FORBIDDEN_MS = 10_000;
+
 function shouldRetry(failureCount: number, error: unknown): boolean {
   if (error instanceof ApiError) return false;
   return failureCount < 1;
@@ -19,7 +22,21 @@ export function createQueryClient(options: { retry?: boolean } = {}): QueryClien
       onError(error, query) {
         // A session that expired while browsing: re-check who we are; the auth
         // guard then sends the user to the sign-in page.
-        if (isUnauthorized(error) && query.queryHash !== hashKey(authKeys.me)) {
+        if (query.queryHash === hashKey(authKeys.me)) return;
+        if (isUnauthorized(error)) {
+          void client.invalidateQueries({ queryKey: authKeys.me });
+          return;
+        }
+        // A refusal: perhaps the user's role changed, or an admin now requires two-factor
+        // sign-in (the server then refuses all but the account's set-up): the layout follows
+        // the record read again, rather than showing pages of refusals.
+        const me = client.getQueryState(authKeys.me);
+        if (
+          error instanceof ApiError &&
+          error.status === 403 &&
+          me !== undefined &&
+          Date.now() - me.dataUpdatedAt > RECHECK_AFTER_FORBIDDEN_MS
+        ) {
           void client.invalidateQueries({ queryKey: authKeys.me });
         }
       },

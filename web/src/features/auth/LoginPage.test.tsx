@@ -171,4 +171,29 @@ describe("sign-in", () => {
     const sent = await Promise.all(fake.calls("POST", "/api/auth/login").map((r) => r.json()));
     expect(sent.at(-1)).toEqual({ username: "alice", password: "secret", code: "123456" });
   });
+
+  it("shows the throttling at the code step, and goes back to the password", async () => {
+    installFakeFetch({
+      "GET /api/auth/me": unauthorized,
+      "POST /api/auth/login": async (request: Request) => {
+        const body = (await request.json()) as { code?: string };
+        if (!body.code) return json({ user: null, code_needed: true });
+        return json({ detail: "Too many failed sign-in attempts; try again later" }, { status: 429 });
+      },
+    });
+    const { user } = renderApp("/login");
+    await user.type(screen.getByLabelText("Username"), "alice");
+    await user.type(screen.getByLabelText("Password"), "secret");
+    await user.click(screen.getByRole("button", { name: "Sign in" }));
+    const code = await screen.findByLabelText("Code from your authenticator app (or a recovery code)");
+    expect(code).toHaveAttribute("autocomplete", "one-time-code");
+    await user.type(code, "aaaa-bbbb");
+    await user.click(screen.getByRole("button", { name: "Verify" }));
+    expect(await screen.findByRole("alert")).toHaveTextContent("Too many failed sign-in attempts");
+
+    await user.click(screen.getByRole("button", { name: "Use another account" }));
+    expect(screen.getByLabelText("Username")).toHaveValue("alice");
+    expect(screen.getByLabelText("Password")).toHaveValue("");
+    expect(screen.queryByRole("alert")).not.toBeInTheDocument();
+  });
 });

@@ -124,6 +124,20 @@ export function LoginPage() {
         <button type="submit" className={provider ? undefined : "primary"} disabled={login.isPending}>
           {login.isPending ? "Signing in…" : codeNeeded ? "Verify" : "Sign in"}
         </button>
+        {codeNeeded && (
+          <button
+            type="button"
+            className="link-button"
+            onClick={() => {
+              setCodeNeeded(false);
+              setCode("");
+              setPassword("");
+              login.reset();
+            }}
+          >
+            Use another account
+          </button>
+        )}
         {options.data?.password_sign_in === "admins" && (
           <p className="muted small">Password sign-in is kept for admins.</p>
         )}

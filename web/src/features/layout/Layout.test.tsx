@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
-import { installFakeFetch } from "../../test/fakeFetch";
+import { installFakeFetch, json } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { away } from "../auth/leave";
@@ -115,6 +115,35 @@ describe("layout", () => {
     const { user } = renderApp("/");
     await user.click(await screen.findByRole("button", { name: "Sign out" }));
     await waitFor(() => expect(leaveFor).toHaveBeenCalledWith(url));
+  });
+
+  it("re-reads the user when the server starts refusing, and sends them to set up a newly required two-factor", async () => {
+    let due = false;
+    const refused = () => json({ detail: "Set up two-factor sign-in first (Account): an admin requires it" }, { status: 403 });
+    installFakeFetch({
+      ...signedInAs(adminUser),
+      "GET /api/auth/me": () => json({ ...adminUser, two_factor_due: due }),
+      "GET /api/stacks": refused,
+      "GET /api/stacks/updates": refused,
+      "GET /api/auth/tokens": [],
+      "GET /api/users": [],
+      "GET /api/audit": { items: [], total: 0 },
+    });
+    const { user } = renderApp("/settings");
+    expect(await screen.findByRole("heading", { name: "Users" })).toBeInTheDocument();
+
+    // Later (an admin required it meanwhile): the next page's requests are refused.
+    due = true;
+    const later = Date.now() + 15_000; // the record is still fresh (60 s), a refusal re-checks after 10 s
+    const now = vi.spyOn(Date, "now").mockImplementation(() => later);
+    try {
+      await user.click(screen.getByRole("link", { name: "Stacks" }));
+      expect(await screen.findByText(/requires two-factor sign-in for your account/)).toBeInTheDocument();
+      await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/settings"));
+      expect(screen.getByRole("heading", { name: "Two-factor sign-in" })).toBeInTheDocument();
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it("sends a user whose two-factor is required but not set up to their account", async () => {

@@ -43,7 +43,8 @@ export function AccountSection() {
       {user && !user.has_password && (
         <p className="muted">You sign in through your identity provider: your password and second factor are kept there.</p>
       )}
-      {user?.has_password && (
+      {/* Until a required two-factor sign-in is set up, the server refuses a new password. */}
+      {user?.has_password && !user.two_factor_due && (
       <form className="form" onSubmit={onSubmit} aria-label="Change password">
         {/* Lets password managers tie the new password to this account. */}
         <input type="text" name="username" autoComplete="username" value={user?.username ?? ""} readOnly hidden />

@@ -1,6 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import type { IdentityProviderConfig, IdentityProviderSettings, Role } from "../../api/types";
+import { CopyButton } from "../../components/CopyButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
@@ -15,9 +16,7 @@ function CopyableUrl({ label, url }: { label: string; url: string }) {
   return (
     <div className="copyable">
       <span className="muted small">{label}</span> <code>{url}</code>{" "}
-      <button type="button" aria-label={`Copy the ${label.toLowerCase()}`} onClick={() => void navigator.clipboard?.writeText(url)}>
-        Copy
-      </button>
+      <CopyButton text={url} label={`Copy the ${label.toLowerCase()}`} />
     </div>
   );
 }
@@ -79,12 +78,15 @@ function ProviderForm({ shown }: { shown: IdentityProviderSettings }) {
   const save = useSetIdentityProvider();
   const [config, setConfig] = useState<IdentityProviderConfig>(shown.config);
   const [secret, setSecret] = useState("");
+  // As typed (a space starts the next scope); the list is what is saved.
+  const [scopes, setScopes] = useState(shown.config.scopes.join(" "));
   const readOnly = shown.from_settings_variables;
   const change = (part: Partial<IdentityProviderConfig>) => setConfig({ ...config, ...part });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    save.mutate({ config, client_secret: secret || null }, { onSuccess: () => setSecret("") });
+    const saved = { ...config, scopes: scopes.split(/[\s,]+/).filter(Boolean) };
+    save.mutate({ config: saved, client_secret: secret || null }, { onSuccess: () => setSecret("") });
   }
 
   return (
@@ -113,7 +115,9 @@ function ProviderForm({ shown }: { shown: IdentityProviderSettings }) {
       <Field label="Client ID">
         <input maxLength={255} readOnly={readOnly} value={config.client_id} onChange={(e) => change({ client_id: e.target.value })} />
       </Field>
-      {!readOnly && (
+      {readOnly ? (
+        <p className="muted small">Client secret: {shown.client_secret_set ? "saved" : "not set"}.</p>
+      ) : (
         <PasswordInput
           label={shown.client_secret_set ? "Client secret (saved; type a new one to replace it)" : "Client secret"}
           autoComplete="new-password"
@@ -122,12 +126,8 @@ function ProviderForm({ shown }: { shown: IdentityProviderSettings }) {
           onChange={setSecret}
         />
       )}
-      <Field label="Scopes">
-        <input
-          readOnly={readOnly}
-          value={config.scopes.join(" ")}
-          onChange={(e) => change({ scopes: e.target.value.split(/\s+/).filter(Boolean) })}
-        />
+      <Field label="Scopes (separated by spaces)">
+        <input readOnly={readOnly} value={scopes} onChange={(e) => setScopes(e.target.value)} />
       </Field>
       <Field label="Groups claim">
         <input readOnly={readOnly} value={config.groups_claim} onChange={(e) => change({ groups_claim: e.target.value })} />

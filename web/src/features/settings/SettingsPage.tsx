@@ -16,25 +16,21 @@ export function SettingsPage() {
   // No permission of its own: the server lets admins only set a host's default policy.
   const user = useCurrentUser();
   const maySetDefaultPolicy = user?.role === "admin";
-  if (user?.two_factor_due) {
-    return (
-      <main className="page">
-        <h1>Settings</h1>
-        <AccountSection />
-      </main>
-    );
-  }
+  // Until a required two-factor sign-in is set up the server answers only for it: the
+  // account alone. One tree either way, so that the account section (and the recovery codes
+  // it shows once) stays mounted when set-up ends and the other sections appear.
+  const due = user?.two_factor_due === true;
   return (
     <main className="page">
       <h1>Settings</h1>
-      <VersionSection />
+      {!due && <VersionSection />}
       <AccountSection />
-      <TokensSection />
-      {mayManageUsers && <UsersSection />}
-      {mayManageUsers && <IdentityProviderSection />}
-      {mayManageRegistries && <RegistriesSection />}
-      {maySetDefaultPolicy && <DefaultUpdatePolicySection />}
-      {mayReadAudit && <AuditSection />}
+      {!due && <TokensSection />}
+      {!due && mayManageUsers && <UsersSection />}
+      {!due && mayManageUsers && <IdentityProviderSection />}
+      {!due && mayManageRegistries && <RegistriesSection />}
+      {!due && maySetDefaultPolicy && <DefaultUpdatePolicySection />}
+      {!due && mayReadAudit && <AuditSection />}
     </main>
   );
 }

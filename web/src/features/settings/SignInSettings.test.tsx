@@ -1,5 +1,5 @@
 import { screen, waitFor, within } from "@testing-library/react";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { IdentityProviderSettings, UserRow } from "../../api/types";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, identityProvider as provider, signedInAs } from "../../test/fixtures";
@@ -21,6 +21,15 @@ const users: UserRow[] = [
     email: "bob@example.com",
   },
   { id: 3, username: "ivy", role: "viewer", disabled: false, created_at: "2025-01-03T00:00:00Z", ...LOCAL, provider_account: true },
+  {
+    id: 4,
+    username: "dan",
+    role: "viewer",
+    disabled: false,
+    created_at: "2025-01-04T00:00:00Z",
+    ...LOCAL,
+    two_factor_required: true,
+  },
 ];
 
 function routes(extra: Routes = {}): Routes {
@@ -73,6 +82,43 @@ describe("two-factor sign-in of your account", () => {
     expect(await setup?.json()).toEqual({ password: "secret" });
   });
 
+  it("when an admin requires it: set up first, the recovery codes shown, then the rest of Settings", async () => {
+    let on = false;
+    installFakeFetch(
+      routes({
+        "GET /api/auth/me": () =>
+          json({ ...adminUser, two_factor: on, two_factor_due: !on, recovery_codes_left: on ? 10 : 0 }),
+        "POST /api/auth/two-factor/setup": {
+          secret: "JBSWY3DPEHPK3PXP",
+          uri: "otpauth://totp/Stackyard:alice?secret=JBSWY3DPEHPK3PXP",
+          qr_svg: "<svg xmlns='http://www.w3.org/2000/svg'/>",
+        },
+        "POST /api/auth/two-factor/confirm": () => {
+          on = true;
+          return json({ recovery_codes: ["aaa111-bbb222"] });
+        },
+      }),
+    );
+    const { user } = renderApp("/stacks");
+    const section = await screen.findByRole("region", { name: "Two-factor sign-in" });
+    await waitFor(() => expect(screen.getByTestId("location")).toHaveTextContent("/settings"));
+    // Nothing the server refuses until then: no password change, no other section.
+    expect(screen.queryByRole("form", { name: "Change password" })).not.toBeInTheDocument();
+    expect(screen.queryByRole("heading", { name: "Users" })).not.toBeInTheDocument();
+    await user.type(within(section).getByLabelText("Your password"), "secret");
+    await user.click(within(section).getByRole("button", { name: "Set up" }));
+    await user.type(await within(section).findByLabelText("Code from the app"), "123456");
+    await user.click(within(section).getByRole("button", { name: "Turn on" }));
+
+    // The codes stay on screen while the rest of Settings appears around them.
+    expect(await screen.findByRole("heading", { name: "Users" })).toBeInTheDocument();
+    const codes = await screen.findByRole("region", { name: "Recovery codes" });
+    expect(codes).toHaveTextContent("aaa111-bbb222");
+    expect(screen.queryByText(/requires two-factor sign-in for your account/)).not.toBeInTheDocument();
+    await user.click(within(codes).getByRole("button", { name: "I have saved them" }));
+    expect(await screen.findByText(/10 recovery codes left/)).toBeInTheDocument();
+  });
+
   it("shows the server's refusal to turn it off", async () => {
     installFakeFetch(
       routes({
@@ -113,6 +159,11 @@ describe("users' sign-in, for an admin", () => {
     expect(within(bob).getByText("bob@example.com")).toBeInTheDocument();
     const ivy = within(table).getByText("ivy").closest("tr") as HTMLElement;
     expect(within(ivy).getByText("SSO")).toBeInTheDocument();
+    expect(within(ivy).queryByText("2FA")).not.toBeInTheDocument();
+    const dan = within(table).getByText("dan").closest("tr") as HTMLElement;
+    expect(within(dan).getByText("2FA required")).toBeInTheDocument();
+    expect(within(dan).queryByText("2FA")).not.toBeInTheDocument();
+    expect(within(bob).queryByText("2FA required")).not.toBeInTheDocument();
 
     await user.click(within(bob).getByRole("button", { name: "Sign-in of bob" }));
     const panel = await screen.findByRole("region", { name: "Sign-in of bob" });
@@ -143,6 +194,9 @@ describe("the identity provider, for an admin", () => {
     await user.type(within(section).getByLabelText("Group 2"), "yard-ops");
     await user.selectOptions(within(section).getByLabelText("Role of group 2"), "operator");
     await user.selectOptions(within(section).getByLabelText("Users in no mapped group"), "viewer");
+    expect(within(section).getByRole("option", { name: "Refuse sign-in" })).toBeInTheDocument();
+    expect(within(within(section).getByLabelText("Users in no mapped group")).queryByRole("option", { name: "admin" })).toBeNull();
+    await user.type(within(section).getByLabelText(/Scopes/), " groups");
     await user.click(within(section).getByRole("button", { name: "Save" }));
 
     await waitFor(() => expect(fake.calls("PUT", "/api/identity-provider")).toHaveLength(1));
@@ -156,7 +210,23 @@ describe("the identity provider, for an admin", () => {
       { value: "yard-ops", role: "operator" },
     ]);
     expect(body.config.default_role).toBe("viewer");
+    expect(body.config.scopes).toEqual(["openid", "profile", "email", "groups"]);
     expect(within(section).queryByRole("option", { name: "admin", selected: true })).toBeInTheDocument();
+  });
+
+  it("copies the redirect URI, or says to copy it by hand without a clipboard", async () => {
+    installFakeFetch(routes());
+    const { user } = renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Identity provider" });
+    const writeText = vi.fn(() => Promise.resolve());
+    vi.spyOn(navigator, "clipboard", "get").mockReturnValue({ writeText } as unknown as Clipboard);
+    await user.click(await within(section).findByRole("button", { name: "Copy the redirect uri" }));
+    expect(writeText).toHaveBeenCalledWith(provider.callback_url);
+    expect(within(section).getByText("Copied.")).toBeInTheDocument();
+
+    vi.spyOn(navigator, "clipboard", "get").mockReturnValue(undefined as unknown as Clipboard);
+    await user.click(within(section).getByRole("button", { name: "Copy the post-logout redirect uri" }));
+    expect(within(section).getByText(/copy it by hand/)).toBeInTheDocument();
   });
 
   it("shows the server's refusal", async () => {
@@ -178,5 +248,10 @@ describe("the identity provider, for an admin", () => {
     expect(await within(section).findByText(/Set by STACKYARD_OIDC_\* settings variables/)).toBeInTheDocument();
     expect(within(section).queryByRole("button", { name: "Save" })).not.toBeInTheDocument();
     expect(within(section).getByLabelText("Issuer")).toHaveAttribute("readonly");
+    expect(within(section).getByText("Client secret: saved.")).toBeInTheDocument();
+    expect(within(section).queryByRole("button", { name: "Add a group" })).not.toBeInTheDocument();
+    expect(within(section).getByLabelText("Users in no mapped group")).toBeDisabled();
+    // The addresses to register are still there to copy.
+    expect(within(section).getByText(provider.callback_url)).toBeInTheDocument();
   });
 });

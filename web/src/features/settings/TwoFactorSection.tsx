@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from "react";
 import type { TwoFactorSetup } from "../../api/types";
+import { CopyButton } from "../../components/CopyButton";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { PasswordInput } from "../../components/PasswordInput";
@@ -28,9 +29,7 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
       </p>
       <pre>{codes.join("\n")}</pre>
       <div className="actions">
-        <button type="button" onClick={() => void navigator.clipboard?.writeText(codes.join("\n"))}>
-          Copy
-        </button>
+        <CopyButton text={codes.join("\n")} label="Copy the recovery codes" />
         <button type="button" className="primary" onClick={onDone}>
           I have saved them
         </button>
@@ -39,9 +38,10 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
   );
 }
 
-function Enrol({ onEnrolled }: { onEnrolled: (codes: string[]) => void }) {
+/** The set-up: the password, then the QR code (or key) and a first code. `confirm` is the
+ * section's: its answer (the recovery codes) outlives this form, which goes once it is on. */
+function Enrol({ confirm }: { confirm: ReturnType<typeof useConfirmTwoFactor> }) {
   const begin = useBeginTwoFactor();
-  const confirm = useConfirmTwoFactor();
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
   const [setup, setSetup] = useState<TwoFactorSetup | null>(null);
@@ -53,7 +53,7 @@ function Enrol({ onEnrolled }: { onEnrolled: (codes: string[]) => void }) {
 
   function onConfirm(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    confirm.mutate(code.trim(), { onSuccess: (answer) => onEnrolled(answer.recovery_codes) });
+    confirm.mutate(code.trim());
   }
 
   if (!setup) {
@@ -115,13 +115,15 @@ function TurnOff() {
 /** Your own two-factor sign-in (accounts with a password; the identity provider has its own). */
 export function TwoFactorSection() {
   const user = useCurrentUser();
-  const [codes, setCodes] = useState<string[] | null>(null);
+  const confirm = useConfirmTwoFactor();
+  // Shown once, until the user says they have them (the answer is kept nowhere else).
+  const codes = confirm.data?.recovery_codes ?? null;
   if (!user?.has_password) return null;
   return (
     <section aria-labelledby="two-factor-title">
       <h3 id="two-factor-title">Two-factor sign-in</h3>
       {codes ? (
-        <RecoveryCodes codes={codes} onDone={() => setCodes(null)} />
+        <RecoveryCodes codes={codes} onDone={() => confirm.reset()} />
       ) : user.two_factor ? (
         <>
           <p>
@@ -136,7 +138,7 @@ export function TwoFactorSection() {
             Off. With it on, signing in also asks for a code from an authenticator app on your phone. API tokens are
             not affected.
           </p>
-          <Enrol onEnrolled={setCodes} />
+          <Enrol confirm={confirm} />
         </>
       )}
     </section>

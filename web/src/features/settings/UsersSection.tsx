@@ -236,8 +236,11 @@ function SignInBadges({ user }: { user: UserRow }) {
           2FA
         </span>
       )}
-      {user.two_factor_required && !user.two_factor && (
-        <span className="badge tone-warn" title="Must set up two-factor sign-in">
+      {user.two_factor_required && (
+        <span
+          className={user.two_factor ? "badge" : "badge tone-warn"}
+          title={user.two_factor ? "May not turn two-factor sign-in off" : "Must set up two-factor sign-in"}
+        >
           2FA required
         </span>
       )}

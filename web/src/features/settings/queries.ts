@@ -189,12 +189,15 @@ export function useBeginTwoFactor() {
   });
 }
 
-/** Turns two-factor on with a code from the app; resolves with the recovery codes (shown once). */
+/**
+ * Turns two-factor on with a code from the app; resolves with the recovery codes (shown
+ * once). Not waiting for the user's record to be read again: the codes are shown at once.
+ */
 export function useConfirmTwoFactor() {
   const invalidate = useInvalidate(authKeys.me, settingsKeys.audit);
   return useMutation({
     mutationFn: (code: string) => unwrap(api.POST("/api/auth/two-factor/confirm", { body: { code } })),
-    onSuccess: invalidate,
+    onSuccess: () => void invalidate(),
   });
 }
 
