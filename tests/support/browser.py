@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -43,8 +44,28 @@ def page(browser) -> Iterator:
     context = browser.new_context(accept_downloads=True)
     context.set_default_timeout(15_000)
     page = context.new_page()
+    page.goto = _through_network_changes(page.goto)
     yield page
     context.close()
+
+
+def _through_network_changes(goto: Callable[..., Any]) -> Callable[..., Any]:
+    """`page.goto`, again when Chromium dropped it as ERR_NETWORK_CHANGED: it does so when
+    an interface comes or goes on the machine, as the Docker engine's do while other test
+    processes start and remove containers (seen once in CI)."""
+
+    def again(*args: Any, **kwargs: Any) -> Any:
+        from playwright.sync_api import Error
+
+        for _ in range(2):
+            try:
+                return goto(*args, **kwargs)
+            except Error as exc:
+                if "ERR_NETWORK_CHANGED" not in str(exc):
+                    raise
+        return goto(*args, **kwargs)
+
+    return again
 
 
 def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
