@@ -91,7 +91,8 @@ class ContainerWatcher:
         action = event.action
         if action == "kill":
             self._killed[event.id] = event.at
-        elif action == "oom":  # (said once a life: the killer may strike again before it ends)
+        elif action == "oom":  # (said once a life: the killer may strike again, also after
+            # the engine said it died: each process of the container it kills is an event)
             if event.id not in self._oom:
                 self._say(event, "container_oom", "was killed: out of memory", str(event.at))
             self._oom[event.id] = event.at
@@ -125,7 +126,7 @@ class ContainerWatcher:
 
     def _died(self, event: ContainerEvent) -> None:
         killed = self._killed.pop(event.id, None)
-        oom = self._oom.pop(event.id, None)
+        oom = self._oom.get(event.id)  # (forgotten when it starts again or is removed)
         if killed is not None and event.at - killed <= STOPPED_WITHIN:
             self._end_loop(event.id, "was stopped")
             return  # told to stop
