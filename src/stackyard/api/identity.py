@@ -28,7 +28,7 @@ from stackyard.db import Database
 from stackyard.errors import StackyardError
 from stackyard.identity.accounts import Arrival
 from stackyard.identity.config import ProviderConfig
-from stackyard.identity.service import SignInFailed, Visit
+from stackyard.identity.service import SignInFailed, Visit, local_sign_in
 
 public = APIRouter(prefix="/auth", tags=["auth"])
 router = APIRouter(
@@ -72,7 +72,7 @@ class ProviderSettingsIn(Body):
 def sign_in_options(identity: IdentityDep) -> SignInOptions:
     config = identity.config()
     option = config and ProviderOption(name=config.name, start_url="/api/auth/oidc/start")
-    local = identity.local()
+    local = local_sign_in(config)
     return SignInOptions(
         provider=option, password_sign_in="admins" if local.admins_only else "everyone"
     )
@@ -125,17 +125,16 @@ async def callback(
         request.headers.get("user-agent"),
         timedelta(hours=settings.session_ttl_hours),
     )
-    provider = (identity.config() or ProviderConfig()).name
     try:
         done = await identity.finish(
             dict(request.query_params), request.cookies.get(STATE_COOKIE), visit
         )
     except SignInFailed as exc:
-        said = f"{provider}: {exc.detail}"
+        said = f"{exc.provider}: {exc.detail}"
         await to_thread(record, db, exc.who, "auth.sign_in", exc.who, "failure", said)
         response = _back_to_sign_in(exc.detail)
     else:
-        await to_thread(_audit_arrival, db, provider, done.arrival)
+        await to_thread(_audit_arrival, db, done.provider, done.arrival)
         response = RedirectResponse(done.then, status_code=303)
         start_session(request, response, settings, done.session_secret)
     response.delete_cookie(STATE_COOKIE, path="/api/auth/oidc")

@@ -26,11 +26,13 @@ from stackyard.sealing import Sealer
 
 class SignInFailed(StackyardError):
     """A sign-in at the provider that did not end signed in; `who` is the provider's
-    user when the ID token was good (for the audit log), else "unknown"."""
+    user when the ID token was good (for the audit log), else "unknown"; `provider` the
+    provider's name."""
 
-    def __init__(self, detail: str, who: str) -> None:
+    def __init__(self, detail: str, who: str, provider: str) -> None:
         super().__init__(detail)
         self.who = who
+        self.provider = provider
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,7 @@ class ProviderSignIn:
     arrival: Arrival
     session_secret: str
     then: str
+    provider: str  # its name
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,7 @@ class IdentityService:
         return config if config.enabled else None
 
     def local(self) -> LocalSignIn:
-        config = self.config()
-        if config is None:
-            return LocalSignIn()
-        return LocalSignIn(config.password_sign_in == "admins", config.name)
+        return local_sign_in(self.config())
 
     def _on(self) -> tuple[ProviderConfig, str]:
         config, secret = self.settings.current()
@@ -107,6 +107,7 @@ class IdentityService:
     ) -> ProviderSignIn:
         """The callback: the sign-in signed in, or SignInFailed saying why."""
         who = "unknown"
+        config, secret = self.settings.current()
         try:
             flow = self._flows.take(params.get("state"), browser_state)
             if "error" in params:
@@ -115,7 +116,8 @@ class IdentityService:
             code = params.get("code")
             if not code:
                 raise Invalid("The provider's answer has no code: start the sign-in again")
-            config, secret = self._on()
+            if not config.enabled:
+                raise NotFound("Sign-in through an identity provider is not set up")
             endpoints = await self._peer.discover(config.issuer)
             tokens = await self._peer.exchange(
                 endpoints, config.client_id, secret, code, flow.verifier, flow.redirect_uri
@@ -133,8 +135,8 @@ class IdentityService:
                 self._arrive, config, subject, claims, sealed, visit
             )
         except StackyardError as exc:
-            raise SignInFailed(exc.detail, who) from exc
-        return ProviderSignIn(arrival, secret_out, flow.then)
+            raise SignInFailed(exc.detail, who, config.name) from exc
+        return ProviderSignIn(arrival, secret_out, flow.then, config.name)
 
     def _arrive(
         self,
@@ -200,6 +202,13 @@ class IdentityService:
         )
         joiner = "&" if "?" in endpoints.end_session else "?"
         return f"{endpoints.end_session}{joiner}{query}"
+
+
+def local_sign_in(config: ProviderConfig | None) -> LocalSignIn:
+    """Who may sign in with a password while `config` (None: no provider) is in force."""
+    if config is None:
+        return LocalSignIn()
+    return LocalSignIn(config.password_sign_in == "admins", config.name)
 
 
 def _who(claims: dict[str, Any], config: ProviderConfig) -> str:
