@@ -41,12 +41,20 @@ def browser() -> Iterator:
 @pytest.fixture
 def page(browser) -> Iterator:
     """A fresh browser context (no cookies, no local storage) and page."""
-    context = browser.new_context(accept_downloads=True)
+    page = open_page(browser, accept_downloads=True)
+    yield page
+    page.context.close()
+
+
+def open_page(browser, **options: Any) -> Any:
+    """A page in a browser context of its own (made with `options`); close its
+    `context` when done. Every test's pages are made here, so that each gets the same
+    time limit and goes through the machine's network changes."""
+    context = browser.new_context(**options)
     context.set_default_timeout(15_000)
     page = context.new_page()
     page.goto = _through_network_changes(page.goto)
-    yield page
-    context.close()
+    return page
 
 
 def _through_network_changes(goto: Callable[..., Any]) -> Callable[..., Any]:
