@@ -47,16 +47,17 @@ def _event(raw: Any) -> ContainerEvent | None:
     )
 
 
-def container_events(client: Engine, since: int, until: int) -> Iterator[ContainerEvent]:
+def container_events(
+    client: Engine, since: int, until: int, container: str | None = None
+) -> Iterator[ContainerEvent]:
     """The container events from `since` to `until` (whole seconds since the epoch, both
-    included), as they come; Unavailable when the engine cannot be reached."""
+    included), of every container or only of `container`, as they come; Unavailable when
+    the engine cannot be reached."""
+    filters: dict[str, list[str]] = {"type": ["container"], "event": list(ACTIONS)}
+    if container is not None:
+        filters["container"] = [container]
     try:
-        stream = client.api.events(
-            since=since,
-            until=until,
-            decode=True,
-            filters={"type": ["container"], "event": list(ACTIONS)},
-        )
+        stream = client.api.events(since=since, until=until, decode=True, filters=filters)
         for raw in stream:
             event = _event(raw)
             if event is not None:

@@ -33,7 +33,8 @@ def trouble(life: Life | None) -> str | None:
     if life.oom_killed:
         return "was killed for lack of memory"
     if life.status == "restarting" or life.restart_count > 0:
-        return f"restarted (it exited with code {life.exit_code})"
+        code = "" if life.exit_code is None else f" (it exited with code {life.exit_code})"
+        return f"restarted{code}"
     if life.status in ("exited", "dead") and not completed(life):
         return f"exited with code {life.exit_code}"  # (its health may say unhealthy too)
     if life.health == "unhealthy":
