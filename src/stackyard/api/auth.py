@@ -30,6 +30,7 @@ from stackyard.auth.permissions import Permission, permissions_of
 from stackyard.auth.principal import Role
 from stackyard.auth.tokens import csrf_token
 from stackyard.errors import StackyardError, TooManyRequests
+from stackyard.identity.service import local_sign_in
 from stackyard.settings import CookieSecure, Settings
 
 public = APIRouter(prefix="/auth", tags=["auth"])
@@ -185,7 +186,9 @@ async def login(
     )
     ttl = timedelta(hours=settings.session_ttl_hours)
     try:
-        result = await signin.sign_in(db, throttle, totp_, attempt, ttl, identity.local())
+        result = await signin.sign_in(
+            db, throttle, totp_, attempt, ttl, local_sign_in(identity.config())
+        )
     except TooManyRequests:
         raise  # refused before any check: the throttle's notification tells of it
     except StackyardError as exc:

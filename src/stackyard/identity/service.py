@@ -69,21 +69,13 @@ class IdentityService:
         config, _ = self.settings.current()
         return config if config.enabled else None
 
-    def local(self) -> LocalSignIn:
-        return local_sign_in(self.config())
-
-    def _on(self) -> tuple[ProviderConfig, str]:
-        config, secret = self.settings.current()
-        if not config.enabled:
-            raise NotFound("Sign-in through an identity provider is not set up")
-        return config, secret
-
     # -- the way there --------------------------------------------------------------------
     async def start(self, then: str, redirect_uri: str) -> tuple[str, Flow]:
         """The provider's authorization URL for a new sign-in, and the sign-in."""
         from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
-        config, _ = self._on()
+        config, _ = self.settings.current()
+        _must_be_on(config)
         endpoints = await self._peer.discover(config.issuer)
         flow = self._flows.begin(_local_path(then), redirect_uri)
         query = urlencode(
@@ -116,8 +108,7 @@ class IdentityService:
             code = params.get("code")
             if not code:
                 raise Invalid("The provider's answer has no code: start the sign-in again")
-            if not config.enabled:
-                raise NotFound("Sign-in through an identity provider is not set up")
+            _must_be_on(config)
             endpoints = await self._peer.discover(config.issuer)
             tokens = await self._peer.exchange(
                 endpoints, config.client_id, secret, code, flow.verifier, flow.redirect_uri
@@ -202,6 +193,11 @@ class IdentityService:
         )
         joiner = "&" if "?" in endpoints.end_session else "?"
         return f"{endpoints.end_session}{joiner}{query}"
+
+
+def _must_be_on(config: ProviderConfig) -> None:
+    if not config.enabled:
+        raise NotFound("Sign-in through an identity provider is not set up")
 
 
 def local_sign_in(config: ProviderConfig | None) -> LocalSignIn:
