@@ -12,7 +12,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser import open_page, sign_in
-from tests.support.oidc_provider import OidcProvider
+from tests.support.oidc_provider import OidcProvider, use_provider
 from tests.support.service import (
     ADMIN_PASSWORD,
     USER_PASSWORD,
@@ -31,26 +31,10 @@ def service(relying_party: ServerProcess) -> ServerProcess:
 @pytest.fixture(scope="module")
 def provider(registered_provider: OidcProvider, service: ServerProcess) -> OidcProvider:
     """The provider, set up as the service's way in (groups to roles)."""
-    provider = registered_provider
     with httpx.Client(base_url=service.url) as admin:
         api_sign_in(admin, "admin", ADMIN_PASSWORD)
-        config = {
-            "enabled": True,
-            "name": "Keycloak",
-            "issuer": provider.issuer,
-            "client_id": provider.client_id,
-            "scopes": ["openid", "profile", "email", "groups"],
-            "roles": [
-                {"value": "stackyard-admins", "role": "admin"},
-                {"value": "ops", "role": "operator"},
-            ],
-        }
-        saved = admin.put(
-            "/api/identity-provider",
-            json={"config": config, "client_secret": provider.client_secret},
-        )
-        assert saved.status_code == 200, saved.text
-    return provider
+        use_provider(admin, registered_provider)
+    return registered_provider
 
 
 def at_provider(page, provider: OidcProvider, account: str) -> None:

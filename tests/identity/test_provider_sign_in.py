@@ -16,6 +16,7 @@ from tests.support.oidc_provider import (
     OidcProvider,
     sign_in_through_provider,
     sign_out_at_provider,
+    use_provider,
 )
 from tests.support.service import (
     ADMIN_PASSWORD,
@@ -23,12 +24,6 @@ from tests.support.service import (
     ServerProcess,
     sign_in,
 )
-
-ROLES = [
-    {"value": "stackyard-admins", "role": "admin"},
-    {"value": "ops", "role": "operator"},
-    {"value": "readers", "role": "viewer"},
-]
 
 
 @pytest.fixture(scope="module")
@@ -52,24 +47,9 @@ def _csrf(client: httpx.Client) -> dict[str, str]:
     return {"X-CSRF-Token": client.cookies["stackyard_csrf"]}
 
 
-def configure(admin: httpx.Client, provider: OidcProvider, **changes) -> None:
-    config = {
-        "enabled": True,
-        "name": "Keycloak",
-        "issuer": provider.issuer,
-        "client_id": provider.client_id,
-        "scopes": ["openid", "profile", "email", "groups"],
-        "roles": ROLES,
-        **changes,
-    }
-    body = {"config": config, "client_secret": provider.client_secret}
-    answer = admin.put("/api/identity-provider", json=body, headers=_csrf(admin))
-    assert answer.status_code == 200, answer.text
-
-
 @pytest.fixture(autouse=True)
 def _default_config(admin, provider):
-    configure(admin, provider)
+    use_provider(admin, provider)
 
 
 def through_provider(service: ServerProcess, account: str) -> tuple[httpx.Client, httpx.Response]:
@@ -130,7 +110,7 @@ def test_a_user_in_no_mapped_group_is_refused_or_gets_the_chosen_default(service
     [failed] = [e for e in audit(admin, "auth.sign_in") if e["actor"] == "nina (Keycloak)"]
     assert failed["outcome"] == "failure" and "no group" in failed["detail"]
 
-    configure(admin, provider, default_role="viewer")
+    use_provider(admin, provider, default_role="viewer")
     client, done = through_provider(service, "nina")
     with closing(client):
         assert client.get("/api/auth/me").json()["role"] == "viewer"
@@ -187,7 +167,7 @@ def test_a_local_account_is_linked_only_when_allowed_and_the_email_is_verified(
     client, _ = through_provider(service, "carol")
     with closing(client):
         assert client.get("/api/auth/me").json()["username"] == "carol-2"
-    configure(admin, provider, link_accounts=True)
+    use_provider(admin, provider, link_accounts=True)
     # Allowed, but the provider does not vouch for the email: still not linked.
     provider.set_account("carol-b", groups=["ops"], email="carol@example.com", email_verified=False)
     client, _ = through_provider(service, "carol-b")
@@ -250,7 +230,7 @@ def test_password_sign_in_can_be_kept_for_admins_only(service, provider, admin):
         headers=_csrf(admin),
     )
     assert made.status_code == 201
-    configure(admin, provider, password_sign_in="admins")
+    use_provider(admin, provider, password_sign_in="admins")
     with httpx.Client(base_url=service.url) as client:
         options = client.get("/api/auth/sign-in-options").json()
         assert options == {
@@ -284,7 +264,7 @@ def test_a_provider_that_is_down_or_silent_gives_a_clean_error_and_passwords_sti
     silent.listen(8)
     try:
         issuer = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        configure(admin, provider, issuer=issuer)
+        use_provider(admin, provider, issuer=issuer)
         with httpx.Client(base_url=service.url, timeout=30) as client:
             start = client.get("/api/auth/oidc/start", follow_redirects=False)
             assert "did not answer within 10 s" in refusal(start)

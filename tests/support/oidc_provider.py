@@ -11,7 +11,8 @@ tests/support/oidc/ (its node_modules come from ``scripts/setup.sh --test``).
   codes in memory: a restart (:meth:`~OidcProvider.restart`, :meth:`~OidcProvider.rotate_keys`)
   signs everyone out of it.
 * The ``relying_party`` and ``registered_provider`` fixtures (per module): a server of its
-  own and a started provider with its addresses registered.
+  own and a started provider with its addresses registered; :func:`use_provider` sets the
+  server up to sign in through it.
 * :func:`sign_in_through_provider` and :func:`sign_out_at_provider`: a user signing in
   and out with an ``httpx.Client`` through the provider's own pages. In a browser the
   pages are the same: the login page (title "Sign-in") has a text field ``login``
@@ -212,6 +213,35 @@ def registered_provider(
     provider.start()
     yield provider
     provider.stop()
+
+
+#: The groups the tests' relying party maps to roles.
+ROLES = [
+    {"value": "stackyard-admins", "role": "admin"},
+    {"value": "ops", "role": "operator"},
+    {"value": "readers", "role": "viewer"},
+]
+
+
+def use_provider(admin: httpx.Client, provider: OidcProvider, **changes: Any) -> None:
+    """Set the relying party up (through `admin`, signed in as an admin) to sign in
+    through `provider`, named "Keycloak", with `ROLES`; `changes` to its settings."""
+    config = {
+        "enabled": True,
+        "name": "Keycloak",
+        "issuer": provider.issuer,
+        "client_id": provider.client_id,
+        "scopes": ["openid", "profile", "email", "groups"],
+        "roles": ROLES,
+        **changes,
+    }
+    body = {"config": config, "client_secret": provider.client_secret}
+    answer = admin.put(
+        "/api/identity-provider",
+        json=body,
+        headers={"X-CSRF-Token": admin.cookies["stackyard_csrf"]},
+    )
+    assert answer.status_code == 200, answer.text
 
 
 # ------------------------------------------------------------- a user at the provider
