@@ -3,6 +3,7 @@
 import pytest
 
 from stackyard import __version__
+from tests.support.browser import submit_sign_in
 from tests.support.service import ADMIN_PASSWORD
 
 pytestmark = pytest.mark.browser
@@ -12,13 +13,10 @@ def test_sign_in_see_the_shell_and_sign_out(page, live_server, docker_client):
     page.goto(live_server.url + "/settings")
     page.wait_for_url("**/login**")  # not signed in: sent to sign-in
 
-    page.get_by_label("Username").fill("admin")
-    page.get_by_label("Password").fill("wrong-password")
-    page.get_by_role("button", name="Sign in").click()
+    submit_sign_in(page, "admin", "wrong-password")
     page.get_by_text("Invalid username or password").wait_for()
 
-    page.get_by_label("Password").fill(ADMIN_PASSWORD)
-    page.get_by_role("button", name="Sign in").click()
+    submit_sign_in(page, "admin", ADMIN_PASSWORD)
     page.wait_for_url(live_server.url + "/settings")  # back where the user wanted to go
 
     page.get_by_role("link", name="Dashboard").click()

@@ -11,7 +11,7 @@ import pyotp
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import open_page, sign_in
+from tests.support.browser import open_page, sign_in, submit_sign_in
 from tests.support.oidc_provider import OidcProvider, use_provider
 from tests.support.service import (
     ADMIN_PASSWORD,
@@ -37,8 +37,11 @@ def provider(registered_provider: OidcProvider, service: ServerProcess) -> OidcP
     return registered_provider
 
 
-def at_provider(page, provider: OidcProvider, account: str) -> None:
-    """The provider's own sign-in page: its login form."""
+def through_provider(page, start: str, provider: OidcProvider, account: str) -> None:
+    """From page `start` of the service: "Sign in with Keycloak", then the provider's own
+    sign-in page (its login form) as `account`."""
+    page.goto(start)
+    page.get_by_role("button", name="Sign in with Keycloak").click()
     page.wait_for_url(f"{provider.issuer}/**")
     page.get_by_placeholder("Enter any login").fill(account)
     page.get_by_placeholder("and password").fill("anything")
@@ -47,9 +50,7 @@ def at_provider(page, provider: OidcProvider, account: str) -> None:
 
 def test_a_user_signs_in_at_the_provider_with_the_role_of_their_group(page, service, provider):
     provider.set_account("otto", groups=["ops"])
-    page.goto(f"{service.url}/stacks")
-    page.get_by_role("button", name="Sign in with Keycloak").click()
-    at_provider(page, provider, "otto")
+    through_provider(page, f"{service.url}/stacks", provider, "otto")
     page.wait_for_url(f"{service.url}/stacks")
     page.get_by_role("heading", level=1, name="Stacks").wait_for()
     expect(page.get_by_title("Signed in as otto (operator)")).to_be_visible()
@@ -63,9 +64,7 @@ def test_a_user_signs_in_at_the_provider_with_the_role_of_their_group(page, serv
 
 def test_a_user_in_no_mapped_group_comes_back_refused(page, service, provider):
     provider.set_account("nina", groups=["interns"])
-    page.goto(f"{service.url}/login")
-    page.get_by_role("button", name="Sign in with Keycloak").click()
-    at_provider(page, provider, "nina")
+    through_provider(page, f"{service.url}/login", provider, "nina")
     page.wait_for_url(f"{service.url}/login?error=**")
     expect(page.get_by_role("alert")).to_contain_text("in no group that has a role here")
     page.goto(f"{service.url}/stacks")
@@ -74,9 +73,7 @@ def test_a_user_in_no_mapped_group_comes_back_refused(page, service, provider):
 
 def test_sign_out_goes_through_the_providers_sign_out_and_back(page, service, provider):
     provider.set_account("sam", groups=["stackyard-admins"])
-    page.goto(f"{service.url}/login")
-    page.get_by_role("button", name="Sign in with Keycloak").click()
-    at_provider(page, provider, "sam")
+    through_provider(page, f"{service.url}/login", provider, "sam")
     page.get_by_role("heading", level=1, name="Dashboard").wait_for()
     page.get_by_role("button", name="Sign out").click()
     page.get_by_role("button", name="Yes, sign me out").click()
@@ -130,9 +127,7 @@ def test_two_factor_is_set_up_from_the_account_page_and_asked_at_sign_in(page, s
 
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url(f"{service.url}/login")
-    page.get_by_label("Username").fill("tess")
-    page.get_by_label("Password").fill(USER_PASSWORD)
-    page.get_by_role("button", name="Sign in", exact=True).click()
+    submit_sign_in(page, "tess", USER_PASSWORD)
     code = page.get_by_label("Code from your authenticator app (or a recovery code)")
     expect(code).to_be_visible()
     expect(page).to_have_url(f"{service.url}/login")  # not signed in yet
@@ -155,9 +150,7 @@ def test_a_recovery_code_signs_in_once(page, browser, service, provider):
         other = open_page(browser)
         try:
             other.goto(service.url + "/login")
-            other.get_by_label("Username").fill("rosa")
-            other.get_by_label("Password").fill(USER_PASSWORD)
-            other.get_by_role("button", name="Sign in", exact=True).click()
+            submit_sign_in(other, "rosa", USER_PASSWORD)
             other.get_by_label("Code from your authenticator app (or a recovery code)").fill(
                 recovery[0]
             )
@@ -179,9 +172,7 @@ def test_a_recovery_code_signs_in_once(page, browser, service, provider):
 def test_two_factor_required_by_an_admin_is_set_up_before_anything_else(page, service, provider):
     make_user(service, "vera", "operator", two_factor_required=True)
     page.goto(f"{service.url}/stacks")
-    page.get_by_label("Username").fill("vera")
-    page.get_by_label("Password").fill(USER_PASSWORD)
-    page.get_by_role("button", name="Sign in", exact=True).click()
+    submit_sign_in(page, "vera", USER_PASSWORD)
     # Sent to the account's set-up instead of a page of refusals.
     page.wait_for_url(f"{service.url}/settings")
     expect(

@@ -79,7 +79,12 @@ def _through_network_changes(goto: Callable[..., Any]) -> Callable[..., Any]:
 def sign_in(page, url: str, username: str = "admin", password: str = ADMIN_PASSWORD) -> None:
     """Sign in through the sign-in page and wait for the dashboard."""
     page.goto(url + "/")
+    submit_sign_in(page, username, password)
+    page.get_by_role("heading", name="Dashboard").wait_for()
+
+
+def submit_sign_in(page, username: str, password: str) -> None:
+    """On the sign-in page: the password form filled in and sent."""
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in", exact=True).click()
-    page.get_by_role("heading", name="Dashboard").wait_for()
