@@ -2,15 +2,15 @@ import { QueryCache, QueryClient, hashKey } from "@tanstack/react-query";
 import { ApiError, isUnauthorized } from "./api/errors";
 import { authKeys } from "./features/auth/queries";
 
+/** A refusal (403) re-reads the user's record at most this often (a polled page may repeat it). */
+const RECHECK_AFTER_FORBIDDEN_MS = 10_000;
+
 /**
  * An answer with a status (a 4xx, or a 5xx with the server's reason: an offline agent, an
  * engine that cannot be reached) is shown at once: asking again within seconds only made
  * the user wait for the same words, and polled queries ask again anyway. A request that
  * got no answer at all is tried once more.
  */
-/** A refusal (403) re-reads the user's record at most this often (a polled page may repeat it). */
-const RECHECK_AFTER_FORBIDDEN_MS = 10_000;
-
 function shouldRetry(failureCount: number, error: unknown): boolean {
   if (error instanceof ApiError) return false;
   return failureCount < 1;

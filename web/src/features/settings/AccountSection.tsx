@@ -45,31 +45,31 @@ export function AccountSection() {
       )}
       {/* Until a required two-factor sign-in is set up, the server refuses a new password. */}
       {user?.has_password && !user.two_factor_due && (
-      <form className="form" onSubmit={onSubmit} aria-label="Change password">
-        {/* Lets password managers tie the new password to this account. */}
-        <input type="text" name="username" autoComplete="username" value={user?.username ?? ""} readOnly hidden />
-        <PasswordInput label="Current password" autoComplete="current-password" value={current} onChange={setCurrent} />
-        <PasswordInput label="New password" autoComplete="new-password" value={next} onChange={setNext} />
-        <PasswordInput label="Confirm new password" autoComplete="new-password" value={confirm} onChange={setConfirm} />
-        <p className="muted small">Changing it ends your other sign-ins and revokes all your API tokens.</p>
-        {mismatch && (
-          <p className="error" role="alert">
-            The new passwords do not match.
-          </p>
-        )}
-        {change.isError && <ErrorText error={change.error} />}
-        {change.isSuccess && (
-          <p className="success" role="status">
-            Password changed. Your other sign-ins have ended and all your API tokens were revoked; this sign-in
-            stays.
-          </p>
-        )}
-        <div className="actions">
-          <button type="submit" className="primary" disabled={change.isPending}>
-            Change password
-          </button>
-        </div>
-      </form>
+        <form className="form" onSubmit={onSubmit} aria-label="Change password">
+          {/* Lets password managers tie the new password to this account. */}
+          <input type="text" name="username" autoComplete="username" value={user?.username ?? ""} readOnly hidden />
+          <PasswordInput label="Current password" autoComplete="current-password" value={current} onChange={setCurrent} />
+          <PasswordInput label="New password" autoComplete="new-password" value={next} onChange={setNext} />
+          <PasswordInput label="Confirm new password" autoComplete="new-password" value={confirm} onChange={setConfirm} />
+          <p className="muted small">Changing it ends your other sign-ins and revokes all your API tokens.</p>
+          {mismatch && (
+            <p className="error" role="alert">
+              The new passwords do not match.
+            </p>
+          )}
+          {change.isError && <ErrorText error={change.error} />}
+          {change.isSuccess && (
+            <p className="success" role="status">
+              Password changed. Your other sign-ins have ended and all your API tokens were revoked; this sign-in
+              stays.
+            </p>
+          )}
+          <div className="actions">
+            <button type="submit" className="primary" disabled={change.isPending}>
+              Change password
+            </button>
+          </div>
+        </form>
       )}
       <TwoFactorSection />
     </section>

@@ -1,5 +1,4 @@
 import { useState, type FormEvent } from "react";
-import type { TwoFactorSetup } from "../../api/types";
 import { CopyButton } from "../../components/CopyButton";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
@@ -44,11 +43,11 @@ function Enrol({ confirm }: { confirm: ReturnType<typeof useConfirmTwoFactor> })
   const begin = useBeginTwoFactor();
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
-  const [setup, setSetup] = useState<TwoFactorSetup | null>(null);
+  const setup = begin.data;
 
   function onBegin(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    begin.mutate(password, { onSuccess: (shown) => setSetup(shown) });
+    begin.mutate(password);
   }
 
   function onConfirm(event: FormEvent<HTMLFormElement>) {
