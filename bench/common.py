@@ -115,6 +115,55 @@ def report(
     )
 
 
+def goal(name: str, values: Sequence[float], limit: float, unit: str) -> None:
+    """The min and median of `values` against a goal of at most `limit` (a shared machine's
+    load only ever adds: the min is the figure of a quiet moment, the median a typical one)."""
+    low, mid = min(values), statistics.median(values)
+    verdict = "met" if mid <= limit else ("met at the min only" if low <= limit else "NOT met")
+    print(
+        f"GOAL {name}: min {low:.3f}{unit} | median {mid:.3f}{unit} (n={len(values)}) "
+        f"| goal <= {limit}{unit}: {verdict}",
+        flush=True,
+    )
+
+
+def compose_ls() -> float:
+    """Seconds of one `docker compose ls --all --format json`: the engine's own list of
+    the projects (it reads no compose file), the baseline of the stack list."""
+    began = time.perf_counter()
+    subprocess.run(
+        ["docker", "compose", "ls", "--all", "--format", "json"], capture_output=True, check=True
+    )
+    return time.perf_counter() - began
+
+
+@dataclass
+class FirstList:
+    seconds: float  # the first GET /api/stacks
+    compose_ls: float  # the median `docker compose ls` just before it
+    stacks: list[dict]
+    token: str  # the admin's API token it made
+
+    @property
+    def ratio(self) -> float:
+        return self.seconds / self.compose_ls
+
+
+def first_list(server: Started, workdir: Path, env: dict[str, str], ls_runs: int = 5) -> FirstList:
+    """The first stack list after a start, as a user's first page comes to it: a token
+    made (with the CLI, as soon as the service answers), who is signed in asked, then the
+    list, timed; `docker compose ls` is timed just before it (its median)."""
+    token = admin_token(workdir, env)
+    with httpx.Client(
+        base_url=server.url, timeout=600, headers={"Authorization": f"Bearer {token}"}
+    ) as http:
+        http.get("/api/auth/me").raise_for_status()  # the first page asks it first
+        ls = statistics.median(compose_ls() for _ in range(ls_runs))
+        began = time.perf_counter()
+        response = http.get("/api/stacks").raise_for_status()
+        return FirstList(time.perf_counter() - began, ls, response.json(), token)
+
+
 class RssPeak:
     """The peak RSS of a process from now until `growth()` (sampled every 50 ms)."""
 

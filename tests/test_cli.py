@@ -3,18 +3,23 @@
 import http.client
 import subprocess
 import time
+import uuid
 
 import httpx
 import pyotp
+import pytest
 
 from stackyard import __version__
+from tests.support.receivers import HttpReceiver
 from tests.support.service import (
     ADMIN_PASSWORD,
+    ANSWER_WITHIN,
     STACKYARD_BIN,
     service_env,
     sign_in,
     start_server,
 )
+from tests.support.stacks import compose_text, service
 
 
 def run(tmp_path, *args, input=None, env=None):
@@ -206,3 +211,47 @@ def test_a_connection_left_idle_by_a_browser_is_still_served(live_server):
         assert connection.sock is used  # the same connection, not a new one
     finally:
         connection.close()
+
+
+@pytest.mark.docker
+def test_a_schedule_run_from_the_command_line_tells_the_service_s_notifications(tmp_path):
+    """`stackyard schedule run` builds its scheduler as the service builds its own: what
+    the run raises goes to the same notifications, queued in the database for the service
+    to send (the command itself sends nothing)."""
+    stack = f"cli-{uuid.uuid4().hex[:6]}"
+    (tmp_path / "stacks" / stack).mkdir(parents=True)
+    (tmp_path / "stacks" / stack / "compose.yaml").write_text(compose_text(app=service()))
+    env = service_env(tmp_path)
+    with HttpReceiver() as receiver:
+        server = start_server(tmp_path, env=env)
+        try:
+            with httpx.Client(base_url=server.url, timeout=ANSWER_WITHIN) as client:
+                sign_in(client, "admin", ADMIN_PASSWORD)
+                for rule in client.get("/api/notifications/rules").json():
+                    client.delete(f"/api/notifications/rules/{rule['id']}").raise_for_status()
+                client.post(
+                    "/api/notifications/channels",
+                    json={"name": "hook", "kind": "webhook", "secrets": {"url": receiver.url}},
+                ).raise_for_status()
+                client.post(
+                    "/api/notifications/rules",
+                    json={"name": "backups", "events": ["backup_succeeded"]},
+                ).raise_for_status()
+                client.post(
+                    "/api/schedules",
+                    json={"name": "nightly", "stacks": [stack], "cron": "daily", "keep_last": 1},
+                ).raise_for_status()
+        finally:
+            server.stop()
+
+        ran = run(tmp_path, "schedule", "run", "nightly", env=env)
+        assert ran.returncode == 0, ran.stderr
+        assert ran.stdout.startswith(f"{stack}\tsucceeded\t")
+        assert receiver.requests == []
+
+        server = start_server(tmp_path, env=env)
+        try:
+            events = [e for r in receiver.wait_for(1) for e in r.json()["events"]]
+            assert [(e["name"], e["subject"]) for e in events] == [("backup_succeeded", stack)]
+        finally:
+            server.stop()

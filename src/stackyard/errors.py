@@ -66,6 +66,20 @@ class Unavailable(StackyardError):
     """A dependency (Docker engine, agent, registry) cannot be reached right now."""
 
 
+class SecretUnreadable(Unavailable):
+    """A secret stored sealed (a destination's, a notification channel's, the identity
+    provider's, a registry login's) cannot be opened with this instance's secret key: it
+    was sealed under another. Raised where the secret is needed, never replaced by an
+    empty value; `what` names the record, and the detail says what to do."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The secret of {what} cannot be read with this instance's secret key "
+            "(was STACKYARD_SECRET_KEY changed?): enter it again"
+        )
+        self.what = what
+
+
 class DestinationError(StackyardError):
     """A backup destination failed (mount, list, read or write), or is set up wrong (a
     missing bucket or folder). Classified where each library's errors enter
@@ -129,3 +143,18 @@ class ProviderError(StackyardError):
 
 class ProviderUnreachable(ProviderError):
     """Retry later: the identity provider could not be reached or did not answer in time."""
+
+
+class ProviderDeclined(ProviderError):
+    """The identity provider did not sign the user in (they cancelled, or it refused them):
+    its own words are the detail, which anyone can make up in a callback's address."""
+
+
+class SignInRefused(Forbidden):
+    """A sign-in that went well at the identity provider, refused here. `reason` says why,
+    as a code the sign-in page has a message for: "no_role" (in no group that has a role
+    here), "groups_left_out" (the provider sent no groups: too many), "disabled"."""
+
+    def __init__(self, detail: str, reason: str) -> None:
+        super().__init__(detail)
+        self.reason = reason

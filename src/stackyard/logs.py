@@ -1,6 +1,7 @@
 """Logging set-up, with a filter that keeps secrets out of every line: the configured
 ones, and anything that looks like a credential (an API token, a query parameter or a
-header that carries one: the access log writes request lines as they came)."""
+header that carries one: the access log writes request lines as they came; the identity
+provider's callback carries the authorization `code` and the sign-in's `state`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ REDACTED = "[redacted]"
 #: Credentials by their shape: replaced by REDACTED, what names them kept.
 CREDENTIALS = (
     re.compile(
-        r"(?i)([?&;](?:token|access_token|csrf|password|secret|api_key|key|signature)=)[^&\s\"']+"
+        r"(?i)([?&;](?:token|access_token|id_token_hint|csrf|password|secret|api_key|key|"
+        r"signature|code|state|session_state)=)[^&\s\"']+"
     ),
     re.compile(r"(?i)((?:authorization|cookie|x-api-key)[\"']?\s*[:=]\s*[\"']?)[^\"'\r\n]+"),
     re.compile(rf"(){re.escape(TOKEN_PREFIX)}[A-Za-z0-9_\-]{{8,}}"),

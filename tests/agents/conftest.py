@@ -1,8 +1,5 @@
-import pytest
+from tests.support.service import embedded_database_url
 
-
-@pytest.fixture
-def database_url(tmp_path) -> str:
-    """Agents are records like any other: their tests run on the embedded default (the
-    database layer is tested on both in tests/api)."""
-    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+#: Agents are records like any other: their tests run on the embedded default (the
+#: database layer is tested on both in tests/api).
+database_url = embedded_database_url

@@ -1,5 +1,6 @@
 """On an agent, through the central: image update detection against the loopback
-registry, the shell's WebSocket, logs and resource use; and an agent trusted by a CA."""
+registry, the shell's WebSocket (and its end when its user's sign-in is revoked), logs and
+resource use; and an agent trusted by a CA."""
 
 from __future__ import annotations
 
@@ -15,9 +16,18 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from tests.agents.helpers import add_agent
-from tests.containers.test_shell import ORIGIN, audit_entry, read_until
+from tests.containers.test_shell import (
+    ORIGIN,
+    REVOKED,
+    audit_entry,
+    closed_by_the_service,
+    keep_printing,
+    read_until,
+)
 from tests.stacks.test_rollback import QUICK
 from tests.stacks.test_updates import publish_newer
+from tests.support.processes import free_port
+from tests.support.service import client_with_role
 from tests.support.stacks import BUSYBOX, act, compose_text, service
 from tests.support.waiting import wait_until
 
@@ -97,6 +107,56 @@ def test_shell_logs_and_usage_of_an_agents_container(remote, admin_client):
     usage = admin_client.get(f"{base}/usage")
     assert usage.status_code == 200
     assert box in json.dumps(usage.json())
+
+
+@pytest.mark.parametrize("revoke", REVOKED, ids=lambda revoke: revoke.__name__)
+def test_an_agents_shell_ends_when_its_users_sign_in_is_revoked(app, remote, admin_client, revoke):
+    """An admin's shell on an agent's container, through the central: when the admin signs
+    out, or another admin makes them a viewer, the central closes it (4401) within seconds,
+    and the agent ends what it started."""
+    engine, _, base = remote
+    box = f"box-{uuid.uuid4().hex[:6]}"
+    created = admin_client.post(f"{base}/stacks", json={"name": box, "compose": SLEEPER})
+    assert created.status_code == 201, created.text
+    assert act(admin_client, box, "start", base=base)["status"] == "succeeded"
+    container = engine.client.containers.get(f"{box}-box-1")
+
+    def sleeping() -> bool:
+        listed = container.exec_run(["ps", "-o", "args"]).output.decode()
+        return any("sleep 600" in line for line in listed.splitlines())
+
+    carol = client_with_role(app, admin_client, "carol", "admin")
+    csrf = carol.headers["X-CSRF-Token"]
+    url = f"{base}/stacks/{box}/containers/{box}-box-1/shell?csrf={csrf}"
+    with carol.websocket_connect(url, headers=ORIGIN) as ws:
+        keep_printing(ws)
+        wait_until(sleeping, what="the sleep started on the agent")
+        revoke(admin_client, carol, "carol")
+        closed = closed_by_the_service(ws)
+    assert closed["code"] == 4401, closed
+    assert "sign-in has ended" in closed["reason"]
+    wait_until(lambda: not sleeping(), what="the sleep ended on the agent")
+    ended = audit_entry(admin_client, "container.shell.end")
+    assert ended["actor"] == "carol" and ended["target"] == f"remote: {box}/{box}-box-1"
+    assert "sign-in has ended" in ended["detail"]
+
+
+def test_a_shell_on_an_agent_that_does_not_answer_says_so(admin_client):
+    """The agent's socket cannot be opened: the browser is told why (an error message, then
+    close code 4502, as a 502 would say), and the failure is audited."""
+    port = free_port()
+    body = {"name": "gone", "url": f"http://127.0.0.1:{port}", "token": "t" * 32}
+    created = admin_client.post("/api/agents", json=body)  # saved offline
+    assert created.status_code == 201, created.text
+    csrf = admin_client.headers["X-CSRF-Token"]
+    url = f"/api/agents/{created.json()['id']}/stacks/s/containers/c/shell?csrf={csrf}"
+    with admin_client.websocket_connect(url, headers=ORIGIN) as ws:
+        error = json.loads(ws.receive_text())
+        closed = ws.receive()
+    assert error["type"] == "error" and error["detail"].startswith("Agent 'gone': ")
+    assert closed["code"] == 4502 and closed["reason"].startswith("Agent 'gone': ")
+    failed = audit_entry(admin_client, "container.shell")
+    assert (failed["target"], failed["outcome"]) == ("gone: s/c", "failure")
 
 
 def _ca_and_leaf(folder):

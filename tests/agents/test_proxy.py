@@ -198,6 +198,42 @@ def test_the_users_role_applies_on_the_agent(two_hosts, app, admin_client):
     assert viewer.delete(base).status_code == 403
 
 
+def test_the_logs_of_a_failed_update_on_an_agent_follow_the_users_role(
+    two_hosts, app, admin_client
+):
+    """The agent applies the role the central names: a viewer gets a failed update's
+    outcome without what the failing image printed (null), an operator with it."""
+    from datetime import UTC, datetime
+
+    from stackyard.stacks.prefs import PrefsStore, UpdateOutcome
+    from tests.support.service import client_with_role
+
+    (_, first, base), _ = two_hosts
+    web = unique("web")
+    said = ("starting", "DB_PASSWORD=hunter2 refused")
+
+    def failed(prefs) -> None:  # as the agent keeps it after a rollback
+        prefs.last_update = UpdateOutcome(
+            datetime.now(UTC), "rolled_back", "rolled back: web is unhealthy", None, said
+        )
+
+    PrefsStore(first.folder / "data" / "stack-prefs.json").change(web, failed)
+    created = admin_client.post(f"{base}/stacks", json={"name": web, "compose": SLEEPER})
+    assert created.status_code == 201, created.text
+
+    def last_update(client) -> dict:
+        answer = client.get(f"{base}/stacks/updates")
+        assert answer.status_code == 200, answer.text
+        return next(s for s in answer.json()["stacks"] if s["stack"] == web)["last_update"]
+
+    operator = client_with_role(app, admin_client, "olga", "operator")
+    assert last_update(operator)["logs"] == list(said)
+    viewer = client_with_role(app, admin_client, "vera", "viewer")
+    hidden = last_update(viewer)
+    assert hidden["outcome"] == "rolled_back" and hidden["logs"] is None
+    assert viewer.get(f"{base}/stacks/{web}/logs").status_code == 403
+
+
 def test_the_update_summary_of_an_agent_lists_that_hosts_stacks(two_hosts, admin_client):
     (_, _, base_one), (_, _, base_two) = two_hosts
     web = unique("web")

@@ -35,8 +35,8 @@ def test_wrong_password_and_unknown_user_look_the_same(client: TestClient):
 
 def test_repeated_failures_are_slowed_down(app, client: TestClient):
     clock = [5000.0]
-    app.state.throttle.clock = lambda: clock[0]
-    for _ in range(app.state.throttle.free_attempts):
+    app.state.services.throttle.clock = lambda: clock[0]
+    for _ in range(app.state.services.throttle.free_attempts):
         bad = client.post("/api/auth/login", json={"username": "admin", "password": "wrong-pass"})
         assert bad.status_code == 401
     blocked = client.post("/api/auth/login", json={"username": "admin", "password": ADMIN_PASSWORD})
@@ -61,14 +61,14 @@ def behind_proxy(central_app, tmp_path):
     """The service behind a reverse proxy at the test client's address."""
     settings = settings_in(tmp_path, trusted_proxies="127.0.0.1")
     with started(central_app, settings, client=("127.0.0.1", 50000)) as client:
-        central_app.state.throttle.account_delay = 0.05
+        central_app.state.services.throttle.account_delay = 0.05
         yield client
 
 
 def test_an_attacker_cannot_lock_the_owner_out(behind_proxy: TestClient):
     """Guesses from many addresses: each guessing address is refused, while the owner,
     from an address of their own, still signs in with the right password."""
-    throttle = behind_proxy.app.state.throttle
+    throttle = behind_proxy.app.state.services.throttle
     throttle.clock = lambda: 5000.0  # the attack is quick: no wait runs out meanwhile
     statuses = [
         _login_from(behind_proxy, f"203.0.113.{i % 3}", "guess-guess-guess") for i in range(18)
@@ -83,7 +83,7 @@ def test_concurrent_guesses_get_no_more_tries_than_sequential_ones(behind_proxy:
     """Fifty wrong guesses sent at once from one address: five are tried, the rest are
     refused before any password check; the owner elsewhere is not stuck behind them."""
     app = behind_proxy.app
-    app.state.throttle.clock = lambda: 5000.0
+    app.state.services.throttle.clock = lambda: 5000.0
 
     async def attack() -> tuple[list[int], int]:
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
@@ -102,16 +102,16 @@ def test_concurrent_guesses_get_no_more_tries_than_sequential_ones(behind_proxy:
             return statuses, owner
 
     statuses, owner = asyncio.run(attack())
-    assert statuses.count(401) == app.state.throttle.free_attempts
-    assert statuses.count(429) == 50 - app.state.throttle.free_attempts
+    assert statuses.count(401) == app.state.services.throttle.free_attempts
+    assert statuses.count(429) == 50 - app.state.services.throttle.free_attempts
     assert owner == 200
 
 
 def test_forwarded_for_counts_only_from_trusted_proxies(app, client: TestClient):
     """Without STACKYARD_TRUSTED_PROXIES, a client cannot pick a fresh address per guess
     with X-Forwarded-For: all its guesses count against its real address."""
-    app.state.throttle.clock = lambda: 5000.0  # no wait runs out between the guesses
-    for i in range(app.state.throttle.free_attempts):
+    app.state.services.throttle.clock = lambda: 5000.0  # no wait runs out between the guesses
+    for i in range(app.state.services.throttle.free_attempts):
         assert _login_from(client, f"203.0.113.{i}", "guess-guess-guess") == 401
     assert _login_from(client, "203.0.113.200", ADMIN_PASSWORD) == 429
 
@@ -191,7 +191,7 @@ def test_sign_out_ends_the_session(admin_client: TestClient):
 
 
 def test_expired_session_is_refused(app, admin_client: TestClient):
-    with app.state.db.session() as session:
+    with app.state.services.db.session() as session:
         session.execute(update(LoginSession).values(expires_at=utcnow() - timedelta(seconds=1)))
     response = admin_client.get("/api/auth/me")
     assert response.status_code == 401

@@ -268,7 +268,7 @@ _SFTP_ON_LOOPBACK = {
     "secrets": {"password": "x"},
 }
 _AGENT_ON_LOOPBACK = {"name": "x", "url": "http://127.0.0.1:1", "token": "x"}
-_WEBHOOK_ON_LOOPBACK = {"name": "x", "kind": "webhook", "settings": {"url": "http://127.0.0.1:1"}}
+_WEBHOOK_ON_LOOPBACK = {"name": "x", "kind": "webhook", "secrets": {"url": "http://127.0.0.1:1"}}
 #: A request to each operation that is not fuzzed, for the role check below.
 UNFUZZED_REQUESTS = {
     "stackAction": ("POST", "/api/stacks/demo/actions/stop", None),

@@ -31,7 +31,7 @@ def test_the_first_admin_is_hashed_at_rfc_9106_cost_unless_the_tests_ask(
     """The production default is argon2-cffi's (RFC 9106's low-memory profile); the
     test suite's setting lowers it to the least Argon2id allows."""
     settings = settings_in(tmp_path, test_cheap_password_hashes=cheap)
-    with started(central_app, settings), central_app.state.db.session() as session:
+    with started(central_app, settings), central_app.state.services.db.session() as session:
         stored = session.scalars(select(User.password_hash)).one()
     assert stored.startswith(f"$argon2id$v=19${cost}$")
     assert verify_password(stored, settings.admin_password)

@@ -22,7 +22,7 @@ async def _forever():
 
 
 def _principal(app, client):
-    with app.state.db.session() as session:
+    with app.state.services.db.session() as session:
         return sessions.principal_from_session(session, client.cookies["stackyard_session"])
 
 
@@ -32,7 +32,7 @@ def _drain(app, principal, revoke) -> tuple[int, float]:
     async def follow() -> tuple[int, float]:
         seen = 0
         started = time.monotonic()
-        async for _ in while_valid(app.state.db, principal, _forever(), every=0.2):
+        async for _ in while_valid(app.state.services.db, principal, _forever(), every=0.2):
             seen += 1
             if seen == 5:
                 await asyncio.to_thread(revoke)
@@ -59,7 +59,7 @@ def test_stream_ends_when_the_user_is_disabled(app, admin_client, user_client):
 def test_stream_ends_when_a_token_is_revoked(app, admin_client, user_client):
     created = user_client.post("/api/auth/tokens", json={"name": "t", "password": USER_PASSWORD})
     secret, token_id = created.json()["token"], created.json()["id"]
-    with app.state.db.session() as session:
+    with app.state.services.db.session() as session:
         principal = sessions.principal_from_token(session, secret)
     _drain(app, principal, lambda: admin_client.delete(f"/api/users/alice/tokens/{token_id}"))
 
@@ -69,7 +69,7 @@ def test_stream_goes_on_while_the_credential_works(app, admin_client):
 
     async def some() -> int:
         seen = 0
-        async for _ in while_valid(app.state.db, principal, _forever(), every=0.1):
+        async for _ in while_valid(app.state.services.db, principal, _forever(), every=0.1):
             seen += 1
             if seen == 20:
                 return seen

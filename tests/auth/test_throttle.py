@@ -3,7 +3,7 @@ import contextlib
 
 import pytest
 
-from stackyard.auth.throttle import LoginThrottle
+from stackyard.auth.throttle import CodeLimit, LoginThrottle, source
 from stackyard.errors import TooManyRequests
 
 
@@ -124,3 +124,60 @@ def test_an_account_under_attack_is_told_once_each_time_it_comes_under_attack():
     for n in range(5):
         guess(throttle, "bob", f"10.0.1.{n}")
     assert told == [("Bob", 4), ("bob", 4)]
+
+
+def test_an_ipv6_address_counts_as_its_64():
+    """Whoever holds one IPv6 address holds its /64: guessing from each of its addresses
+    in turn is guessing from one place."""
+    assert source("2001:db8:1:2::5") == source("2001:db8:1:2:ffff::9") == "2001:db8:1:2::/64"
+    assert source("2001:db8:1:3::5") != source("2001:db8:1:2::5")
+    assert source("::ffff:10.0.0.1") == "10.0.0.1" and source("10.0.0.1") == "10.0.0.1"
+    throttle = LoginThrottle(free_attempts=3, clock=Clock())
+    for n in range(3):
+        guess(throttle, "bob", f"2001:db8:1:2::{n + 1}")
+    with pytest.raises(TooManyRequests):
+        throttle.begin("bob", "2001:db8:1:2::abcd")
+
+
+def test_codes_per_account_go_one_at_a_time_with_growing_waits_whatever_the_address():
+    clock = Clock()
+    codes = CodeLimit(free_codes=3, base_delay=2, max_delay=16, clock=clock)
+    for _ in range(3):  # the free ones, even at once (each counted as it begins)
+        codes.begin("bob")
+    with pytest.raises(TooManyRequests) as caught:
+        codes.begin("BOB")  # from anywhere: the account's limit
+    assert caught.value.retry_after == 2 and "recovery code" in caught.value.detail
+    for _ in range(3):
+        codes.end("bob", right=False)
+    waits = []
+    for _ in range(5):
+        with pytest.raises(TooManyRequests) as caught:
+            codes.begin("bob")
+        waits.append(caught.value.retry_after)
+        clock.now += caught.value.retry_after
+        codes.begin("bob")
+        with pytest.raises(TooManyRequests):  # one at a time: the next waits for this one
+            codes.begin("bob")
+        codes.end("bob", right=False)
+    assert waits == [2, 4, 8, 16, 16]  # doubling, capped
+    assert codes.begin("carol") is None  # other accounts are not affected
+
+
+def test_a_right_code_or_a_quiet_hour_forgets_the_wrong_ones_and_a_refused_attempt_is_no_code():
+    clock = Clock()
+    codes = CodeLimit(free_codes=2, base_delay=2, forget_after=3600, clock=clock)
+    for _ in range(2):
+        codes.begin("bob")
+        codes.end("bob", right=False)
+    clock.now += 2
+    codes.begin("bob")
+    codes.end("bob", right=True)  # the owner's code: the account starts afresh
+    for _ in range(2):
+        codes.begin("bob")
+        codes.end("bob", right=False)
+    with pytest.raises(TooManyRequests):
+        codes.begin("bob")
+    clock.now += 3601
+    codes.begin("bob")  # after a quiet hour
+    codes.end("bob", right=False, checked=False)  # refused before its check: not counted
+    codes.begin("bob")

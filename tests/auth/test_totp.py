@@ -77,7 +77,7 @@ def test_a_recovery_code_works_once(app, user_client):
 def test_wrong_codes_are_throttled_like_wrong_passwords(app, user_client):
     authenticator, _ = enrol(user_client)
     clock = [5000.0]
-    app.state.throttle.clock = lambda: clock[0]
+    app.state.services.throttle.clock = lambda: clock[0]
     browser = new_client(app)
     statuses = [_login(browser, "000000").status_code for _ in range(6)]
     assert statuses == [401] * 5 + [429]

@@ -1,7 +1,4 @@
-import pytest
+from tests.support.service import embedded_database_url
 
-
-@pytest.fixture
-def database_url(tmp_path) -> str:
-    """Backup tests are about Docker and files, not the database: the embedded default."""
-    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+#: Backup tests are about Docker and files, not the database: the embedded default.
+database_url = embedded_database_url

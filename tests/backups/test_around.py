@@ -77,7 +77,7 @@ def leftovers(app) -> list[str]:
 
 def use_helpers(app, monkeypatch, kind: type[Helpers]) -> None:
     """The service's helpers made of `kind` (the real ones, with a twist) for the test."""
-    machine = app.state.backups.machine
+    machine = app.state.services.backups.machine
     real = machine.helpers()
     monkeypatch.setattr(machine, "helpers", lambda: kind(real.client, real.image, real.owner))
 
@@ -251,7 +251,7 @@ def test_a_capture_broken_midway_fails_cleanly_and_the_stack_runs_again(
     assert {s for s, _ in states(docker_client, stack_id).values()} == {"running"}
     assert [a for a in admin_client.get("/api/backups").json() if a["stack_id"] == stack_id] == []
     assert leftovers(app) == []
-    owner = app.state.backups.machine.helpers().owner
+    owner = app.state.services.backups.machine.helpers().owner
     helpers = docker_client.containers.list(
         all=True, filters={"label": f"stackyard.helper={owner}"}
     )

@@ -169,7 +169,7 @@ def test_a_restore_never_writes_the_services_own_folders(app, tmp_path):
         "web", {str(data_dir): None, str(data_dir.parent): None, str(tmp_path / "media"): None}
     )
     archive = manifest_only(tmp_path / "a.tar", manifest)
-    restored, _, _ = app.state.backups.restore_plan(archive, RestoreRequest())
+    restored, _, _ = app.state.services.backups.restore_plan(archive, RestoreRequest())
     assert [i.target for i in restored.items] == [str(tmp_path / "media")]
     assert "holds this service's data folder" in restored.skipped[f"bind:{data_dir}"]
     assert "never written" in restored.skipped[f"bind:{data_dir.parent}"]

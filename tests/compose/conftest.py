@@ -1,7 +1,4 @@
-import pytest
+from tests.support.service import embedded_database_url
 
-
-@pytest.fixture
-def database_url(tmp_path) -> str:
-    """Compose tests are about compose, not the database: the embedded default is enough."""
-    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+#: Compose tests are about compose, not the database: the embedded default is enough.
+database_url = embedded_database_url

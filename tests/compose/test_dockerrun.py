@@ -301,3 +301,49 @@ def test_the_api_converts_for_admins_only(admin_client, user_client):
     refused = admin_client.post("/api/stacks/convert", json={"command": "docker run --x y"})
     assert refused.status_code == 400 and "--x" in refused.json()["detail"]
     assert user_client.post("/api/stacks/convert", json=command).status_code == 403
+
+
+def test_what_gives_the_container_the_host_is_converted_and_named_in_a_warning():
+    """Root on the host, as the command meant it: converted as it is, but each option is
+    named with what it gives, since the compose file alone does not say so."""
+    converted = convert(
+        "docker run --privileged --pid=host --net host --ipc=host -v /:/host --cap-add ALL "
+        "--cap-add sys_admin --cap-add NET_BIND_SERVICE "
+        "-v /var/run/docker.sock:/var/run/docker.sock:ro "
+        "--mount type=bind,source=/etc,target=/host-etc,readonly --device /dev/sda "
+        "--security-opt seccomp=unconfined -v ./data:/data -v data:/cache alpine"
+    )
+    service = yaml.safe_load(converted.compose)["services"]["alpine"]
+    assert service["privileged"] is True and service["pid"] == "host"
+    assert [w.split(": ", 1)[0] for w in converted.warnings] == [
+        "--privileged",
+        "--pid host",
+        "--network host",
+        "--ipc host",
+        "--cap-add ALL",
+        "--cap-add sys_admin",
+        "-v /:/host",
+        "-v /var/run/docker.sock:/var/run/docker.sock:ro",
+        "--mount type=bind,source=/etc,target=/host-etc,readonly",
+        "--device /dev/sda",
+        "--security-opt seccomp=unconfined",
+    ]
+    assert "root on it" in converted.warnings[0]
+    assert "reads and writes it" in converted.warnings[6]
+    assert "controls Docker" in converted.warnings[7]
+    assert "the container reads it" in converted.warnings[8]
+    plain = convert("docker run -d -p 8080:80 -v ./site:/usr/share/nginx/html:ro nginx:1.27")
+    assert plain.warnings == []
+
+
+def test_the_api_answers_the_warnings_with_the_compose_file(admin_client):
+    command = {"command": "docker run --privileged --pid=host -v /:/host --cap-add ALL alpine"}
+    answer = admin_client.post("/api/stacks/convert", json=command)
+    assert answer.status_code == 200, answer.text
+    warnings = answer.json()["warnings"]
+    assert [w.split(":", 1)[0] for w in warnings] == [
+        "--privileged",
+        "--pid host",
+        "--cap-add ALL",
+        "-v /",
+    ]

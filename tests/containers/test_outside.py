@@ -154,7 +154,7 @@ def test_the_service_s_own_container_is_not_stopped_from_its_own_page(
         detach=True,
         init=True,
     )
-    monkeypatch.setattr("stackyard.stacks.containers.own_container_id", lambda: own.id)
+    monkeypatch.setattr("stackyard.containers.outside.own_container_id", lambda: own.id)
     assert own.name in {c["name"] for c in admin_client.get("/api/containers").json()}
     refused = admin_client.post(f"/api/containers/{own.name}/actions/stop")
     assert refused.status_code == 409 and "own container" in refused.json()["detail"]

@@ -1,5 +1,6 @@
 """A shell in a running container over a WebSocket, against the real engine: output,
-resize, exit; the session's processes end with it; admins only, audited."""
+resize, exit; the session's processes end with it; admins only, audited; it ends when its
+user's sign-in or role no longer allows it."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ import json
 import subprocess
 
 import pytest
+from sqlalchemy import update
 from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 
+from stackyard.db.models import User
+from tests.support.service import client_with_role
 from tests.support.stacks import compose, compose_text, service
 from tests.support.waiting import wait_until
 
@@ -62,6 +66,41 @@ def processes(container: str) -> list[str]:
         ["docker", "exec", container, "ps", "-o", "args"], capture_output=True, text=True
     )
     return [line.strip() for line in done.stdout.splitlines()[1:]]
+
+
+def keep_printing(ws) -> None:
+    """Start `sleep 600` in the shell's background (to see it end with the shell), then a
+    tick every 0.2 s in the foreground: every read of the socket returns in a moment, so a
+    test that waits for the socket to close waits no longer than its limit."""
+    ws.send_bytes(b"sleep 600 &\n")
+    ws.send_bytes(b"while true; do echo tick-$((6*7)); sleep 0.2; done\n")
+    read_until(ws, b"tick-42")
+
+
+def closed_by_the_service(ws, limit: float = 30) -> dict:
+    """The close message the service sends, read past the shell's output (`keep_printing`);
+    fails the test when none comes within `limit` seconds."""
+
+    def closed() -> dict | None:
+        message = ws.receive()
+        return message if message["type"] == "websocket.close" else None
+
+    return wait_until(closed, timeout=limit, what="the shell's socket closed", interval=0)
+
+
+def sign_out(admin, user, username: str) -> None:
+    """The user signs out (elsewhere: the shell's socket is not the page that does)."""
+    assert user.post("/api/auth/logout").status_code == 200
+
+
+def made_viewer(admin, user, username: str) -> None:
+    """Another admin makes the user a viewer (which also ends their sign-ins)."""
+    changed = admin.patch(f"/api/users/{username}", json={"role": "viewer"})
+    assert changed.status_code == 200, changed.text
+
+
+#: Ways a user's sign-in stops allowing a shell, through the API as users do it.
+REVOKED = [sign_out, made_viewer]
 
 
 def test_a_shell_runs_resizes_and_ends_with_everything_it_started(admin_client, running):
@@ -134,3 +173,38 @@ def test_a_token_opens_a_shell_too(app, admin_client, running):
     ) as ws:
         ws.send_bytes(b"echo via-token\n")
         assert b"via-token" in read_until(ws, b"via-token")
+
+
+@pytest.mark.parametrize("revoke", REVOKED, ids=lambda revoke: revoke.__name__)
+def test_a_shell_ends_when_its_users_sign_in_is_revoked(app, admin_client, running, revoke):
+    """The shell is closed (4401) within seconds, and what it started ends with it."""
+    container = f"{running}-box-1"
+    carol = client_with_role(app, admin_client, "carol", "admin")
+    with carol.websocket_connect(shell_url(running, carol), headers=ORIGIN) as ws:
+        keep_printing(ws)
+        wait_until(
+            lambda: any("sleep 600" in p for p in processes(container)), what="the sleep started"
+        )
+        revoke(admin_client, carol, "carol")
+        closed = closed_by_the_service(ws)
+    assert closed["code"] == 4401, closed
+    assert "sign-in has ended" in closed["reason"]
+    wait_until(
+        lambda: not any("sleep 600" in p for p in processes(container)), what="the sleep ended"
+    )
+    ended = audit_entry(admin_client, "container.shell.end")
+    assert ended["actor"] == "carol" and "sign-in has ended" in ended["detail"]
+
+
+def test_a_shell_ends_when_its_users_role_no_longer_has_one(app, admin_client, running):
+    """A role lowered while the sign-in goes on (the API revokes sign-ins with a change of
+    role; this is the check beneath that, written in the database) closes the shell with
+    4403."""
+    carol = client_with_role(app, admin_client, "carol", "admin")
+    with carol.websocket_connect(shell_url(running, carol), headers=ORIGIN) as ws:
+        keep_printing(ws)
+        with app.state.services.db.session() as session:
+            session.execute(update(User).where(User.username == "carol").values(role="operator"))
+        closed = closed_by_the_service(ws)
+    assert (closed["code"], closed["reason"]) == (4403, "A shell needs the admin role")
+    assert carol.get("/api/auth/me").status_code == 200  # still signed in, as an operator

@@ -23,7 +23,7 @@ from tests.deploy.test_self_update import (  # noqa: F401 (broken, releases: fix
 )
 from tests.support.agents import AgentProcess
 from tests.support.docker import TEST_LABEL
-from tests.support.service import ServerProcess, free_port
+from tests.support.service import ServerProcess, embedded_database_url, free_port
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
@@ -50,9 +50,7 @@ services:
 """
 
 
-@pytest.fixture
-def database_url(tmp_path) -> str:
-    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+database_url = embedded_database_url
 
 
 @pytest.fixture

@@ -167,7 +167,7 @@ def listen(client: httpx.Client, receiver: HttpReceiver, *events: str) -> None:
         ).status_code
         == 201
     )
-    hook = {"name": "hook", "kind": "webhook", "settings": {"url": receiver.url}}
+    hook = {"name": "hook", "kind": "webhook", "secrets": {"url": receiver.url}}
     assert client.post("/api/notifications/channels", json=hook).status_code == 201
 
 
@@ -303,6 +303,41 @@ def test_a_release_that_does_not_serve_is_rolled_back(
     assert service.image.id == image_before
     assert deployed_settings(service) == before
     assert env_file.read_bytes() == env_before
+
+
+@pytest.mark.parametrize("broken", ["exits"], indirect=True)
+def test_every_update_is_recorded_and_told_not_only_the_first(
+    releases, deploy, docker_client, tmp_path, broken
+):
+    """Two updates to a broken release, one after the other: each is rolled back, and
+    each is audited and told once (the first one's outcome, still in the data folder and
+    marked recorded, is not taken for the second one's). The status says what happened
+    to the release it offers again."""
+    repository, _, _ = releases
+    deployment = deploy_first_release(deploy, repository, tmp_path)
+    receiver = HttpReceiver()
+    finished = []
+    with deployment.client() as client:
+        listen(client, receiver, "self_update_rolled_back")
+    for attempt in (1, 2):
+        with deployment.client() as client:
+            assert client.post("/api/system/update").status_code == 202
+        wait_until(lambda: helpers(docker_client) == [], 240, f"helper {attempt} done")
+        wait_version(deployment.url, "1.0.0")
+        with deployment.client() as client:
+            updates = update_entries(client, 2 * attempt)
+            status = client.get("/api/system/update").json()
+        finished.append(status["last_update"]["finished_at"])
+    assert [outcome for _, outcome, _ in updates] == ["started", "failure"] * 2
+    assert updates[3][2].startswith("1.0.0 -> 1.1.0: rolled back (the new release is not")
+    assert finished[0] != finished[1]
+    said = heard(receiver, 2)
+    receiver.close()
+    assert [e["name"] for e in said] == ["self_update_rolled_back"] * 2
+    # The broken release is offered again, with what became of it.
+    assert status["update_available"] is True and status["latest_version"] == "1.1.0"
+    last = status["last_update"]
+    assert (last["status"], last["to_version"]) == ("rolled_back", "1.1.0")
 
 
 def test_a_failed_pull_leaves_the_old_version_running(releases, deploy, registry, tmp_path):

@@ -9,15 +9,13 @@ import logging
 import sqlite3
 
 import pytest
+from tests.support.service import embedded_database_url
 from tests.support.stacks import compose_text, service, wait_run
 from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
-
-@pytest.fixture
-def database_url(tmp_path) -> str:
-    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+database_url = embedded_database_url
 
 
 @pytest.fixture

@@ -7,7 +7,14 @@ import uuid
 
 import httpx
 import pytest
-from tests.support.service import ADMIN_PASSWORD, STACKYARD_BIN, service_env, sign_in, start_server
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    ANSWER_WITHIN,
+    STACKYARD_BIN,
+    service_env,
+    sign_in,
+    start_server,
+)
 from tests.support.stacks import compose_text, service
 
 pytestmark = pytest.mark.docker
@@ -35,7 +42,7 @@ def test_destinations_pushes_pulls_and_schedules_from_the_command_line(
 
     server = start_server(tmp_path, env=env)
     try:
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with httpx.Client(base_url=server.url, timeout=ANSWER_WITHIN) as client:
             sign_in(client, "admin", ADMIN_PASSWORD)
             made = client.post(
                 "/api/destinations",

@@ -1,7 +1,4 @@
-import pytest
+from tests.support.service import embedded_database_url
 
-
-@pytest.fixture
-def database_url(tmp_path) -> str:
-    """File tests are about the file system: the embedded database is enough."""
-    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+#: File tests are about the file system: the embedded database is enough.
+database_url = embedded_database_url

@@ -77,7 +77,7 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
     engine.client.containers.list(filters={"label": "com.docker.compose.service=extra"})[0].stop()
     (busy.stacks_dir / "broken").mkdir()
     (busy.stacks_dir / "broken" / "compose.yaml").write_text("services:\n  web: [oops\n")
-    with app.state.db.session() as session:  # as an agent known from before an upgrade
+    with app.state.services.db.session() as session:  # as an agent known from before an upgrade
         session.execute(text("UPDATE agents SET capabilities = '[]'"))
 
     def restarting() -> dict | None:  # the crasher is restarting between its runs
@@ -210,7 +210,7 @@ def test_a_failure_to_compute_the_fleet_is_a_500_that_says_what_and_where(
 ):
     agent = agent_processes(name="plain", tls=False)
     _add_plain(admin_client, "plain", agent.url, agent.token)
-    with app.state.db.session() as session:  # a record damaged by hand
+    with app.state.services.db.session() as session:  # a record damaged by hand
         session.execute(text("UPDATE agents SET capabilities = '{not json'"))
     answer = admin_client.get("/api/dashboard/fleet")
     assert answer.status_code == 500

@@ -5,13 +5,15 @@ import pytest
 from stackyard.errors import ConfigError, Invalid
 from stackyard.identity.config import IdentitySettings, ProviderConfig
 from stackyard.settings import Settings
+from tests.support.admin_settings import admin_settings_on
+from tests.support.service import sqlite_url
 
 SECRET = "k" * 48
 
 
 def _from_env(tmp_path, **env) -> IdentitySettings:
     settings = Settings(data_dir=tmp_path, **env)
-    return IdentitySettings(settings, tmp_path, SECRET)
+    return IdentitySettings(settings, admin_settings_on(sqlite_url(tmp_path), SECRET))
 
 
 def test_settings_variables_set_the_provider_and_make_it_read_only(tmp_path):

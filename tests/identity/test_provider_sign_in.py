@@ -1,12 +1,16 @@
 """Sign-in through a real OpenID Connect provider (oidc-provider on loopback) into a real
 `stackyard serve`: roles from groups at every sign-in, accounts made and linked, key
-rotation, the provider down, sign-out at the provider, password sign-in kept for admins."""
+rotation, the provider down, sign-out at the provider, password sign-in kept for admins,
+what a removal at the provider takes away, and the limits of the anonymous way there."""
 
 from __future__ import annotations
 
 import socket
+import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import httpx
@@ -20,10 +24,12 @@ from tests.support.oidc_provider import (
 )
 from tests.support.service import (
     ADMIN_PASSWORD,
+    ANSWER_WITHIN,
     USER_PASSWORD,
     ServerProcess,
     sign_in,
 )
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -62,12 +68,27 @@ def through_provider(service: ServerProcess, account: str) -> tuple[httpx.Client
 
 
 def refusal(done: httpx.Response) -> str:
-    """The reason the callback sent the browser back to the sign-in page with."""
+    """The reason the callback sent the browser back to the sign-in page with: a code,
+    for which the sign-in page has a message of its own (never text from the request)."""
     assert done.status_code == 303
     location = urlsplit(done.headers["location"])
     assert location.path == "/login", done.headers["location"]
     assert "stackyard_session" not in done.headers.get("set-cookie", "")
-    return unquote(parse_qs(location.query)["error"][0])
+    [code] = parse_qs(location.query)["error"]
+    assert code.isidentifier() and code == unquote(code), code
+    return code
+
+
+def from_address(service: ServerProcess, address: str) -> httpx.Client:
+    """A browser on another machine: its requests come from `address` (any of
+    127.0.0.0/8 reaches the service on 127.0.0.1)."""
+    transport = httpx.HTTPTransport(local_address=address)
+    return httpx.Client(base_url=service.url, transport=transport, timeout=ANSWER_WITHIN)
+
+
+def state_of(start: httpx.Response) -> str:
+    """The `state` of a sign-in the start sent to the provider."""
+    return parse_qs(urlsplit(start.headers["location"]).query)["state"][0]
 
 
 def audit(admin: httpx.Client, action: str) -> list[dict]:
@@ -104,7 +125,7 @@ def test_a_user_in_no_mapped_group_is_refused_or_gets_the_chosen_default(service
     provider.set_account("nina", groups=["interns"])
     client, done = through_provider(service, "nina")
     with closing(client):
-        assert "no group that has a role here" in refusal(done)
+        assert refusal(done) == "no_role"
         assert client.get("/api/auth/me").status_code == 401
     assert "nina" not in {u["username"] for u in admin.get("/api/users").json()}
     [failed] = [e for e in audit(admin, "auth.sign_in") if e["actor"] == "nina (Keycloak)"]
@@ -224,26 +245,34 @@ def test_sign_out_ends_the_session_here_and_at_the_provider(service, provider):
 
 
 def test_password_sign_in_can_be_kept_for_admins_only(service, provider, admin):
+    """A non-admin's right password answers as a wrong one does (no password oracle),
+    and a session of theirs from before cannot mint an API token with the password."""
     made = admin.post(
         "/api/users",
         json={"username": "pete", "password": USER_PASSWORD, "role": "operator"},
         headers=_csrf(admin),
     )
     assert made.status_code == 201
+    earlier = httpx.Client(base_url=service.url)
+    sign_in(earlier, "pete", USER_PASSWORD)  # while passwords were for everyone
     use_provider(admin, provider, password_sign_in="admins")
-    with httpx.Client(base_url=service.url) as client:
+    with httpx.Client(base_url=service.url) as client, closing(earlier):
         options = client.get("/api/auth/sign-in-options").json()
         assert options == {
             "provider": {"name": "Keycloak", "start_url": "/api/auth/oidc/start"},
             "password_sign_in": "admins",
         }
-        refused = client.post(
-            "/api/auth/login", json={"username": "pete", "password": USER_PASSWORD}
+        right = client.post("/api/auth/login", json={"username": "pete", "password": USER_PASSWORD})
+        wrong = client.post(
+            "/api/auth/login", json={"username": "pete", "password": "not-the-password"}
         )
-        assert refused.status_code == 403
-        assert refused.json()["detail"] == (
-            "Sign in with Keycloak: password sign-in is kept for admins"
-        )
+        assert right.status_code == wrong.status_code == 401
+        assert right.json() == wrong.json()
+        assert "Keycloak" in right.json()["detail"]
+        assert "stackyard_session" not in client.cookies
+        minted = earlier.post("/api/auth/tokens", json={"name": "x", "password": USER_PASSWORD})
+        assert minted.status_code == 403, minted.text
+        assert earlier.get("/api/auth/tokens").json() == []
         sign_in(client, "admin", ADMIN_PASSWORD)  # the break-glass path
 
 
@@ -254,8 +283,10 @@ def test_a_provider_that_is_down_or_silent_gives_a_clean_error_and_passwords_sti
     try:
         with httpx.Client(base_url=service.url) as client:
             start = client.get("/api/auth/oidc/start", follow_redirects=False)
-            assert "cannot be reached" in refusal(start)
+            assert refusal(start) == "provider_unreachable"
             sign_in(client, "admin", ADMIN_PASSWORD)
+        # What did not answer, for the admin: in the service's log.
+        wait_until(lambda: "cannot be reached" in service.log(), what="the reason, logged")
     finally:
         provider.start()
     # A provider that takes the connection and never answers: refused at its time limit.
@@ -267,7 +298,8 @@ def test_a_provider_that_is_down_or_silent_gives_a_clean_error_and_passwords_sti
         use_provider(admin, provider, issuer=issuer)
         with httpx.Client(base_url=service.url, timeout=30) as client:
             start = client.get("/api/auth/oidc/start", follow_redirects=False)
-            assert "did not answer within 10 s" in refusal(start)
+            assert refusal(start) == "provider_unreachable"
+        wait_until(lambda: "did not answer within 10 s" in service.log(), what="the reason")
     finally:
         silent.close()
 
@@ -277,11 +309,15 @@ def test_the_settings_keep_the_secret_sealed_and_write_only(service, provider, a
     assert shown["client_secret_set"] is True
     assert provider.client_secret not in str(shown)
     assert shown["callback_url"] == f"{service.url}/api/auth/oidc/callback"
-    data = service.env["STACKYARD_DATA_DIR"]
-    from pathlib import Path
-
-    stored = (Path(data) / "identity-provider.json").read_bytes()
-    assert provider.client_secret.encode() not in stored and provider.issuer.encode() not in stored
+    # Kept in the admin settings: the set-up as JSON, the client secret sealed apart.
+    data = Path(service.env["STACKYARD_DATA_DIR"])
+    assert not (data / "identity-provider.json").exists()
+    with closing(sqlite3.connect(data / "stackyard.db")) as db:
+        value, sealed = db.execute(
+            "SELECT value, secret FROM settings WHERE key = 'identity-provider'"
+        ).fetchone()
+    assert provider.issuer in value and sealed
+    assert provider.client_secret not in value + sealed
     # Saved again without a secret: the one saved stays.
     config = shown["config"] | {"name": "Corp"}
     kept = admin.put(
@@ -316,3 +352,121 @@ def test_requiring_two_factor_never_locks_out_a_provider_account(service, provid
             "/api/auth/two-factor/setup", json={"password": ""}, headers=_csrf(client)
         )
         assert refused.status_code == 403
+
+
+def test_a_user_removed_from_every_group_loses_their_sessions_and_tokens(service, provider, admin):
+    """The sign-in refused because the user is in no mapped group any more ends every
+    session and revokes every API token they hold, as a demotion does (and says so in
+    the audit log)."""
+    provider.set_account("remy", groups=["ops"])
+    first, _ = through_provider(service, "remy")
+    with closing(first):
+        made = first.post("/api/auth/tokens", json={"name": "ci"}, headers=_csrf(first))
+        assert made.status_code == 201, made.text
+        bearer = {"Authorization": f"Bearer {made.json()['token']}"}
+        assert first.get("/api/stacks", headers=bearer).status_code == 200
+
+        provider.set_account("remy", groups=["interns"])
+        second, done = through_provider(service, "remy")
+        second.close()
+        assert refusal(done) == "no_role"
+        assert first.get("/api/auth/me").status_code == 401
+        assert first.get("/api/stacks", headers=bearer).status_code == 401
+    [entry] = [e for e in audit(admin, "auth.role_change") if e["target"] == "remy"]
+    assert entry["actor"] == "Keycloak"
+    assert "no group" in entry["detail"] and "sessions and API tokens revoked" in entry["detail"]
+
+
+def test_a_provider_accounts_token_lasts_as_long_as_its_last_sign_in_there(
+    service, provider, admin
+):
+    """An account of the provider proves itself there, not here: its API tokens work
+    until its last sign-in at the provider would have expired as a session (the session
+    lifetime), and each sign-in there renews them. A provider that stops signing the
+    user in (the account removed or disabled there) ends the tokens with the sessions."""
+    provider.set_account("tia", groups=["ops"])
+    first, _ = through_provider(service, "tia")
+    with closing(first):
+        made = first.post("/api/auth/tokens", json={"name": "ci"}, headers=_csrf(first))
+        assert made.status_code == 201, made.text
+        token_id, bearer = made.json()["id"], {"Authorization": f"Bearer {made.json()['token']}"}
+        [listed] = first.get("/api/auth/tokens").json()
+    week = datetime.now(UTC) + timedelta(hours=7 * 24)  # the session lifetime (its default)
+    assert abs(datetime.fromisoformat(listed["expires_at"]) - week) < timedelta(minutes=10)
+    assert httpx.get(f"{service.url}/api/stacks", headers=bearer).status_code == 200
+    # A week on without a sign-in there (the database's clock turned: the token's end
+    # moved into the past, as the session lifetime's end would be by then).
+    data = Path(service.env["STACKYARD_DATA_DIR"])
+    with closing(sqlite3.connect(data / "stackyard.db")) as db:
+        db.execute(
+            "UPDATE api_tokens SET expires_at = '2000-01-01 00:00:00' WHERE id = ?", (token_id,)
+        )
+        db.commit()
+    refused = httpx.get(f"{service.url}/api/stacks", headers=bearer)
+    assert refused.status_code == 401 and "Keycloak" not in refused.text
+    # Signed in there again: the token works again, until the new sign-in's end.
+    again, _ = through_provider(service, "tia")
+    with closing(again):
+        [renewed] = again.get("/api/auth/tokens").json()
+        assert renewed["expires_at"] > "2001"
+    assert httpx.get(f"{service.url}/api/stacks", headers=bearer).status_code == 200
+
+
+def test_starting_sign_ins_is_limited_per_address_and_never_evicts_another_browsers(
+    service, provider
+):
+    """The way to the provider is anonymous: an address that starts sign-ins it never
+    finishes is refused after a while, and only its own oldest unfinished sign-ins are
+    forgotten; a sign-in another browser began meanwhile still finishes."""
+    provider.set_account("bea", groups=["readers"])
+    start_url = f"{service.url}/api/auth/oidc/start"
+    with from_address(service, "127.0.6.1") as bea, from_address(service, "127.0.6.2") as flood:
+        begun = bea.get(start_url, follow_redirects=False)
+        assert begun.headers["location"].startswith(provider.issuer)
+        starts = [flood.get(start_url, follow_redirects=False) for _ in range(40)]
+        sent_there = [s for s in starts if s.headers["location"].startswith(provider.issuer)]
+        refused = [s for s in starts if not s.headers["location"].startswith(provider.issuer)]
+        assert 5 <= len(sent_there) <= 30 and refused, [s.headers["location"] for s in starts]
+        assert {refusal(s) for s in refused} == {"throttled"}
+
+        def callback(state: str) -> str:
+            flood.cookies.set("stackyard_oidc_state", state, path="/api/auth/oidc")
+            answer = flood.get(
+                "/api/auth/oidc/callback", params={"state": state, "code": "made-up"}
+            )
+            return refusal(answer)
+
+        # Its oldest are forgotten; its newest is still there (and then fails at the
+        # provider, who never gave that code).
+        assert callback(state_of(sent_there[0])) == "start_again"
+        assert callback(state_of(sent_there[-1])) == "provider_error"
+        done = sign_in_through_provider(bea, start_url, "bea", first=begun)
+        assert done.status_code == 303 and done.headers["location"] == "/", done.headers
+
+
+def test_the_discovery_document_is_fetched_at_most_once_a_minute(service, provider):
+    """Every start used to fetch the provider's discovery document: kept for a minute now
+    (and fetched anew when the set-up is saved), a start works without asking it."""
+    with from_address(service, "127.0.6.3") as client:
+        first = client.get("/api/auth/oidc/start", follow_redirects=False)
+        assert first.headers["location"].startswith(provider.issuer)
+        provider.stop()
+        try:
+            again = client.get("/api/auth/oidc/start", follow_redirects=False)
+            assert again.headers["location"].startswith(provider.issuer), again.headers
+        finally:
+            provider.start()
+
+
+def test_the_callbacks_code_and_state_stay_out_of_the_access_log(service, provider):
+    provider.set_account("lou", groups=["readers"])
+    client, done = through_provider(service, "lou")
+    client.close()
+    query = parse_qs(done.request.url.query.decode())
+    code, state = query["code"][0], query["state"][0]
+    wait_until(
+        lambda: "/api/auth/oidc/callback?" in service.log() and "state=[redacted]" in service.log(),
+        what="the callback in the access log",
+    )
+    log = service.log()
+    assert code not in log and state not in log

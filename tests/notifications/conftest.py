@@ -11,7 +11,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from stackyard.notifications.events import Event
+from stackyard.events import Event
 from tests.support.receivers import HttpReceiver
 from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
 
@@ -39,9 +39,11 @@ def receiver() -> Iterator[HttpReceiver]:
 
 
 def add_webhook(admin: TestClient, url: str, name: str = "hook", **extra: Any) -> dict:
+    """A webhook channel to `url` (a secret: such a URL holds its token)."""
+    secrets = {"url": url} | extra.pop("secrets", {})
     answer = admin.post(
         "/api/notifications/channels",
-        json={"name": name, "kind": "webhook", "settings": {"url": url}, **extra},
+        json={"name": name, "kind": "webhook", "secrets": secrets, **extra},
     )
     assert answer.status_code == 201, answer.text
     return answer.json()
@@ -49,7 +51,7 @@ def add_webhook(admin: TestClient, url: str, name: str = "hook", **extra: Any) -
 
 def emit(app: FastAPI, event: Event) -> None:
     """An event raised on the central's host, as its sources raise them (any thread)."""
-    app.state.notifications.emit(event)
+    app.state.services.notifications.emit(event)
 
 
 def events_of(requests: list, subjects: set[str] | None = None) -> list[dict]:

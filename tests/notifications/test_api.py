@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from stackyard.notifications.catalogue import EVENT_NAMES
+from stackyard.events import EVENT_NAMES
 from stackyard.notifications.channels import CHANNEL_KINDS
 from tests.notifications.conftest import add_webhook
 from tests.support.receivers import HttpReceiver
@@ -66,7 +66,7 @@ def test_secrets_are_write_only_and_sealed_at_rest(notifying: FastAPI, admin: Te
         ),
         (
             {"kind": "ntfy", "settings": {"server": "https://x", "topic": "x", "token": "1"}},
-            "no settings field 'token'",
+            "Access token is a secret: send it in secrets",
         ),
         (
             {
@@ -125,7 +125,7 @@ def test_the_default_rules_can_be_changed_and_stay_removed(notifying: FastAPI, a
     ]
     for rule in rules:
         assert admin.delete(f"/api/notifications/rules/{rule['id']}").status_code == 204
-    notifying.state.notifications.ensure_default_rules()  # as at the next start
+    notifying.state.services.notifications.rules.ensure_defaults()  # as at the next start
     assert admin.get("/api/notifications/rules").json() == []
 
 
@@ -155,8 +155,7 @@ def test_an_unsaved_channel_can_be_tried(admin: TestClient):
     with HttpReceiver() as receiver:
         body = {
             "kind": "webhook",
-            "settings": {"url": receiver.url},
-            "secrets": {"signing_key": "k"},
+            "secrets": {"url": receiver.url, "signing_key": "k"},
         }
         answer = admin.post("/api/notifications/channels/test", json=body)
         assert answer.json()["ok"] is True
@@ -182,7 +181,7 @@ def test_an_edit_is_tried_with_the_saved_secrets_it_leaves_out(admin: TestClient
         channel = add_webhook(admin, receiver.url, secrets={"signing_key": "kept-key"})
         body = {
             "kind": "webhook",
-            "settings": {"url": f"{receiver.url}/edited"},
+            "secrets": {"url": f"{receiver.url}/edited"},
             "channel_id": channel["id"],
         }
         assert admin.post("/api/notifications/channels/test", json=body).json()["ok"] is True
@@ -205,3 +204,53 @@ def test_a_deleted_channel_leaves_no_rule_sending_elsewhere(admin: TestClient):
     assert (rules["both"]["channels"], rules["both"]["enabled"]) == ([second["id"]], True)
     # Named alone: not "every channel" now, but off until someone chooses again.
     assert (rules["alone"]["channels"], rules["alone"]["enabled"]) == ([], False)
+
+
+def test_a_webhooks_url_is_sealed_never_shown_and_sealed_at_start_when_saved_in_clear(
+    central_app: FastAPI, tmp_path
+):
+    """A webhook's URL holds its token: a secret like any other. One saved in clear by an
+    older version (in the channel's settings) is moved into the sealed secrets once, at
+    the next start, and the channel still sends."""
+    import json
+
+    from tests.notifications.conftest import TIMING
+    from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
+    from tests.support.waiting import wait_until
+
+    settings = settings_in(tmp_path, **TIMING)
+    database = settings.data_dir / "stackyard.db"
+
+    def stored() -> tuple[str, str | None]:
+        with sqlite3.connect(database) as db:
+            return db.execute("SELECT config, secrets FROM notification_channels").fetchone()
+
+    def admin_of(app: FastAPI) -> TestClient:
+        client = new_client(app)
+        sign_in(client, "admin", ADMIN_PASSWORD)
+        return client
+
+    with HttpReceiver() as receiver:
+        url = f"{receiver.url}/hooks/tk_9f8e7d6c5b4a"
+        with started(central_app, settings):
+            admin = admin_of(central_app)
+            channel = add_webhook(admin, url)
+            assert (channel["settings"], channel["secrets_set"]) == ({}, ["url"])
+            assert "tk_9f8e7d6c5b4a" not in admin.get("/api/notifications/channels").text
+            assert all("tk_9f8e7d6c5b4a" not in (column or "") for column in stored())
+        with sqlite3.connect(database) as db:  # as an older version saved it
+            db.execute(
+                "UPDATE notification_channels SET config = ?, secrets = NULL",
+                (json.dumps({"url": url}),),
+            )
+        with started(central_app, settings):
+            admin = admin_of(central_app)
+            wait_until(lambda: "tk_9f8e7d6c5b4a" not in stored()[0], what="the URL sealed")
+            config, sealed = stored()
+            assert json.loads(config) == {} and "tk_9f8e7d6c5b4a" not in (sealed or "")
+            shown = admin.get(f"/api/notifications/channels/{channel['id']}").json()
+            assert (shown["settings"], shown["secrets_set"]) == ({}, ["url"])
+            tried = admin.post(f"/api/notifications/channels/{channel['id']}/test")
+            assert tried.json()["ok"] is True, tried.text
+            (request,) = receiver.wait_for(1)
+    assert request.path == "/hooks/tk_9f8e7d6c5b4a"

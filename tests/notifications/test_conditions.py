@@ -71,7 +71,7 @@ def seen(receiver: HttpReceiver) -> list[tuple[str, str, str, bool]]:
 
 
 def judge(app: FastAPI, *cards: HostCard) -> None:
-    app.state.notifications.observe(merge(list(cards)))
+    app.state.services.notifications.observe(merge(list(cards)))
 
 
 def settle(receiver: HttpReceiver, count: int) -> list[tuple[str, str, str, bool]]:
@@ -140,7 +140,7 @@ def test_the_dashboard_and_the_notifications_name_the_same_conditions(
         ContainerTrouble("blog", "blog-db-1", "restarting"),
     ]
     fleet = merge([card(None, "online", report(troubles, disk_free=3 * GIB)), card(3, "offline")])
-    notifying.state.notifications.observe(fleet)
+    notifying.state.services.notifications.observe(fleet)
     shown = sorted((a.host, a.kind, a.subject) for a in fleet.attention)
     # One kind aside: a restart loop is the engine's events' to say (the fleet sees a
     # looping container now restarting, now running).

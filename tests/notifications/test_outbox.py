@@ -9,8 +9,8 @@ import math
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from stackyard.notifications.events import Event
-from stackyard.notifications.outbox import DIGEST_SIZE
+from stackyard.events import Event
+from stackyard.notifications.dispatcher import DIGEST_SIZE
 from tests.notifications.conftest import add_webhook, emit, events_of, only
 from tests.support.receivers import HttpReceiver
 from tests.support.waiting import wait_until

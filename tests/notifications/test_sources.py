@@ -27,10 +27,16 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.docker
 
 
+#: Seconds the central gives an agent to answer (the default is 5 s): generous, for a
+#: loaded machine's agents answer slowly, and the agents these tests stop are refused at
+#: once, not waited for.
+AGENT_TIMEOUT = 30
+
+
 @pytest.fixture
 def central(central_app: FastAPI, tmp_path: Path, stacks_dir: Path) -> Iterator[FastAPI]:
-    """A central that looks at its fleet every second, its agents given 2 s to answer."""
-    settings = settings_in(tmp_path, notify_check_seconds=1, agent_timeout=2, **TIMING)
+    """A central that looks at its fleet every second."""
+    settings = settings_in(tmp_path, notify_check_seconds=1, agent_timeout=AGENT_TIMEOUT, **TIMING)
     with started(central_app, settings):
         yield central_app
 
@@ -74,6 +80,21 @@ def said(receiver: HttpReceiver, name: str, subject: str, count: int = 1) -> lis
     return wait_until(found, timeout=60, what=f"{count} {name} of {subject}")
 
 
+def watching(receiver: HttpReceiver, containers: list[str], host_id: int) -> None:
+    """Until the agent `host_id` has said a probe container's exit: it watches its engine
+    from then on. (An agent begins to watch once its warm-up is done, which on a loaded
+    machine is seconds after it first answers; an exit before that passes unseen.)"""
+    probes: list[str] = []
+
+    def seen() -> bool:
+        if any(e["host_id"] == host_id for e in events_of(receiver.requests, set(probes))):
+            return True
+        probes.append(run(containers, HELPER, "sh", "-c", "exit 6"))
+        return False
+
+    wait_until(seen, what=f"agent {host_id} watching its engine", interval=1)
+
+
 def test_an_unhealthy_container_is_said_once_and_its_recovery_once(
     admin: TestClient, receiver: HttpReceiver, containers: list[str]
 ):
@@ -110,6 +131,8 @@ def test_an_unexpected_exit_is_said_and_a_stop_is_not(
 def test_a_container_that_keeps_exiting_is_said_once_as_restarting(
     admin: TestClient, receiver: HttpReceiver, containers: list[str]
 ):
+    """A crash loop is one problem: said when first seen, when it is a loop and when it
+    ends (three messages, where it was two exits, the loop and its end)."""
     add_webhook(admin, receiver.url)
     name = run(containers, "--restart", "always", HELPER, "sh", "-c", "sleep 0.5; exit 4")
     (looping,) = said(receiver, "container_restarting", name)
@@ -118,7 +141,7 @@ def test_a_container_that_keeps_exiting_is_said_once_as_restarting(
     # second): none is news.
     wait_until(lambda: int(docker("inspect", "-f", "{{.RestartCount}}", name)) >= 5)
     events = events_of(receiver.requests, {name})
-    assert [e["name"] for e in events] == ["container_exited"] * 2 + ["container_restarting"]
+    assert [e["name"] for e in events] == ["container_exited", "container_restarting"]
     # The engine may refuse the change at the moment it restarts the container (seen
     # once under load): asked again until it takes it.
     update = ["docker", "update", "--restart", "no", name]
@@ -129,6 +152,44 @@ def test_a_container_that_keeps_exiting_is_said_once_as_restarting(
     docker("stop", "-t", "1", name)  # the loop ends with it
     ended = said(receiver, "container_restarting", name, 2)[1]
     assert (ended["ended"], ended["text"]) == (True, f"{name} was stopped")
+    assert len(events_of(receiver.requests, {name})) == 3
+
+
+def test_a_container_killed_for_memory_at_each_start_is_one_problem(
+    admin: TestClient, receiver: HttpReceiver, make_stack
+):
+    """`mem_limit: 8m`, `restart: always`: one message per kill (and some as an exit with
+    code 137) was nine in 40 s. Now: when first seen, as a loop, and when it ends."""
+    add_webhook(admin, receiver.url)
+    hog = service(
+        HELPER,
+        command='["sh", "-c", "head -c 200m /dev/zero | tail"]',
+        mem_limit="8m",
+        memswap_limit="8m",
+        restart="always",
+    )
+    stack = make_stack("note-oom", compose_text(hog=hog))
+    assert act(admin, stack, "start")["status"] == "succeeded"
+    name = f"{stack}-hog-1"
+    wait_until(
+        lambda: int(docker("inspect", "-f", "{{.RestartCount}}", name)) >= 6,
+        what="six kills and restarts",
+    )
+    (looping,) = said(receiver, "container_restarting", name)
+    assert looping["text"] == (
+        f"{name} keeps being killed for want of memory (3 times within 5 minutes)"
+    )
+    assert act(admin, stack, "stop")["status"] == "succeeded"
+    ended = said(receiver, "container_restarting", name, 2)[1]
+    assert ended["ended"] is True
+    told = [(e["name"], e["text"]) for e in events_of(receiver.requests, {name})]
+    assert len(told) == 3, told
+    assert told[0] in (
+        ("container_oom", f"{name} was killed: out of memory"),
+        ("container_exited", f"{name} exited unexpectedly with code 137"),  # (told first)
+    )
+    assert told[1] == ("container_restarting", looping["text"])
+    assert told[2] == ("container_restarting", ended["text"])
 
 
 def test_an_oom_kill_is_said(admin: TestClient, receiver: HttpReceiver, containers: list[str]):
@@ -218,6 +279,46 @@ def test_an_update_that_rolls_back_is_said_with_why(
     ]
 
 
+def test_an_update_that_fails_its_health_gate_is_said_once_by_its_outcome(
+    admin: TestClient,
+    receiver: HttpReceiver,
+    make_stack,
+    registry,
+    docker_client,
+    images,
+    containers: list[str],
+):
+    """The new release is unhealthy and rolled back: one message, the update's, where
+    there were three (unhealthy, "resolved: removed", rolled back)."""
+    name = f"note/{secrets.token_hex(4)}"
+    registry.push(images.ref("good"), name, "1")
+    repo = f"{registry.host}/{name}"
+    stack = make_stack("note-gate", compose_text(app=service(f"{repo}:1")))
+    assert admin.put(f"/api/stacks/{stack}/update-policy", json=QUICK).status_code == 204
+    assert act(admin, stack, "start")["status"] == "succeeded"
+    registry.push(images.ref("sick"), name, "1")
+    docker_client.api.tag(images["good"], repo, "1")  # this host still runs the old one
+    add_webhook(admin, receiver.url)
+    assert admin.post("/api/stacks/updates/check").status_code == 200
+
+    run_ = act(admin, stack, "update")
+    assert run_["rollback"] == "done", run_["progress"]["errors"]
+
+    (event,) = said(receiver, "update_rolled_back", stack)
+    assert event["text"] == f"Update of {stack}: rolled back: app is unhealthy"
+    # A container that exits after the update: once its news is in, what the engine said
+    # of the stack's containers before it has been judged too.
+    marker = run(containers, HELPER, "sh", "-c", "exit 5")
+    said(receiver, "container_exited", marker)
+    about_stack = [
+        (e["name"], e["text"])
+        for e in events_of(receiver.requests)
+        if (e["subject"].startswith(f"{stack}-") or e["subject"] == stack)
+        and e["name"] != "stack_update"  # (the check's: newer images are there)
+    ]
+    assert about_stack == [("update_rolled_back", event["text"])]
+
+
 def test_an_agent_killed_is_said_offline_and_back(
     admin: TestClient, receiver: HttpReceiver, agent_processes
 ):
@@ -239,6 +340,7 @@ def test_an_agents_container_events_are_forwarded_as_its_own(
     agent = agent_processes(name="note-fwd", tls=False)
     record = add_agent(admin, agent, "note-fwd")
     add_webhook(admin, receiver.url)
+    watching(receiver, containers, record["id"])
     crashed = run(containers, HELPER, "sh", "-c", "sleep 2; exit 7")
     # The agent shares this machine's engine: the central's own watcher says it too, as
     # its own host's; the agent's word comes as the agent's.

@@ -15,7 +15,7 @@ from stackyard.schedules.scheduler import LEASE
 
 @pytest.fixture
 def scheduler(app, admin_client):
-    return app.state.scheduler
+    return app.state.services.scheduler
 
 
 def _set(scheduler, schedule_id: int, **values) -> None:

@@ -15,7 +15,13 @@ import httpx
 import pytest
 from sqlalchemy import create_engine, text
 from tests.support.receivers import HttpReceiver
-from tests.support.service import ADMIN_PASSWORD, service_env, sign_in, start_server
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    embedded_database_url,
+    service_env,
+    sign_in,
+    start_server,
+)
 from tests.support.stacks import compose, compose_text, service, wait_run
 from tests.support.waiting import PATIENCE, wait_until
 
@@ -25,9 +31,7 @@ from stackyard.docker.containers import PROJECT
 pytestmark = pytest.mark.docker
 
 
-@pytest.fixture
-def database_url(tmp_path) -> str:
-    return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+database_url = embedded_database_url
 
 
 def wait_history(client, schedule_id: int, count: int, timeout: float = 120) -> list[dict]:
@@ -79,6 +83,27 @@ def test_bad_schedules_are_refused_and_timetables_previewed(admin_client, user_c
     assert user_client.get("/api/schedules").status_code == 403
     audit = {e["action"] for e in admin_client.get("/api/audit").json()["items"]}
     assert "schedule.create" in audit
+
+
+@pytest.mark.parametrize("cron", ["0 0 31 2 *", "0 0 30 2 *", "0 0 * 2 1#5"])
+def test_a_timetable_that_never_comes_is_refused_where_it_is_accepted(admin_client, cron):
+    """Well formed, but no time matches it (or not within years): 400 with a reason,
+    where croniter's error was a 500."""
+    for enabled in (True, False):
+        made = admin_client.post(
+            "/api/schedules", json={"name": "never", "cron": cron, "enabled": enabled}
+        )
+        assert made.status_code == 400, made.text
+        assert "it would never come" in made.json()["detail"]
+    preview = admin_client.get("/api/timetable", params={"cron": cron})
+    assert preview.status_code == 400 and "never come" in preview.json()["detail"]
+    assert admin_client.get("/api/schedules").json() == []
+    made = admin_client.post("/api/schedules", json={"name": "ok", "cron": "daily"})
+    changed = admin_client.put(
+        f"/api/schedules/{made.json()['id']}", json={"name": "ok", "cron": cron}
+    )
+    assert changed.status_code == 400 and "never come" in changed.json()["detail"]
+    assert admin_client.get("/api/schedules").json()[0]["cron"] == "0 3 * * *"
 
 
 def test_a_per_minute_schedule_fires_on_time_pushes_and_prunes(
@@ -224,7 +249,7 @@ def test_a_run_missed_while_down_runs_once_after_a_restart(tmp_path, docker_clea
         yearly = {"name": "yearly", "stacks": [stack], "cron": "0 0 1 1 *"}
         recent = client.post("/api/schedules", json=yearly).json()
         too_old = client.post("/api/schedules", json={**yearly, "name": "old"}).json()
-        hook = {"name": "hook", "kind": "webhook", "settings": {"url": receiver.url}}
+        hook = {"name": "hook", "kind": "webhook", "secrets": {"url": receiver.url}}
         assert client.post("/api/notifications/channels", json=hook).status_code == 201
     server.stop()
 

@@ -49,7 +49,7 @@ def runs(monkeypatch) -> ComposeRuns:
 
 @pytest.fixture
 def machine(app):
-    return app.state.stacks.machine
+    return app.state.services.stacks.machine
 
 
 @pytest.fixture

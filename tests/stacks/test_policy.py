@@ -57,6 +57,8 @@ def test_a_stack_follows_the_default_until_it_has_its_own(admin_client, user_cli
         ({"mode": "sometimes"}, "mode"),
         ({"settle": 200, "health_timeout": 100}, "settle (200 s) must be shorter"),
         ({"window": "every tuesday"}, "is not a cron expression"),
+        ({"window": "0 0 31 2 *"}, "it would never come"),
+        ({"window": "0 0 30 2 *", "timezone": "Europe/Berlin"}, "names no time within 8 years"),
         ({"timezone": "Mars/Olympus"}, "is not a time zone"),
         ({"cooldown_hours": -1}, "cooldown_hours"),
         ({"mode": "auto", "surprise": 1}, "surprise"),
@@ -80,3 +82,13 @@ def test_viewers_read_policies_and_only_admins_set_the_default(
     assert viewer_client.put(f"/api/stacks/{stack_id}/update-policy", json={}).status_code == 403
     assert viewer_client.delete(f"/api/stacks/{stack_id}/update-policy").status_code == 403
     assert user_client.put("/api/stacks/update-policy", json={}).status_code == 403
+
+
+def test_a_default_window_that_never_comes_is_refused(admin_client):
+    before = admin_client.get("/api/stacks/update-policy").json()
+    answer = admin_client.put("/api/stacks/update-policy", json={"window": "0 0 31 2 *"})
+    assert answer.status_code == 400 and "never come" in answer.json()["detail"]
+    assert admin_client.get("/api/stacks/update-policy").json() == before
+    leap = admin_client.put("/api/stacks/update-policy", json={"window": "0 0 29 2 *"})
+    assert leap.status_code == 204  # 29 February comes, every four years
+    admin_client.put("/api/stacks/update-policy", json={})

@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from stackyard.stacks.policy import UpdatePolicy
 from tests.stacks.test_updates import check, summary_of
 from tests.support.images import HEALTHY, SICK, SLEEP
 from tests.support.stacks import act, compose_text, service
@@ -17,6 +18,8 @@ pytestmark = pytest.mark.docker
 
 #: Quick gates for tests (the defaults are 120 s and 30 s).
 QUICK = {"health_timeout": 30, "settle": 2}
+#: A health check found failing at its first probe (as SICK's).
+SICK_TIMING = {k: v for k, v in SICK.items() if k != "Test"}
 
 
 class Release:
@@ -56,13 +59,15 @@ def running_image(docker_client, stack_id: str) -> str:
     return container.image.id
 
 
-def started(admin_client, make_stack, release: Release, first: str = "good", **extra) -> str:
+def started(
+    admin_client, make_stack, release: Release, first: str = "good", name: str = "roll", **extra
+) -> str:
     release.publish(first)
     compose = (
         compose_text(web=service(f"{release.repo}:1", volumes='["data:/data"]', **extra))
         + "volumes:\n  data:\n"
     )
-    stack_id = make_stack("roll", compose)
+    stack_id = make_stack(name, compose)
     policy = admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK)
     assert policy.status_code == 204, policy.text
     assert act(admin_client, stack_id, "start")["status"] == "succeeded"
@@ -153,17 +158,17 @@ def test_the_auto_update_never_retries_a_rolled_back_digest_but_takes_a_newer_on
     assert auto.status_code == 204
     release.publish("sick")
 
-    app.state.test_portal.call(app.state.stacks.check_and_auto_update)
+    app.state.test_portal.call(app.state.services.stacks.check_and_auto_update)
     first = admin_client.get(f"/api/stacks/{stack_id}/run").json()
     assert first["rollback"] == "done"
     assert summary_of(admin_client, stack_id)["last_auto_update"]["outcome"] == "rolled_back"
 
-    app.state.test_portal.call(app.state.stacks.check_and_auto_update)
+    app.state.test_portal.call(app.state.services.stacks.check_and_auto_update)
     assert admin_client.get(f"/api/stacks/{stack_id}/run").json()["id"] == first["id"]
     assert running_image(docker_client, stack_id) == images["good"]
 
     release.publish("plain")  # a newer one: tried
-    app.state.test_portal.call(app.state.stacks.check_and_auto_update)
+    app.state.test_portal.call(app.state.services.stacks.check_and_auto_update)
     last = admin_client.get(f"/api/stacks/{stack_id}/run").json()
     assert last["id"] != first["id"] and last["status"] == "succeeded", last["progress"]
     assert running_image(docker_client, stack_id) == images["plain"]
@@ -394,3 +399,89 @@ def test_a_failing_update_of_a_stack_that_never_ran_says_there_is_nothing_to_go_
         "web exited with code 3; nothing ran before this update: there is nothing to go back to"
     )
     assert summary_of(admin_client, stack_id)["last_update"]["outcome"] == "failed"
+
+
+def test_the_logs_of_a_failed_update_are_shown_only_to_those_who_may_read_logs(
+    admin_client, user_client, viewer_client, make_stack, release, images
+):
+    """What the failing image printed may hold secrets: a viewer, who may not read the
+    stack's logs, gets the outcome without them (null), as `/logs` answers them 403."""
+    release.publish("crashing")
+    stack_id = make_stack("told", compose_text(web=service(f"{release.repo}:1")))
+    assert admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK).status_code == 204
+    assert act(admin_client, stack_id, "update")["status"] == "failed"
+
+    for reader in (admin_client, user_client):
+        last = summary_of(reader, stack_id)["last_update"]
+        assert any("bad config: no such key" in line for line in last["logs"]), last
+    assert viewer_client.get(f"/api/stacks/{stack_id}/logs").status_code == 403
+    hidden = viewer_client.get("/api/stacks/updates")
+    assert hidden.status_code == 200
+    assert "bad config" not in hidden.text
+    (line,) = [s for s in hidden.json()["stacks"] if s["stack"] == stack_id]
+    assert line["last_update"]["outcome"] == "failed" and line["last_update"]["logs"] is None
+
+
+def test_a_stored_window_that_never_comes_skips_its_stack_and_the_pass_goes_on(
+    app, admin_client, make_stack, registry, docker_client, images
+):
+    """A policy stored before windows were checked (31 February, which the API now
+    refuses): the auto-update pass says so on that stack and updates the next one."""
+    never, kept = (Release(registry, docker_client, images) for _ in range(2))
+    stuck = started(admin_client, make_stack, never, name="a-never")
+    fine = started(admin_client, make_stack, kept, name="b-fine")
+    assert sorted([stuck, fine]) == [stuck, fine]  # the pass meets the bad one first
+    refused = admin_client.put(
+        f"/api/stacks/{stuck}/update-policy", json=QUICK | {"window": "0 0 31 2 *"}
+    )
+    assert refused.status_code == 400 and "never come" in refused.json()["detail"]
+    assert (
+        admin_client.put(
+            f"/api/stacks/{fine}/update-policy", json=QUICK | {"mode": "auto"}
+        ).status_code
+        == 204
+    )
+
+    def as_stored_before(prefs) -> None:
+        prefs.policy = UpdatePolicy.model_validate(QUICK | {"mode": "auto", "window": "0 0 31 2 *"})
+        prefs.auto_update = True
+
+    app.state.services.stacks.machine.prefs.change(stuck, as_stored_before)
+    app.state.services.stacks.machine.changed()
+    never.publish("plain")
+    kept.publish("plain")
+
+    app.state.test_portal.call(app.state.services.stacks.check_and_auto_update)
+
+    assert running_image(docker_client, fine) == images["plain"]
+    assert summary_of(admin_client, fine)["last_auto_update"]["outcome"] == "updated"
+    assert running_image(docker_client, stuck) == images["good"]
+    skipped = summary_of(admin_client, stuck)["last_auto_update"]
+    assert skipped["outcome"] == "skipped" and "never come" in skipped["detail"], skipped
+
+
+def test_what_a_failing_health_check_printed_is_in_the_logs_not_in_why(
+    admin_client, viewer_client, make_stack, release, built_images
+):
+    """A health check's output is container output too: it is shown with the logs (to
+    whoever may read them), never in the outcome's detail, which every role reads."""
+    leaky = built_images.build(
+        "leaky",
+        SLEEP,
+        {"Test": ["CMD-SHELL", "echo token=hunter2 refused; false"], **SICK_TIMING},
+    )
+    release.publish(leaky)
+    stack_id = make_stack("leaky", compose_text(web=service(f"{release.repo}:1")))
+    assert admin_client.put(f"/api/stacks/{stack_id}/update-policy", json=QUICK).status_code == 204
+
+    run = act(admin_client, stack_id, "update")
+
+    assert run["status"] == "failed"
+    assert run["progress"]["errors"][-1].startswith("web is unhealthy; nothing ran before")
+    last = summary_of(admin_client, stack_id)["last_update"]
+    assert "hunter2" not in last["detail"]
+    assert "(health check) token=hunter2 refused" in last["logs"]
+    shown = viewer_client.get("/api/stacks/updates")
+    assert shown.status_code == 200 and "hunter2" not in shown.text
+    viewed = viewer_client.get(f"/api/stacks/{stack_id}/run").json()
+    assert "hunter2" not in str(viewed)

@@ -142,7 +142,7 @@ def test_a_registrys_rate_limit_is_kept_and_a_low_quota_is_not_spent_by_the_back
     )
     assert quota["remaining"] == 3 and quota["waiting"] is True
     asked = len(front.asked)
-    app.state.test_portal.call(app.state.stacks.check_and_auto_update, True)  # the watch's
+    app.state.test_portal.call(app.state.services.stacks.check_and_auto_update, True)  # the watch's
     assert len(front.asked) == asked  # it waits instead of spending the quota
 
 
@@ -172,7 +172,7 @@ def test_the_auto_update_waits_for_the_cooldown_and_the_maintenance_window(
     )
 
     def auto_update_at(moment: datetime) -> dict:
-        stacks = app.state.stacks
+        stacks = app.state.services.stacks
         app.state.test_portal.call(
             stacks.updates.auto_update, lambda s: stacks.run(s, "update"), moment
         )

@@ -158,7 +158,7 @@ def test_auto_update_updates_opted_in_stacks_only(
     publish_newer(registry, docker_client, auto_repo)
     publish_newer(registry, docker_client, manual_repo)
 
-    app.state.test_portal.call(app.state.stacks.check_and_auto_update)
+    app.state.test_portal.call(app.state.services.stacks.check_and_auto_update)
 
     opted_summary, manual_summary = (
         summary_of(admin_client, opted),
@@ -212,8 +212,8 @@ def test_the_summary_is_encoded_once_per_change_by_the_capability(tmp_path):
 
     machine = _SummaryMachine(tmp_path)
     service = UpdateService(machine)  # type: ignore[arg-type]
-    first = service.summary_json()
-    assert service.summary_json() is first  # nothing changed: the same bytes
+    first = service.summary_json(logs=True)
+    assert service.summary_json(logs=True) is first  # nothing changed: the same bytes
     assert json.loads(first)["stacks"][0]["images"][0]["state"] == "unknown"
 
     now = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -229,7 +229,7 @@ def test_the_summary_is_encoded_once_per_change_by_the_capability(tmp_path):
 
     machine.prefs.change("shop", opt_in)
     machine.changed()
-    body = json.loads(service.summary_json())
+    body = json.loads(service.summary_json(logs=True))
     assert body["last_check"] == "2025-01-02T03:04:05Z"
     (stack,) = body["stacks"]
     assert stack["has_update"] is True and stack["auto_update"] is True

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tests.support.service import ADMIN_PASSWORD
+from tests.support.waiting import PATIENCE
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -20,6 +21,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+#: Milliseconds a page's actions and `expect` wait for what they expect: a server and a
+#: Chromium on a loaded machine (load 30 on two cores) take many times what they take on
+#: a quiet one, and a test that passes never waits the limit out (`waiting.PATIENCE`).
+PAGE_PATIENCE = PATIENCE * 1000
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +55,11 @@ def open_page(browser, **options: Any) -> Any:
     """A page in a browser context of its own (made with `options`); close its
     `context` when done. Every test's pages are made here, so that each gets the same
     time limit and goes through the machine's network changes."""
+    from playwright.sync_api import expect
+
     context = browser.new_context(**options)
-    context.set_default_timeout(15_000)
+    context.set_default_timeout(PAGE_PATIENCE)
+    expect.set_options(timeout=PAGE_PATIENCE)  # (Playwright's global: its own is 5 s)
     page = context.new_page()
     page.goto = _through_network_changes(page.goto)
     return page

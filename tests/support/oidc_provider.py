@@ -294,17 +294,18 @@ def _unexpected(response: httpx.Response, doing: str) -> AssertionError:
 
 
 def sign_in_through_provider(
-    client: httpx.Client, start_url: str, account_id: str
+    client: httpx.Client, start_url: str, account_id: str, first: httpx.Response | None = None
 ) -> httpx.Response:
     """Sign `account_id` in as a browser would, in `client` (whose cookies carry the
-    session): GET `start_url` (the relying party's, redirecting to the provider), fill in
+    session): GET `start_url` (the relying party's, redirecting to the provider; `first`:
+    its answer, when the test asked for it itself and goes on from there later), fill in
     the provider's login form when it shows one (a session at the provider skips it), and
     follow the provider's redirects up to the first URL off the provider: the relying
     party's callback. Returns the response of that callback request, with
     ``follow_redirects=False`` semantics: its own redirect is not followed, so its Location
     and Set-Cookie are there to inspect. Fails if the provider shows anything else (an
     error page, or the login form again: an unknown account)."""
-    response = client.get(start_url, follow_redirects=False)
+    response = first or client.get(start_url, follow_redirects=False)
     provider: tuple[str, str, int | None] | None = None  # the first origin not the RP's
     signed_in = False
     for _ in range(MAX_STEPS):

@@ -18,7 +18,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-import stackyard.app
+import stackyard.root.start
 from stackyard.app import create_app
 from stackyard.settings import Settings
 from tests.support.processes import free_port, stop_process
@@ -30,6 +30,11 @@ USER_PASSWORD = "user-password-for-tests"
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STACKYARD_BIN = Path(sys.executable).parent / "stackyard"
 DROP_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search", "--")
+#: Seconds a test's HTTP client gives a real server (or a test's CLI command) to answer
+#: one request. httpx's own limit is 5 s, which a sign-in overran on a machine at load 30
+#: on two cores. Bounded all the same, within pytest's 300 s, so that a server that hangs
+#: fails the test at the request that hung.
+ANSWER_WITHIN = 120.0
 
 
 def sign_in(client: httpx.Client | TestClient, username: str, password: str) -> None:
@@ -39,12 +44,26 @@ def sign_in(client: httpx.Client | TestClient, username: str, password: str) -> 
     client.headers["X-CSRF-Token"] = client.cookies["stackyard_csrf"]
 
 
+def sqlite_url(folder: Path) -> str:
+    """The embedded database of a service working in `folder` (in its data folder)."""
+    return f"sqlite:///{folder / 'data' / 'stackyard.db'}"
+
+
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def database_url(request, tmp_path: Path) -> str:
     """Each database-backed test runs on the embedded default and on PostgreSQL."""
     if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'data' / 'stackyard.db'}"
+        return sqlite_url(tmp_path)
     return request.getfixturevalue("postgres_database")
+
+
+@pytest.fixture
+def embedded_database_url(tmp_path: Path) -> str:
+    """The embedded default alone. A folder whose tests are about Docker, files or compose
+    rather than the database makes this its `database_url` (in its conftest:
+    `database_url = embedded_database_url`); the database layer is tested on both in
+    tests/api and tests/db."""
+    return sqlite_url(tmp_path)
 
 
 @pytest.fixture
@@ -79,7 +98,7 @@ def central_app(tmp_path_factory) -> Iterator[FastAPI]:
     seconds); each test starts it anew on settings of its own (`started`), its warm-up at
     once (no client is there to answer first)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(stackyard.app, "WARM_UP_DELAY", 0)
+        patch.setattr(stackyard.root.start, "WARM_UP_DELAY", 0)
         yield create_app(settings_in(tmp_path_factory.mktemp("central")))
 
 
@@ -92,8 +111,8 @@ def started(app: FastAPI, settings: Settings, **client: Any) -> Iterator[TestCli
     app.state.settings = settings
 
     async def warmed_up() -> None:
-        await app.state.first_admin
-        await app.state.warm_up
+        await app.state.jobs.first_admin
+        await app.state.jobs.warm_up
 
     with TestClient(app, **client) as running:
         running.portal.call(warmed_up)
@@ -184,6 +203,18 @@ def service_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return env
 
 
+#: For a health check that answers from the start: a path served once the routes are in
+#: too (they go in right after, stackyard.api.routes: a request meanwhile waits for them).
+_ROUTED = {"/api/health": "/api/auth/sign-in-options"}
+
+
+def _routed(server: ServerProcess, wait_path: str, timeout: float) -> bool:
+    routed = _ROUTED.get(wait_path)
+    if routed is None:
+        return True
+    return httpx.get(server.url + routed, timeout=timeout, verify=False).status_code == 200
+
+
 def start_server(
     tmp_path: Path,
     *args: str,
@@ -225,8 +256,12 @@ def start_server(
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}:\n{server.log()}")
         try:
-            answer = httpx.get(server.url + wait_path, headers=headers, timeout=1, verify=False)
-            if answer.status_code == 200:
+            # The whole time left for one answer: a loaded machine takes seconds to answer
+            # a first request, and one given up on is only asked again. (Refused at once
+            # while the server does not listen yet.)
+            left = max(1.0, deadline - time.monotonic())
+            answer = httpx.get(server.url + wait_path, headers=headers, timeout=left, verify=False)
+            if answer.status_code == 200 and _routed(server, wait_path, left):
                 return server
         except httpx.TransportError:
             pass

@@ -1,3 +1,5 @@
+import dataclasses
+
 import pytest
 
 pytestmark = pytest.mark.docker
@@ -13,8 +15,12 @@ def test_system_info_reports_the_real_engine_and_compose(admin_client, docker_cl
 
 
 def test_unreachable_engine_is_reported_not_raised(app, admin_client, tmp_path):
-    app.state.settings = app.state.settings.model_copy(
-        update={"docker_host": f"unix://{tmp_path}/no-such.sock"}
+    started = app.state.services
+    app.state.services = dataclasses.replace(
+        started,
+        settings=started.settings.model_copy(
+            update={"docker_host": f"unix://{tmp_path}/no-such.sock"}
+        ),
     )
     info = admin_client.get("/api/system/info").json()
     assert info["docker"]["reachable"] is False

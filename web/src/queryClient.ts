@@ -1,6 +1,7 @@
-import { QueryCache, QueryClient, hashKey } from "@tanstack/react-query";
+import { MutationCache, QueryCache, QueryClient, hashKey } from "@tanstack/react-query";
 import { ApiError, isUnauthorized } from "./api/errors";
 import { authKeys } from "./features/auth/queries";
+import { settingsKeys } from "./features/settings/queries";
 
 /** A refusal (403) re-reads the user's record at most this often (a polled page may repeat it). */
 const RECHECK_AFTER_FORBIDDEN_MS = 10_000;
@@ -39,6 +40,15 @@ export function createQueryClient(options: { retry?: boolean } = {}): QueryClien
         ) {
           void client.invalidateQueries({ queryKey: authKeys.me });
         }
+      },
+    }),
+    mutationCache: new MutationCache({
+      // The server audits what users change, and a refused change too (a failure, with the
+      // server's reason), so every mutation that ended, well or not, re-reads the audit log.
+      // Not waited for: the log is not what the mutation's caller waits on (a page shows
+      // what it saved, or recovery codes, at once), and it is read only while on screen.
+      onSettled() {
+        void client.invalidateQueries({ queryKey: settingsKeys.audit });
       },
     }),
     defaultOptions: {

@@ -23,15 +23,14 @@ from pydantic import TypeAdapter
 
 from stackyard.agents.service import Agents
 from stackyard.backups.capture import Selection
-from stackyard.backups.names import stack_of
 from stackyard.backups.store import ArchiveInfo
-from stackyard.compose.progress import ProgressFold
 from stackyard.destinations.base import Destination
 from stackyard.destinations.service import Destinations
-from stackyard.errors import AgentError, Conflict, Invalid, NotFound, StackyardError
-from stackyard.notifications.events import Sink
-from stackyard.notifications.runs import run_event
-from stackyard.stacks.runs import Run, RunBoard, RunState, progress_reporter
+from stackyard.destinations.transfers import start_transfer
+from stackyard.errors import AgentError, Conflict, Invalid, NotFound
+from stackyard.events import Sink
+from stackyard.stacks.news import run_event
+from stackyard.stacks.runs import Run, RunBoard, RunState
 
 if TYPE_CHECKING:
     from stackyard.agents.client import AgentClient
@@ -191,25 +190,19 @@ class AgentTransfers:
         if name not in archives:
             raise NotFound(f"{name} is not on agent {host.client.target.name!r}")
         where = self.destinations.get(destination_id).name
-        size = archives[name]
 
-        async def steps(run: Run) -> int:
-            report = progress_reporter(run, size, 1, f"Pushing to {where}")
-            run.feed_line(
-                f"Pushing {name} ({size} bytes) from {host.client.target.name} to {where}"
-            )
-            try:
-                await host.push(name, destination_id, lambda done: report(done, 0))
-            except StackyardError as exc:
-                run.fail(f"To {where}: {exc.detail}")
-                return 1
-            run.advance(size, size, 1, 1, f"Pushing to {where}")
-            run.artifact = name
-            run.feed_line(f"Pushed {name} to {where}")
-            return 0
+        async def move(progress: Callable[[int], None]) -> str:
+            await host.push(name, destination_id, progress)
+            return name
 
-        return self._board(agent_id).start(
-            stack_of(name), "push", ProgressFold(mode="transfer"), steps
+        return start_transfer(
+            self._board(agent_id),
+            "push",
+            name,
+            archives[name],
+            where,
+            move,
+            host.client.target.name,
         )
 
     async def pull(self, agent_id: int, destination_id: int, name: str) -> Run:
@@ -218,23 +211,11 @@ class AgentTransfers:
             raise Conflict(f"{name} is already on agent {host.client.target.name!r}")
         where, destination, size = await self.destinations.remote(destination_id, name)
 
-        async def steps(run: Run) -> int:
-            report = progress_reporter(run, size, 1, f"Pulling from {where}")
-            run.feed_line(
-                f"Pulling {name} ({size} bytes) from {where} to {host.client.target.name}"
-            )
-            try:
-                kept = await host.pull(destination, name, lambda done: report(done, 0))
-            except StackyardError as exc:
-                run.fail(f"Pull failed: {exc.detail}")
-                return 1
-            run.advance(size, size, 1, 1, f"Pulling from {where}")
-            run.artifact = kept.name
-            run.feed_line(f"Pulled {name}: it is in the agent's archives as {kept.name}")
-            return 0
+        async def move(progress: Callable[[int], None]) -> str:
+            return (await host.pull(destination, name, progress)).name
 
-        return self._board(agent_id).start(
-            stack_of(name), "pull", ProgressFold(mode="transfer"), steps
+        return start_transfer(
+            self._board(agent_id), "pull", name, size, where, move, host.client.target.name
         )
 
 

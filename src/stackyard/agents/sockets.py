@@ -1,98 +1,102 @@
-"""A container's shell on an agent, for a user of the central: the agent's WebSocket
-passed through both ways, message for message, with the user's name and role passed on
-as the proxy passes them. The session is audited here, on the central: an agent relays
-its audit entries in an HTTP answer's header, which a WebSocket does not have."""
+"""A container's shell on an agent, for a user of the central: the agent's shell WebSocket
+as a `Place` and a `Shell` of the one shell session (`containers.session`), which checks
+the user and relays the browser's socket. The agent's socket is passed through message for
+message, with the user's name and role passed on as the proxy passes them. The session is
+audited on the central: an agent relays its audit entries in an HTTP answer's header,
+which a WebSocket does not have."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
+import ssl
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import websockets
-from starlette.websockets import WebSocket
+from websockets.asyncio.client import ClientConnection
 
 from stackyard.agents.proxy import as_user
 from stackyard.agents.tls import client_context
-from stackyard.auth.audit import Recorder
 from stackyard.auth.principal import Principal
+from stackyard.containers.session import CLOSE_AGENT_FAILED, Ending, Message, Shell
+from stackyard.errors import AgentDenied, AgentError, AgentUnreachable
 
 if TYPE_CHECKING:
-    from stackyard.agents.client import AgentClient
+    from stackyard.agents.service import Agents
 
-#: Closes the user's socket when the agent's cannot be opened (as a 502 would say).
-CLOSE_AGENT_FAILED = 4502
 #: How long the agent's socket may take to open.
 OPEN_TIMEOUT = 10.0
 
 
-async def relay_shell(
-    websocket: WebSocket,
-    client: AgentClient,
-    principal: Principal,
-    record: Recorder,
-    stack_id: str,
-    container: str,
-) -> None:
-    """Open the agent's shell of `container` (the user's query passed on: command, size)
-    and relay it until either side closes."""
-    target = client.target
-    url = (
-        target.url.replace("http", "ws", 1)
-        + f"/agent/stacks/{stack_id}/containers/{container}/shell"
-    )
-    query = websocket.url.query
-    headers = {"Authorization": f"Bearer {target.token}", **as_user(principal)}
-    context = client_context(target.certificate, target.ca_certificate) if target.https else None
-    where = f"{target.name}: {stack_id}/{container}"
-    try:
-        upstream = await websockets.connect(
-            f"{url}?{query}" if query else url,
-            additional_headers=headers,
-            ssl=context,
-            open_timeout=OPEN_TIMEOUT,
-        )
-    except (OSError, websockets.WebSocketException, TimeoutError) as exc:
-        reason = f"Agent {target.name!r}: {exc}"
-        await websocket.close(code=CLOSE_AGENT_FAILED, reason=reason[:120])
-        await asyncio.to_thread(
-            record, principal.username, "container.shell", where, "failure", str(exc)
-        )
-        return
-    await websocket.accept()
-    began = time.monotonic()
-    await asyncio.to_thread(
-        record, principal.username, "container.shell", where, "success", "opened"
-    )
+@dataclass(frozen=True)
+class AgentContainer:
+    """A container on an agent, as a `Place`: the agent's own shell route,
+    `/agent/stacks/{stack_id}/containers/{container}/shell`, reached with the agent's
+    token (and its pinned certificate or CA) and the browser's query (command, size)."""
 
-    async def down() -> None:
-        async for message in upstream:
-            if isinstance(message, bytes):
-                await websocket.send_bytes(message)
-            else:
-                await websocket.send_text(message)
+    agents: Agents
+    agent_id: int
+    stack_id: str
+    container: str
+    query: str
 
-    async def up() -> None:
-        while True:
-            message = await websocket.receive()
-            if message["type"] == "websocket.disconnect":
-                return
-            if message.get("bytes") is not None:
-                await upstream.send(message["bytes"])
-            elif message.get("text") is not None:
-                await upstream.send(message["text"])
+    async def locate(self) -> str:
+        client = await self.agents.client(self.agent_id)
+        return f"{client.target.name}: {self.stack_id}/{self.container}"
 
-    tasks = [asyncio.create_task(job()) for job in (down, up)]
-    try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await upstream.close()
-        with contextlib.suppress(Exception):  # already closed, by either side
-            await websocket.close()
-        detail = f"closed after {round(time.monotonic() - began)} s"
-        await asyncio.to_thread(
-            record, principal.username, "container.shell.end", where, "success", detail
+    async def open(self, principal: Principal) -> Shell:
+        target = (await self.agents.client(self.agent_id)).target
+        url = (
+            target.url.replace("http", "ws", 1)
+            + f"/agent/stacks/{self.stack_id}/containers/{self.container}/shell"
         )
+        headers = {"Authorization": f"Bearer {target.token}", **as_user(principal)}
+        context = (
+            client_context(target.certificate, target.ca_certificate) if target.https else None
+        )
+        try:
+            upstream = await websockets.connect(
+                f"{url}?{self.query}" if self.query else url,
+                additional_headers=headers,
+                ssl=context,
+                open_timeout=OPEN_TIMEOUT,
+            )
+        except (OSError, websockets.WebSocketException, TimeoutError) as exc:
+            raise _classified(f"Agent {target.name!r}: {exc}", exc) from exc
+        return AgentShell(upstream)
+
+
+def _classified(detail: str, exc: BaseException) -> AgentError:
+    """Fix the settings (the agent refused the token, or its certificate is not the one
+    trusted), or retry later (anything else: offline, a time-out, a cut connection)."""
+    refused = isinstance(exc, websockets.InvalidStatus) and exc.response.status_code in (401, 403)
+    if refused or isinstance(exc, ssl.SSLError):
+        return AgentDenied(detail)
+    return AgentUnreachable(detail)
+
+
+@dataclass(frozen=True)
+class AgentShell:
+    """The agent's open shell socket, as a `Shell`: every message passed through as it is
+    (the agent's own session reads the control messages)."""
+
+    upstream: ClientConnection
+    opened: str = "opened"
+
+    async def output(self) -> AsyncIterator[Message]:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for message in self.upstream:
+                yield message
+
+    async def send(self, message: Message) -> None:
+        await self.upstream.send(message)
+
+    async def end(self) -> Ending:
+        """Close the agent's socket (its session then ends what it started); when the
+        agent closed it first, its close code and reason are the browser's too."""
+        await self.upstream.close()
+        code, reason = self.upstream.close_code, self.upstream.close_reason or ""
+        if code is None or code == 1000 or 3000 <= code <= 4999:
+            return Ending(1000 if code is None else code, reason)
+        return Ending(CLOSE_AGENT_FAILED, "The connection to the agent was cut")

@@ -10,8 +10,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
 
 from stackyard.agents.health import AgentHealth, own_health
-from stackyard.api.deps import SettingsDep, require_agent_token
-from stackyard.notifications.relay import EventBuffer
+from stackyard.api.deps import SettingsDep, agent_services, require_agent_token
 
 router = APIRouter(tags=["agent"], dependencies=[Depends(require_agent_token)])
 
@@ -35,5 +34,5 @@ def agent_events(
     """This host's events after number `after` of the start `boot` (every one kept, when
     `boot` is not this start's), then each as it comes: JSON lines, a keep-alive line
     every 15 s. The central follows it to notify of them."""
-    buffer: EventBuffer = request.app.state.event_buffer
+    buffer = agent_services(request).events
     return StreamingResponse(buffer.follow(after, boot), media_type="application/x-ndjson")

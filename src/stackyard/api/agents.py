@@ -4,9 +4,8 @@ shell (a WebSocket), resource use, image updates, files, backups."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
-from typing import Annotated, cast
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, WebSocket, status
 from fastapi.responses import StreamingResponse
@@ -17,21 +16,21 @@ from starlette.convertors import Convertor, register_url_convertor
 from stackyard.agents.backups import AgentTransfers
 from stackyard.agents.proxy import forward
 from stackyard.agents.service import Agents, AgentSpec, AgentView, Probe
-from stackyard.agents.sockets import relay_shell
-from stackyard.api.containers import CLOSE_FORBIDDEN, CLOSE_UNAUTHORIZED
+from stackyard.agents.sockets import AgentContainer
+from stackyard.api.containers import shell_gate
 from stackyard.api.deps import (
     AdminDep,
     AuditDep,
     PrincipalDep,
     audit_recorder,
-    authenticate_websocket,
+    central_services,
     current_principal,
 )
 from stackyard.api.destinations import PushIn
 from stackyard.api.models import Body, DbId
 from stackyard.api.stacks import run_events
-from stackyard.auth.principal import Principal, Role
-from stackyard.errors import Forbidden, StackyardError, Unauthorized
+from stackyard.auth.principal import Principal
+from stackyard.containers.session import hold_shell
 from stackyard.stacks.runs import RunState, ended_by
 from stackyard.stacks.updates import UpdateSummary
 
@@ -40,7 +39,7 @@ sockets = APIRouter(tags=["agents"])
 
 
 def get_agents(request: Request) -> Agents:
-    return cast(Agents, request.app.state.agents)
+    return central_services(request).agents
 
 
 AgentsDep = Annotated[Agents, Depends(get_agents)]
@@ -133,7 +132,7 @@ async def test_agent(agent_id: DbId, admin: AdminDep, audit: AuditDep, agents: A
 
 # -- archives between an agent and a destination, through the central ----------------------
 def get_agent_transfers(request: Request) -> AgentTransfers:
-    return cast(AgentTransfers, request.app.state.agent_transfers)
+    return central_services(request).agent_transfers
 
 
 AgentTransfersDep = Annotated[AgentTransfers, Depends(get_agent_transfers)]
@@ -274,16 +273,10 @@ for _method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
 
 @sockets.websocket("/agents/{agent_id}/stacks/{stack_id}/containers/{container}/shell")
 async def agent_shell(websocket: WebSocket, agent_id: int, stack_id: str, container: str) -> None:
-    """A container's shell on an agent (admins): the agent's WebSocket, passed through.
-    Audited here (the agent cannot relay over a socket)."""
-    try:
-        principal = await asyncio.to_thread(authenticate_websocket, websocket)
-        if not principal.has(Role.admin):
-            raise Forbidden("A shell needs the admin role")
-        client = await get_agents(websocket).client(agent_id)  # type: ignore[arg-type]
-    except StackyardError as exc:
-        code = CLOSE_UNAUTHORIZED if isinstance(exc, Unauthorized) else CLOSE_FORBIDDEN
-        await websocket.close(code=code, reason=exc.detail[:120])
-        return
-    record = audit_recorder(websocket)
-    await relay_shell(websocket, client, principal, record, stack_id, container)
+    """A container's shell on an agent (admins): the agent's WebSocket, passed through,
+    under the rules of a shell of this host (`containerShell`): it ends when the user's
+    sign-in or role no longer allows it. Audited here (the agent cannot relay over a
+    socket)."""
+    agents = get_agents(websocket)  # type: ignore[arg-type]
+    place = AgentContainer(agents, agent_id, stack_id, container, websocket.url.query)
+    await hold_shell(websocket, shell_gate(websocket), place, audit_recorder(websocket))

@@ -76,8 +76,8 @@ class LoginOut(BaseModel):
     user: UserOut | None = Field(description="Signed in; null when the code is needed")
     code_needed: bool = Field(
         False,
-        description="The password was right and the account has two-factor sign-in: send "
-        "the same again with `code`",
+        description="The account has two-factor sign-in: send the same again with `code`. "
+        "Said whatever the password was: the password is judged together with the code",
     )
 
 
@@ -116,7 +116,8 @@ class TokenIn(Body):
         "",
         max_length=1024,
         description="Your password, asked again (an account of the identity provider has "
-        "none: it must have signed in there in the last 15 minutes instead)",
+        "none, and while password sign-in is kept for admins nobody else's counts: a "
+        "sign-in at the provider in the last 15 minutes instead)",
     )
 
 
@@ -125,6 +126,10 @@ class TokenOut(BaseModel):
     name: str
     created_at: datetime
     last_used_at: datetime | None
+    expires_at: datetime | None = Field(
+        description="A token minted on a sign-in at the identity provider ends with it, "
+        "and each later sign-in there moves its end on; null: until revoked"
+    )
 
 
 class NewToken(BaseModel):
@@ -316,16 +321,18 @@ def list_tokens(principal: PrincipalDep, db: DbDep) -> list[TokenOut]:
 
 @router.post("/tokens", operation_id="createToken", status_code=status.HTTP_201_CREATED)
 def create_token(
-    body: TokenIn, request: Request, principal: PrincipalDep, db: DbDep, throttle: ThrottleDep
+    body: TokenIn,
+    request: Request,
+    principal: PrincipalDep,
+    db: DbDep,
+    throttle: ThrottleDep,
+    identity: IdentityDep,
 ) -> NewToken:
-    """Asks for the password again: a stolen session or token alone cannot mint tokens."""
-    if users.has_password(users.get_by_id(db, principal.user_id)):
-        signin.reauthenticate(
-            db, throttle, principal.user_id, principal.username, body.password, client_ip(request)
-        )
-    else:
-        signin.recently_signed_in(db, principal)
-    token, secret = api_tokens.create_token(db, principal.user_id, body.name)
+    """Asks for the password again (or a fresh sign-in at the identity provider): a
+    stolen session or token alone cannot mint tokens."""
+    local = local_sign_in(identity.config())
+    ends = signin.token_grant(db, throttle, principal, body.password, client_ip(request), local)
+    token, secret = api_tokens.create_token(db, principal.user_id, body.name, ends)
     return NewToken(id=token.id, name=token.name, token=secret)
 
 

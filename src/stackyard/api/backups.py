@@ -7,7 +7,7 @@ restore runs as the stack's run: follow it at `/api/stacks/{id}/run/events`."""
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from fastapi.responses import FileResponse
@@ -20,6 +20,7 @@ from stackyard.api.deps import (
     current_principal,
     require_admin,
     require_operator,
+    services,
 )
 from stackyard.api.files import content_disposition
 from stackyard.api.models import Body
@@ -34,7 +35,7 @@ router = APIRouter(tags=["backups"], dependencies=[Depends(current_principal)])
 
 
 def get_backups(request: Request) -> BackupService:
-    return cast(BackupService, request.app.state.backups)
+    return services(request).backups
 
 
 BackupsDep = Annotated[BackupService, Depends(get_backups)]

@@ -1,8 +1,8 @@
-"""Request dependencies: settings, database, the signed-in principal, roles, CSRF."""
+"""Request dependencies: the services (one typed read of what the start built,
+stackyard.root), settings, database, the signed-in principal, roles, CSRF."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import ipaddress
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -12,18 +12,20 @@ from urllib.parse import urlsplit
 
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.applications import Starlette
 from starlette.requests import HTTPConnection
 
 from stackyard.auth import sessions
 from stackyard.auth.audit import AuditAction, AuditNote, Recorder, audited_by, record, relay
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal, Role
-from stackyard.auth.streams import still_valid_now, while_valid
+from stackyard.auth.streams import current_role, while_valid
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.tokens import csrf_token, same
 from stackyard.auth.totp import Totp
 from stackyard.db import Database
 from stackyard.errors import Forbidden, Invalid, Unauthorized
 from stackyard.identity.service import IdentityService
+from stackyard.root.services import AgentServices, CentralServices, Jobs, Services
 from stackyard.settings import Settings
 from stackyard.stacks.service import StackService
 
@@ -43,22 +45,56 @@ _cookie = APIKeyCookie(
 )
 
 
+def services_of(app: Starlette) -> Services:
+    """The services `app` was started with (stackyard.app's lifespan puts them there)."""
+    started: Services = app.state.services
+    return started
+
+
+def services(connection: HTTPConnection) -> Services:
+    """The services of the app that serves `connection`; each dependency on one service
+    below is derived from it."""
+    return services_of(connection.app)
+
+
+def central_services(connection: HTTPConnection) -> CentralServices:
+    """The central's services (its own routes are never mounted on an agent)."""
+    started = services(connection)
+    if not isinstance(started, CentralServices):
+        raise RuntimeError("Asked for a service of the central on an agent")
+    return started
+
+
+def agent_services(connection: HTTPConnection) -> AgentServices:
+    """An agent's services (its own routes are never mounted on the central)."""
+    started = services(connection)
+    if not isinstance(started, AgentServices):
+        raise RuntimeError("Asked for a service of an agent on the central")
+    return started
+
+
+def jobs(connection: HTTPConnection) -> Jobs:
+    """What the start of the app that serves `connection` began (stackyard.root.start)."""
+    started: Jobs = connection.app.state.jobs
+    return started
+
+
 def get_settings(request: HTTPConnection) -> Settings:
-    return cast(Settings, request.app.state.settings)
+    return services(request).settings
 
 
 def get_db(request: HTTPConnection) -> Database:
-    return cast(Database, request.app.state.db)
+    return central_services(request).db
 
 
 def get_throttle(request: Request) -> LoginThrottle:
-    return cast(LoginThrottle, request.app.state.throttle)
+    return central_services(request).throttle
 
 
 async def first_admin_made(request: Request) -> None:
     """Sign-in waits for the first admin, whose password a first start hashes while the
-    service already answers (stackyard.app)."""
-    await cast("asyncio.Future[None]", request.app.state.first_admin)
+    service already answers (stackyard.root.start)."""
+    await jobs(request).first_admin
 
 
 def _trusted(peer: str, proxies: Iterable[ipaddress.IPv4Network | ipaddress.IPv6Network]) -> bool:
@@ -101,11 +137,11 @@ ThrottleDep = Annotated[LoginThrottle, Depends(get_throttle)]
 
 
 def get_totp(request: Request) -> Totp:
-    return cast(Totp, request.app.state.totp)
+    return central_services(request).totp
 
 
 def get_identity(request: Request) -> IdentityService:
-    return cast(IdentityService, request.app.state.identity)
+    return central_services(request).identity
 
 
 TotpDep = Annotated[Totp, Depends(get_totp)]
@@ -113,7 +149,7 @@ IdentityDep = Annotated[IdentityService, Depends(get_identity)]
 
 
 def is_agent(connection: HTTPConnection) -> bool:
-    return bool(connection.app.state.mode == "agent")
+    return isinstance(services(connection), AgentServices)
 
 
 def authenticate(request: HTTPConnection, method: str) -> Principal:
@@ -209,9 +245,13 @@ def signed_in_stream(
     return while_valid(get_db(request), principal, events)
 
 
-def still_valid(connection: HTTPConnection, principal: Principal) -> bool:
-    """Whether the credential that proved `principal` still works (blocking)."""
-    return is_agent(connection) or still_valid_now(get_db(connection), principal)
+def role_now(connection: HTTPConnection, principal: Principal) -> Role | None:
+    """The role the user behind `principal` has now (blocking); None once the credential
+    that proved them no longer works. On an agent, the role its central named: its token
+    cannot be revoked while it runs, and the central watches its own users."""
+    if is_agent(connection):
+        return principal.role
+    return current_role(get_db(connection), principal)
 
 
 class Audit(Protocol):
@@ -275,7 +315,7 @@ def require_agent_token(
 
 
 def get_stacks(request: Request) -> StackService:
-    return cast(StackService, request.app.state.stacks)
+    return services(request).stacks
 
 
 StacksDep = Annotated[StackService, Depends(get_stacks)]

@@ -6,12 +6,12 @@ set, never what they are. Push and pull run as the archive's stack's run: follow
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, status
 from pydantic import BaseModel, Field
 
-from stackyard.api.deps import AdminDep, AuditDep, require_admin
+from stackyard.api.deps import AdminDep, AuditDep, central_services, require_admin
 from stackyard.api.models import Body, DbId
 from stackyard.destinations.model import RemoteArchive, Secrets, Settings
 from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
@@ -23,11 +23,11 @@ router = APIRouter(tags=["destinations"], dependencies=[Depends(require_admin)])
 
 
 def get_destinations(request: Request) -> Destinations:
-    return cast(Destinations, request.app.state.destinations)
+    return central_services(request).destinations
 
 
 def get_transfers(request: Request) -> Transfers:
-    return cast(Transfers, request.app.state.transfers)
+    return central_services(request).transfers
 
 
 DestinationsDep = Annotated[Destinations, Depends(get_destinations)]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from stackyard.api.deps import SettingsDep, StacksDep, current_principal
+from stackyard.api.deps import SettingsDep, StacksDep, central_services, current_principal
 from stackyard.fleet.dashboard import Fleet, FleetDashboard
 from stackyard.fleet.report import HostReport, host_report
 
@@ -16,7 +16,7 @@ router = APIRouter(tags=["fleet"], dependencies=[Depends(current_principal)])
 
 
 def get_dashboard(request: Request) -> FleetDashboard:
-    return cast(FleetDashboard, request.app.state.fleet)
+    return central_services(request).fleet
 
 
 @host.get("/fleet/host", operation_id="fleetHost")

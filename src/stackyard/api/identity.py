@@ -1,13 +1,14 @@
 """Sign-in through an identity provider: what the sign-in page offers, the way to the
 provider and back (browser navigations, answered with redirects), and its set-up (admins).
-Sign-ins, refusals and role changes are audited here."""
+Sign-ins, refusals and role changes are audited here. A refusal sends the browser back to
+the sign-in page with a code (`identity.refusals`), never with words."""
 
 from __future__ import annotations
 
+import logging
 from asyncio import to_thread
 from datetime import timedelta
 from typing import Literal
-from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import RedirectResponse
@@ -28,7 +29,10 @@ from stackyard.db import Database
 from stackyard.errors import StackyardError
 from stackyard.identity.accounts import Arrival
 from stackyard.identity.config import ProviderConfig
+from stackyard.identity.refusals import Refusal, refusal_of
 from stackyard.identity.service import SignInFailed, Visit, local_sign_in
+
+log = logging.getLogger(__name__)
 
 public = APIRouter(prefix="/auth", tags=["auth"])
 router = APIRouter(
@@ -91,11 +95,14 @@ async def start(
     then: str = Query("/", alias="next", max_length=2000),
 ) -> RedirectResponse:
     """Redirects to the provider's sign-in page (or back to the sign-in page with the
-    reason it cannot)."""
+    reason it cannot, as a code; the words in the service's log)."""
     try:
-        url, flow = await identity.start(then, public_base(request, settings) + CALLBACK)
+        url, flow = await identity.start(
+            then, public_base(request, settings) + CALLBACK, client_ip(request)
+        )
     except StackyardError as exc:
-        return _back_to_sign_in(exc.detail)
+        log.warning("identity provider: a sign-in cannot begin: %s", exc.detail)
+        return _back_to_sign_in(refusal_of(exc))
     response = RedirectResponse(url, status_code=303)
     response.set_cookie(
         STATE_COOKIE,
@@ -119,7 +126,8 @@ async def callback(
     request: Request, identity: IdentityDep, settings: SettingsDep, db: DbDep
 ) -> RedirectResponse:
     """Where the provider sends the browser back: signed in and on to the page the
-    sign-in began from, or back to the sign-in page with the reason."""
+    sign-in began from, or back to the sign-in page with the reason's code (its words in
+    the audit log)."""
     visit = Visit(
         client_ip(request),
         request.headers.get("user-agent"),
@@ -130,9 +138,8 @@ async def callback(
             dict(request.query_params), request.cookies.get(STATE_COOKIE), visit
         )
     except SignInFailed as exc:
-        said = f"{exc.provider}: {exc.detail}"
-        await to_thread(record, db, exc.who, "auth.sign_in", exc.who, "failure", said)
-        response = _back_to_sign_in(exc.detail)
+        await to_thread(_audit_refusal, db, exc)
+        response = _back_to_sign_in(exc.reason)
     else:
         await to_thread(_audit_arrival, db, done.provider, done.arrival)
         response = RedirectResponse(done.then, status_code=303)
@@ -146,23 +153,33 @@ def _audit_arrival(db: Database, provider: str, arrival: Arrival) -> None:
     if arrival.role_change:
         revoked = ": sessions and API tokens revoked" if arrival.dropped else ""
         record(db, provider, "auth.role_change", name, "success", arrival.role_change + revoked)
+    if arrival.kept_admin:
+        kept = f"{arrival.kept_admin} not made: the last admin stays admin (make another first)"
+        record(db, provider, "auth.role_change", name, "failure", kept)
     how = ", ".join(filter(None, [provider, arrival.how]))
     record(db, name, "auth.sign_in", name, "success", how)
 
 
-def _back_to_sign_in(detail: str) -> RedirectResponse:
-    return RedirectResponse(f"/login?error={quote(detail[:500])}", status_code=303)
+def _audit_refusal(db: Database, refused: SignInFailed) -> None:
+    said = f"{refused.provider}: {refused.detail}"
+    record(db, refused.who, "auth.sign_in", refused.who, "failure", said)
+    if refused.revoked is not None:
+        revoked = "in no group that has a role here: sessions and API tokens revoked"
+        record(db, refused.provider, "auth.role_change", refused.revoked, "success", revoked)
+
+
+def _back_to_sign_in(reason: Refusal) -> RedirectResponse:
+    return RedirectResponse(f"/login?error={reason.value}", status_code=303)
 
 
 @router.get("", operation_id="getIdentityProvider")
 def get_provider(
     request: Request, identity: IdentityDep, settings: SettingsDep
 ) -> ProviderSettings:
-    config, secret = identity.settings.current()
     base = public_base(request, settings)
     return ProviderSettings(
-        config=config,
-        client_secret_set=bool(secret),
+        config=identity.settings.config(),
+        client_secret_set=identity.settings.secret_set(),
         from_settings_variables=identity.settings.from_env,
         callback_url=base + CALLBACK,
         post_logout_url=base + "/login",
@@ -180,6 +197,6 @@ def set_provider(
 ) -> ProviderSettings:
     """The client secret is write-only: null keeps the one saved."""
     with audited(db, admin.username, "auth.provider", body.config.issuer or None) as note:
-        identity.settings.save(body.config, body.client_secret)
+        identity.save(body.config, body.client_secret)
         note.detail = "on" if body.config.enabled else "off"
     return get_provider(request, identity, settings)

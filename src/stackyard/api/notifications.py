@@ -4,30 +4,28 @@ Secrets are write-only: an answer says which are set, never what they are."""
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel, BeforeValidator, Field
 
-from stackyard.api.deps import AdminDep, AuditDep, require_admin
+from stackyard.api.deps import AdminDep, AuditDep, central_services, require_admin
 from stackyard.api.models import MAX_ID, Body, DbId
+from stackyard.events import KINDS, EventName, Severity
 from stackyard.jsonmodel import JsonId, JsonInt, integral
-from stackyard.notifications.catalogue import KINDS, EventName, Severity
+from stackyard.notifications import trials
+from stackyard.notifications.channel_store import ChannelView
 from stackyard.notifications.channels import FORMS, ChannelKind, FieldSpec
-from stackyard.notifications.service import (
-    ChannelView,
-    DeliveryView,
-    Notifications,
-    RuleSpec,
-    RuleView,
-    TestResult,
-)
+from stackyard.notifications.history import DeliveryView, deliveries
+from stackyard.notifications.rules import RuleSpec, RuleView
+from stackyard.notifications.service import Notifications
+from stackyard.notifications.trials import TestResult
 
 router = APIRouter(tags=["notifications"], dependencies=[Depends(require_admin)])
 
 
 def get_notifications(request: Request) -> Notifications:
-    return cast(Notifications, request.app.state.notifications)
+    return central_services(request).notifications
 
 
 NotificationsDep = Annotated[Notifications, Depends(get_notifications)]
@@ -137,7 +135,7 @@ def catalogue() -> CatalogueOut:
 
 @router.get("/notifications/channels", operation_id="listNotificationChannels")
 def list_channels(notifications: NotificationsDep) -> list[ChannelView]:
-    return notifications.channels()
+    return notifications.channels.all()
 
 
 @router.post(
@@ -149,7 +147,9 @@ def create_channel(
     body: ChannelIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
 ) -> ChannelView:
     with audit(admin, "notification.channel.create", body.name):
-        return notifications.create(body.name, body.kind, body.settings, body.secrets, body.enabled)
+        return notifications.channels.create(
+            body.name, body.kind, body.settings, body.secrets, body.enabled
+        )
 
 
 @router.post("/notifications/channels/test", operation_id="testUnsavedNotificationChannel")
@@ -158,8 +158,8 @@ async def test_unsaved_channel(
 ) -> TestResult:
     """Send a test message with settings not saved yet; what the service answered."""
     with audit(admin, "notification.channel.test", body.kind) as note:
-        tested = await notifications.test_unsaved(
-            body.kind, body.settings, body.secrets, body.channel_id
+        tested = await trials.test_unsaved(
+            notifications.channels, body.kind, body.settings, body.secrets, body.channel_id
         )
         note.failed_unless(tested.ok, tested.detail)
         return tested
@@ -167,7 +167,7 @@ async def test_unsaved_channel(
 
 @router.get("/notifications/channels/{channel_id}", operation_id="getNotificationChannel")
 def get_channel(channel_id: DbId, notifications: NotificationsDep) -> ChannelView:
-    return notifications.channel(channel_id)
+    return notifications.channels.get(channel_id)
 
 
 @router.patch("/notifications/channels/{channel_id}", operation_id="updateNotificationChannel")
@@ -179,7 +179,7 @@ def update_channel(
     notifications: NotificationsDep,
 ) -> ChannelView:
     with audit(admin, "notification.channel.update", str(channel_id)):
-        return notifications.update(
+        return notifications.channels.update(
             channel_id, body.name, body.settings, body.secrets, body.enabled
         )
 
@@ -194,7 +194,7 @@ def delete_channel(
 ) -> None:
     """Forget the channel, its queue and its history."""
     with audit(admin, "notification.channel.delete", str(channel_id)) as note:
-        note.target = notifications.delete(channel_id)
+        note.target = notifications.channels.delete(channel_id)
 
 
 @router.post("/notifications/channels/{channel_id}/test", operation_id="testNotificationChannel")
@@ -203,7 +203,7 @@ async def test_channel(
 ) -> TestResult:
     """Send a test message; on failure, what the service answered."""
     with audit(admin, "notification.channel.test", str(channel_id)) as note:
-        tested = await notifications.test(channel_id)
+        tested = await trials.test_saved(notifications.channels, channel_id)
         note.failed_unless(tested.ok, tested.detail)
         return tested
 
@@ -219,12 +219,12 @@ def list_deliveries(
 ) -> list[DeliveryView]:
     """The channel's last deliveries, newest first: each event, when, and how it went
     (`message`: the deliveries sent in one digest share it)."""
-    return notifications.deliveries(channel_id, limit)
+    return deliveries(notifications.db, channel_id, limit)
 
 
 @router.get("/notifications/rules", operation_id="listNotificationRules")
 def list_rules(notifications: NotificationsDep) -> list[RuleView]:
-    return notifications.rules()
+    return notifications.rules.all()
 
 
 @router.post(
@@ -236,7 +236,7 @@ def create_rule(
     body: RuleIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
 ) -> RuleView:
     with audit(admin, "notification.rule.create", body.name):
-        return notifications.create_rule(body.spec())
+        return notifications.rules.create(body.spec())
 
 
 @router.put("/notifications/rules/{rule_id}", operation_id="updateNotificationRule")
@@ -244,7 +244,7 @@ def update_rule(
     rule_id: DbId, body: RuleIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
 ) -> RuleView:
     with audit(admin, "notification.rule.update", str(rule_id)):
-        return notifications.update_rule(rule_id, body.spec())
+        return notifications.rules.update(rule_id, body.spec())
 
 
 @router.delete(
@@ -256,4 +256,4 @@ def delete_rule(
     rule_id: DbId, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
 ) -> None:
     with audit(admin, "notification.rule.delete", str(rule_id)) as note:
-        note.target = notifications.delete_rule(rule_id)
+        note.target = notifications.rules.delete(rule_id)

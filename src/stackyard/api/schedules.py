@@ -4,28 +4,28 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, cast
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel
 
-from stackyard.api.deps import AdminDep, AuditDep, require_admin
+from stackyard.api.deps import AdminDep, AuditDep, central_services, require_admin
 from stackyard.api.models import DbId
 from stackyard.clock import utcnow
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
 from stackyard.schedules.scheduler import Scheduler
 from stackyard.schedules.store import ScheduleStore
-from stackyard.schedules.timetable import next_runs
+from stackyard.timetable import check_fires, next_runs
 
 router = APIRouter(tags=["schedules"], dependencies=[Depends(require_admin)])
 
 
 def get_schedules(request: Request) -> ScheduleStore:
-    return cast(ScheduleStore, request.app.state.schedules)
+    return central_services(request).schedules
 
 
 def get_scheduler(request: Request) -> Scheduler:
-    return cast(Scheduler, request.app.state.scheduler)
+    return central_services(request).scheduler
 
 
 SchedulesDep = Annotated[ScheduleStore, Depends(get_schedules)]
@@ -47,8 +47,10 @@ def preview_timetable(
     cron: Annotated[str, Query(max_length=100)],
     timezone: Annotated[str, Query(max_length=64)] = "UTC",
 ) -> TimetableOut:
-    """What a timetable means: the expression (presets resolved) and its next five times."""
+    """What a timetable means: the expression (presets resolved) and its next five times;
+    400 when it is no cron expression or names no time (`0 0 31 2 *`)."""
     spec = ScheduleSpec(name="preview", cron=cron, timezone=timezone)
+    check_fires(spec.cron, spec.timezone)
     return TimetableOut(cron=spec.cron, next=next_runs(spec.cron, spec.timezone, utcnow(), 5))
 
 

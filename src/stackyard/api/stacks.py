@@ -27,7 +27,7 @@ from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.removal import DeletePlan, DeleteResult
 from stackyard.stacks.runs import RunState, ended_by, without_output
 from stackyard.stacks.service import ACTIONS, StackDetail, StackView
-from stackyard.stacks.updates import UpdateSummary
+from stackyard.stacks.updates import UpdateSummary, without_logs
 
 router = APIRouter(prefix="/stacks", tags=["stacks"], dependencies=[Depends(current_principal)])
 
@@ -70,16 +70,19 @@ UpdateSummaryOut = UpdateSummary
     response_model=UpdateSummaryOut,
     responses={200: {"model": UpdateSummaryOut}},
 )
-def stack_updates(stacks: StacksDep) -> Response:
+def stack_updates(principal: PrincipalDep, stacks: StacksDep) -> Response:
     """Per stack, whether an image has a newer registry digest: read from the cache only.
-    The UI polls it; it is encoded once per change of the summary, not per request."""
-    return Response(stacks.updates.summary_json(), media_type="application/json")
+    The last log lines of a failed update are null for whoever may not read the stack's
+    logs. The UI polls it; it is encoded once per change of the summary, not per request."""
+    logs = allows(principal.role, "stacks.logs")
+    return Response(stacks.updates.summary_json(logs), media_type="application/json")
 
 
 @router.post("/updates/check", operation_id="checkStackUpdates")
-async def check_updates(_operator: OperatorDep, stacks: StacksDep) -> UpdateSummaryOut:
+async def check_updates(operator: OperatorDep, stacks: StacksDep) -> UpdateSummaryOut:
     """Ask the registries now (each distinct image once) and return the new summary."""
-    return await stacks.updates.check()
+    summary = await stacks.updates.check()
+    return summary if allows(operator.role, "stacks.logs") else without_logs(summary)
 
 
 @router.get("/update-policy", operation_id="defaultUpdatePolicy")

@@ -3,14 +3,22 @@ the central's proxy: `/api/agents/{id}/system/update`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel
 
-from stackyard.api.deps import AdminDep, AuditDep, SettingsDep, current_principal
+from stackyard.api.deps import (
+    AdminDep,
+    AuditDep,
+    PrincipalDep,
+    SettingsDep,
+    current_principal,
+    services,
+)
+from stackyard.auth.permissions import allows
 from stackyard.system.info import host_info
-from stackyard.system.self_update import SelfUpdate, UpdateStarted, UpdateStatus
+from stackyard.system.self_update import SelfUpdate, UpdateStarted, UpdateStatus, without_output
 
 router = APIRouter(prefix="/system", tags=["system"], dependencies=[Depends(current_principal)])
 
@@ -51,7 +59,7 @@ def system_info(settings: SettingsDep) -> SystemInfo:
 
 
 def get_self_update(request: Request) -> SelfUpdate:
-    return cast(SelfUpdate, request.app.state.self_update)
+    return services(request).self_update
 
 
 SelfUpdateDep = Annotated[SelfUpdate, Depends(get_self_update)]
@@ -59,6 +67,7 @@ SelfUpdateDep = Annotated[SelfUpdate, Depends(get_self_update)]
 
 @router.get("/update", operation_id="systemUpdateStatus")
 async def update_status(
+    principal: PrincipalDep,
     updates: SelfUpdateDep,
     fresh: Annotated[
         bool, Query(description="Ask the registry now, not the 10-minute cache")
@@ -66,8 +75,10 @@ async def update_status(
 ) -> UpdateStatus:
     """The running version, the latest release of the service's image repository (its
     highest `X.Y.Z` tag), whether this installation can update itself (and why not), and
-    the outcome of the last update."""
-    return await updates.status(fresh)
+    the outcome of the last update (null while an update is under way; its output, which
+    holds the new release's last log lines, null for whoever may not read logs)."""
+    status = await updates.status(fresh)
+    return status if allows(principal.role, "stacks.logs") else without_output(status)
 
 
 @router.post(

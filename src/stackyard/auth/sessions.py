@@ -1,10 +1,18 @@
-"""Resolving credentials: sign-in sessions (cookie) and API tokens (bearer)."""
+"""Resolving credentials: sign-in sessions (cookie) and API tokens (bearer).
+
+An API token works until it is revoked; one minted on the strength of a sign-in at the
+identity provider (an account of the provider's has no password to ask for) also ends
+when that sign-in would have as a session, `expires_at`, moved on by each later sign-in
+there (`identity.accounts`). The provider is asked again at least once a session
+lifetime: someone removed or disabled there keeps no token for longer. A token of an
+account of the provider's without an end (made before tokens had one) works only once a
+sign-in there has given it one."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
+from sqlalchemy import ColumnElement, and_, delete, or_, select
 from sqlalchemy.orm import Session
 
 from stackyard.auth.passwords import NO_PASSWORD
@@ -82,38 +90,61 @@ def principal_from_session(session: Session, secret: str) -> Principal:
     return Principal(user.id, user.username, Role(user.role), "session", digest, secret, due)
 
 
+def _token_in_force(now: datetime) -> ColumnElement[bool]:
+    """The API tokens that work at `now` (joined with their users)."""
+    return or_(
+        ApiToken.expires_at > now,
+        and_(ApiToken.expires_at.is_(None), User.password_hash != NO_PASSWORD),
+    )
+
+
 def principal_from_token(session: Session, token: str) -> Principal:
     digest = hash_secret(token)
+    now = utcnow()
     row = session.execute(
         select(ApiToken, User)
         .join(User, User.id == ApiToken.user_id)
-        .where(ApiToken.token_hash == digest)
+        .where(ApiToken.token_hash == digest, _token_in_force(now))
     ).first()
     if row is None or row.User.disabled:
-        raise Unauthorized("Invalid API token")
+        raise Unauthorized("Invalid API token, or it has expired")
     api_token, user = row
-    now = utcnow()
     if api_token.last_used_at is None or now - api_token.last_used_at > _TOUCH_EVERY:
         api_token.last_used_at = now
     return Principal(user.id, user.username, Role(user.role), "token", digest)
 
 
-def begun_at(session: Session, principal: Principal) -> datetime | None:
-    """When the session that proved `principal` began (None for an API token)."""
+def at_provider(session: Session, principal: Principal) -> tuple[datetime, datetime] | None:
+    """When the session that proved `principal` began at the identity provider, and when
+    it ends; None for an API token or a session begun with a password."""
     if principal.via != "session":
         return None
-    query = select(LoginSession.created_at).where(
-        LoginSession.token_hash == principal.credential_hash
+    query = select(LoginSession.created_at, LoginSession.expires_at).where(
+        LoginSession.token_hash == principal.credential_hash, LoginSession.id_token.is_not(None)
     )
-    return session.scalar(query)
+    row = session.execute(query).first()
+    return None if row is None else (row.created_at, row.expires_at)
 
 
-def still_valid(session: Session, principal: Principal) -> bool:
-    """Whether the credential that proved `principal` still works (for long streams)."""
+def role_now(session: Session, principal: Principal) -> Role | None:
+    """The role the user behind `principal` has now, by the credential that proved them;
+    None when that credential no longer works (signed out, expired, revoked, the account
+    disabled or removed). For what stays open: streams, shells."""
     model = LoginSession if principal.via == "session" else ApiToken
-    row = session.execute(
+    query = (
         select(User.disabled, User.role)
         .join(model, model.user_id == User.id)
         .where(model.token_hash == principal.credential_hash)
-    ).first()
-    return row is not None and not row.disabled and row.role == principal.role
+    )
+    if principal.via == "session":
+        query = query.where(LoginSession.expires_at > utcnow())
+    else:
+        query = query.where(_token_in_force(utcnow()))
+    row = session.execute(query).first()
+    return None if row is None or row.disabled else Role(row.role)
+
+
+def still_valid(session: Session, principal: Principal) -> bool:
+    """Whether the credential that proved `principal` still works, for the same role
+    (for long streams)."""
+    return role_now(session, principal) == principal.role

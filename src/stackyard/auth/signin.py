@@ -1,19 +1,30 @@
-"""Sign-in: throttle check, password check, the second factor, session start."""
+"""Sign-in: throttle check, password check, the second factor, session start.
+
+What a refused sign-in answers tells a guesser nothing they did not send:
+
+- an account with two-factor on answers "code needed" to a password alone, right or
+  wrong: the password is judged together with the code, and a wrong password and a
+  wrong code answer the same;
+- while password sign-in is kept for admins, anyone else's right password answers as a
+  wrong one does (after the same work);
+- the limit on two-factor codes (`throttle.CodeLimit`) counts every attempt that sends a
+  code, before its password is looked at.
+"""
 
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from stackyard.auth import sessions, users
 from stackyard.auth.principal import Principal, Role
 from stackyard.auth.throttle import LoginThrottle
-from stackyard.auth.totp import Totp
+from stackyard.auth.totp import Totp, is_time_code
 from stackyard.clock import utcnow
 from stackyard.db import Database
 from stackyard.db.models import User
-from stackyard.errors import Forbidden
+from stackyard.errors import Forbidden, Unauthorized
 
 
 @dataclass(frozen=True)
@@ -36,8 +47,8 @@ class SignedIn:
 
 @dataclass(frozen=True)
 class CodeNeeded:
-    """The password was right and the account has two-factor on: the same form again,
-    with the code. The attempt still counts as failed until the code comes."""
+    """The account has two-factor on: the same form again, with the code (said whatever
+    the password was). The attempt still counts as failed until the code comes."""
 
 
 @dataclass(frozen=True)
@@ -57,12 +68,29 @@ async def sign_in(
     ttl: timedelta,
     local: LocalSignIn,
 ) -> SignedIn | CodeNeeded:
-    delay = throttle.begin(attempt.username, attempt.client_ip)
-    if not delay:
-        return await asyncio.to_thread(_attempt, db, throttle, totp, attempt, ttl, local)
-    async with throttle.serial(attempt.username, attempt.client_ip):
-        await asyncio.sleep(delay)
-        return await asyncio.to_thread(_attempt, db, throttle, totp, attempt, ttl, local)
+    # A two-factor code waits its turn on the account first (refused: nothing counted),
+    # then the throttle of every attempt (refused: the code was not checked after all).
+    code = attempt.code is not None and is_time_code(attempt.code)
+    if code:
+        throttle.codes.begin(attempt.username)
+    try:
+        delay = throttle.begin(attempt.username, attempt.client_ip)
+    except BaseException:
+        if code:
+            throttle.codes.end(attempt.username, right=False, checked=False)
+        raise
+    result: SignedIn | CodeNeeded | None = None
+    try:
+        if not delay:
+            result = await asyncio.to_thread(_attempt, db, throttle, totp, attempt, ttl, local)
+        else:
+            async with throttle.serial(attempt.username, attempt.client_ip):
+                await asyncio.sleep(delay)
+                result = await asyncio.to_thread(_attempt, db, throttle, totp, attempt, ttl, local)
+        return result
+    finally:
+        if code:
+            throttle.codes.end(attempt.username, right=isinstance(result, SignedIn))
 
 
 def _attempt(
@@ -75,18 +103,34 @@ def _attempt(
 ) -> SignedIn | CodeNeeded:
     """One sign-in attempt, counted as failed by `LoginThrottle.begin` until it succeeds
     (a wrong two-factor code is a failed attempt like a wrong password)."""
+    refused = Unauthorized(_refusal(attempt, local))
     how = "password"
     with db.session() as session:
-        user = users.authenticate(session, attempt.username, attempt.password)
-        if local.admins_only and user.role != Role.admin:
-            raise Forbidden(f"Sign in with {local.provider}: password sign-in is kept for admins")
+        user, right = users.password_of(session, attempt.username, attempt.password)
+        if user is not None and user.totp_secret is not None and not attempt.code:
+            return CodeNeeded()  # whatever the password: it is judged with the code
+        if user is None or not right or (local.admins_only and user.role != Role.admin):
+            raise refused
         if user.totp_secret is not None:
-            if not attempt.code:
-                return CodeNeeded()
-            how = f"password and {totp.check(user, attempt.code)}"
+            assert attempt.code is not None
+            used = totp.check(session, user, attempt.code)
+            if used is None:
+                raise refused
+            how = f"password and {used}"
+        if user.disabled:
+            raise Forbidden("This account is disabled; ask an admin")
         secret = sessions.open_session(session, user, ttl, attempt.client_ip, attempt.user_agent)
     throttle.succeeded(attempt.username, attempt.client_ip)
     return SignedIn(user, secret, how)
+
+
+def _refusal(attempt: Attempt, local: LocalSignIn) -> str:
+    """The one answer to every refused sign-in (but a disabled account's, which only the
+    full credentials reach)."""
+    said = "Invalid username, password or code" if attempt.code else "Invalid username or password"
+    if local.admins_only:
+        said += f" (password sign-in is kept for admins: others sign in with {local.provider})"
+    return said
 
 
 def sign_out(db: Database, session_secret: str) -> str | None:
@@ -103,8 +147,8 @@ def reauthenticate(
     password: str,
     client_ip: str | None,
 ) -> None:
-    """The signed-in user proves again that they know the password (before minting an
-    API token); wrong guesses count towards the sign-in throttle."""
+    """The signed-in user proves again that they know the password (before setting up
+    two-factor, say); wrong guesses count towards the sign-in throttle."""
     throttle.begin(username, client_ip)
     users.check_password(db, user_id, password)
     throttle.succeeded(username, client_ip)
@@ -115,11 +159,28 @@ def reauthenticate(
 RECENT = timedelta(minutes=15)
 
 
-def recently_signed_in(db: Database, principal: Principal) -> None:
+def token_grant(
+    db: Database,
+    throttle: LoginThrottle,
+    principal: Principal,
+    password: str,
+    client_ip: str | None,
+    local: LocalSignIn,
+) -> datetime | None:
+    """Before an API token is minted, the signed-in user proves it is them: with their
+    password again, or with a sign-in at the identity provider of the last 15 minutes
+    (an account of the provider has no password; while password sign-in is kept for
+    admins, nobody else's password counts). Returns when the token is to end: None (until
+    revoked) for a password, the end of that sign-in's session for the provider's."""
+    user = users.get_by_id(db, principal.user_id)
+    if users.has_password(user) and (principal.is_admin or not local.admins_only):
+        reauthenticate(db, throttle, user.id, principal.username, password, client_ip)
+        return None
     with db.session() as session:
-        begun = sessions.begun_at(session, principal)
-    if begun is None or utcnow() - begun > RECENT:
+        there = sessions.at_provider(session, principal)
+    if there is None or utcnow() - there[0] > RECENT:
         raise Forbidden(
-            "Sign in again at the identity provider first: this needs a sign-in of the "
-            "last 15 minutes"
+            "Sign in again at the identity provider first: this needs a sign-in there of "
+            "the last 15 minutes"
         )
+    return there[1]

@@ -1,5 +1,6 @@
-"""Long-lived responses (event streams) end when the credential that opened them is
-revoked: sign-out, password change, token revocation, a disabled or removed user."""
+"""Long-lived responses (event streams, shells) end when the credential that opened them
+is revoked: sign-out, password change, token revocation, a disabled or removed user, a
+change of role."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from typing import TypeVar
 
-from stackyard.auth.principal import Principal
-from stackyard.auth.sessions import still_valid
+from stackyard.auth.principal import Principal, Role
+from stackyard.auth.sessions import role_now, still_valid
 from stackyard.db import Database
 
 T = TypeVar("T")
@@ -21,6 +22,12 @@ def still_valid_now(db: Database, principal: Principal) -> bool:
     """Whether the credential that proved `principal` still works."""
     with db.session() as session:
         return still_valid(session, principal)
+
+
+def current_role(db: Database, principal: Principal) -> Role | None:
+    """The role `principal`'s user has now; None when their credential no longer works."""
+    with db.session() as session:
+        return role_now(session, principal)
 
 
 async def while_valid(

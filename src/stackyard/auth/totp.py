@@ -8,8 +8,12 @@ codes.
   never twice: the last step used is kept, and a code at or before it is refused.
 - Ten recovery codes are shown once when enrolment ends; only their hashes are kept, and
   each works once.
+- "Used" is marked in the database, by a conditional update whose row count says whether
+  this sign-in was the one that used it: of many sign-ins with one code at the same time,
+  in one process or several, exactly one gets in.
 - Wrong codes are guesses like wrong passwords: the sign-in that checks them runs under
-  the same throttle (`auth.signin`).
+  the same throttle (`auth.signin`), and codes have a limit per account of their own
+  (`auth.throttle.CodeLimit`), which recovery codes are not held back by.
 """
 
 from __future__ import annotations
@@ -19,8 +23,10 @@ import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, cast
 
 import pyotp
+from sqlalchemy import CursorResult, or_, update
 from sqlalchemy.orm import Session
 
 from stackyard.auth import sessions
@@ -45,6 +51,13 @@ class Enrolment:
 
 def _normal(code: str) -> str:
     return code.replace(" ", "").replace("-", "").strip().lower()
+
+
+def is_time_code(code: str) -> bool:
+    """Whether `code` is shaped as the app's six digits (else it is taken for a recovery
+    code: twelve hexadecimal characters, which may be digits only)."""
+    normal = _normal(code)
+    return len(normal) == 6 and normal.isdigit()
 
 
 class Totp:
@@ -121,23 +134,27 @@ class Totp:
             sessions.revoke_all(session, user.id)
 
     # -- sign-in --------------------------------------------------------------------------
-    def check(self, user: User, code: str) -> str:
-        """Check a code (or a recovery code) for `user` (in the sign-in's transaction);
-        returns which it was. Unauthorized when neither fits."""
+    def check(self, session: Session, user: User, code: str) -> str | None:
+        """Check a code (or a recovery code) for `user` and mark it used, in the sign-in's
+        transaction; returns which it was, or None when neither fits or another sign-in
+        used it first (its update committed first: this one's changes no row)."""
         assert user.totp_secret is not None
         normal = _normal(code)
-        if normal.isdigit():
+        if is_time_code(normal):
             step = _matching_step(self._open(user.totp_secret), normal, user.totp_last_step)
-            if step is not None:
-                user.totp_last_step = step
-                return "code"
-        else:
-            unused: list[str] = json.loads(user.totp_recovery or "[]")
-            digest = hash_secret(normal)
-            if any(hmac.compare_digest(digest, h) for h in unused):
-                user.totp_recovery = json.dumps([h for h in unused if h != digest])
-                return "recovery code"
-        raise Unauthorized("Invalid username, password or code")
+            if step is None:
+                return None
+            fresh = or_(User.totp_last_step.is_(None), User.totp_last_step < step)
+            return "code" if _changed(session, user.id, fresh, totp_last_step=step) else None
+        unused: list[str] = json.loads(user.totp_recovery or "[]")
+        digest = hash_secret(normal)
+        if not any(hmac.compare_digest(digest, h) for h in unused):
+            return None
+        left = json.dumps([h for h in unused if h != digest])
+        # As read: another sign-in's recovery code, used meanwhile, makes this one fail
+        # (typed again, it works).
+        same = User.totp_recovery == user.totp_recovery
+        return "recovery code" if _changed(session, user.id, same, totp_recovery=left) else None
 
 
 def status(user: User) -> tuple[bool, int]:
@@ -150,6 +167,19 @@ def _user(session: Session, user_id: int) -> User:
     if user is None:
         raise Unauthorized("Not signed in")
     return user
+
+
+def _changed(session: Session, user_id: int, condition: Any, **values: Any) -> bool:
+    """Update the user's row with `values` only while `condition` holds; whether it did.
+    (The ORM's copy of the row is not refreshed: the sign-in reads nothing of it after.)"""
+    statement = (
+        update(User)
+        .where(User.id == user_id, condition)
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    result = cast(CursorResult[Any], session.execute(statement))
+    return result.rowcount == 1
 
 
 def _clear(user: User) -> None:

@@ -31,6 +31,13 @@ def _check_username(username: str) -> None:
         )
 
 
+def account_named(db: Database, username: str) -> str | None:
+    """The name of the account called `username` as it is stored; None when there is none
+    (what a sign-in form was sent is anyone's text)."""
+    with db.session() as session:
+        return session.scalar(select(User.username).where(User.username == username))
+
+
 def has_password(user: User) -> bool:
     return user.password_hash != passwords.NO_PASSWORD
 
@@ -129,8 +136,14 @@ def _check_email(session: Session, user: User, email: str) -> None:
 
 def _keep_an_admin(session: Session, user: User) -> None:
     """Refuse to take away the last enabled admin."""
-    if user.role == Role.admin and not user.disabled and _admin_count(session) <= 1:
+    if is_last_admin(session, user):
         raise Conflict("This is the last admin: make another admin first")
+
+
+def is_last_admin(session: Session, user: User) -> bool:
+    """Whether `user` is the only enabled admin (whom nothing may take away: not the users
+    API, not a sign-in through the identity provider)."""
+    return user.role == Role.admin and not user.disabled and _admin_count(session) <= 1
 
 
 def set_password(db: Database, username: str, password: str) -> None:
@@ -172,16 +185,15 @@ def check_password(db: Database, user_id: int, password: str) -> None:
             raise Forbidden("The password is not correct")
 
 
-def authenticate(session: Session, username: str, password: str) -> User:
+def password_of(session: Session, username: str, password: str) -> tuple[User | None, bool]:
+    """The account called `username` (None: there is none) and whether `password` is its
+    password, after the same work either way (an unknown name costs a hash too). Says
+    nothing of whether the account may sign in: the sign-in decides (`auth.signin`)."""
     user = session.scalar(select(User).where(User.username == username))
-    if not passwords.verify_password(user.password_hash if user else None, password):
-        raise Unauthorized("Invalid username or password")
-    assert user is not None
-    if user.disabled:
-        raise Forbidden("This account is disabled; ask an admin")
-    if passwords.needs_rehash(user.password_hash):
+    right = passwords.verify_password(user.password_hash if user else None, password)
+    if user is not None and right and passwords.needs_rehash(user.password_hash):
         user.password_hash = passwords.hash_password(password)
-    return user
+    return user, right
 
 
 def _admin_count(session: Session) -> int:

@@ -145,11 +145,6 @@ class ChunkReader(io.RawIOBase):
         self.consumed += count
         return count
 
-    def drain(self) -> None:
-        """Read (and tee) what is left: the archive's end padding."""
-        while self.read(CHUNK):
-            pass
-
 
 def _inside(path: str) -> bool:
     """Whether a relative path stays in its root once normalized."""

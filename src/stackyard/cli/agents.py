@@ -37,7 +37,7 @@ def agent_id(service: Agents, given: str) -> int:
 @app.command("list")
 def agents_list() -> None:
     """id, name, URL, version (and whether this central can talk to it), last seen."""
-    for view in services.agents().all():
+    for view in services.central().agents.all():
         version = view.version or "?"
         if view.incompatibility:
             version += " (incompatible)"
@@ -64,9 +64,10 @@ def agents_add(
     from stackyard.agents.service import AgentSpec
     from stackyard.auth.audit import audited
 
-    service = services.agents()
+    central = services.central()
+    service = central.agents
     spec = AgentSpec(name, url, token, fingerprint)
-    probe = services.run(service, service.probe(spec))
+    probe = services.run(central, service.probe(spec))
     typer.echo(probe.detail)
     if probe.version is None:
         raise typer.Exit(1)
@@ -76,15 +77,16 @@ def agents_add(
             raise typer.Exit(1)
         spec = AgentSpec(name, url, token, probe.fingerprint)
     with audited(service.db, "cli", "agent.create", name):
-        view = services.run(service, service.create(spec))
+        view = services.run(central, service.create(spec))
     typer.echo(f"Added agent {view.id} ({view.name})")
 
 
 @app.command("test")
 def agents_test(agent: AgentArg) -> None:
     """Reach the agent: its version and what it supports."""
-    service = services.agents()
-    probe = services.run(service, service.test(agent_id(service, agent)))
+    central = services.central()
+    service = central.agents
+    probe = services.run(central, service.test(agent_id(service, agent)))
     typer.echo(
         probe.detail + (f"; supports {', '.join(probe.capabilities)}" if probe.capabilities else "")
     )
@@ -97,27 +99,18 @@ def agents_remove(agent: AgentArg) -> None:
     """Forget the agent (and its schedules); nothing on its host changes."""
     from stackyard.auth.audit import audited
 
-    service = services.agents()
+    central = services.central()
+    service = central.agents
     chosen = agent_id(service, agent)
     with audited(service.db, "cli", "agent.delete", agent) as note:
-        note.target = services.run(service, service.delete(chosen))
+        note.target = services.run(central, service.delete(chosen))
     typer.echo(f"Removed agent {note.target}")
 
 
 def fleet() -> None:
     """The fleet dashboard: what needs attention, then a line per host."""
-    from stackyard.fleet.dashboard import FleetDashboard
-    from stackyard.fleet.report import host_report
-
-    settings = services.settings()
-    stacks = services.stacks()
-    service = services.agents()
-    dashboard = FleetDashboard(
-        lambda: asyncio.to_thread(host_report, stacks, settings.app_version),
-        service,
-        settings.agent_timeout,
-    )
-    payload = services.run(service, dashboard.fleet())
+    central = services.central()
+    payload = services.run(central, central.fleet.fleet())
     colours = {
         "critical": typer.colors.RED,
         "warning": typer.colors.YELLOW,
@@ -155,7 +148,8 @@ def remote_action(agent: str, stack: str, action: str) -> RunState | None:
     from stackyard.cli.progress import draw
     from stackyard.stacks.runs import RunState
 
-    service = services.agents()
+    central = services.central()
+    service = central.agents
 
     async def go() -> RunState | None:
         client = await service.client(agent_id(service, agent))
@@ -163,7 +157,7 @@ def remote_action(agent: str, stack: str, action: str) -> RunState | None:
         started = await client.read(answer, TypeAdapter(RunState))
         return await draw(_follow(client, stack, started.id))
 
-    return services.run(service, go())
+    return services.run(central, go())
 
 
 class RemoteService(BaseModel):
@@ -182,10 +176,11 @@ class RemoteStack(BaseModel):
 def remote_stacks(agent: str) -> list[RemoteStack]:
     from pydantic import TypeAdapter
 
-    service = services.agents()
+    central = services.central()
+    service = central.agents
 
     async def go() -> list[RemoteStack]:
         client = await service.client(agent_id(service, agent))
         return await client.get("/stacks", TypeAdapter(list[RemoteStack]))
 
-    return services.run(service, go())
+    return services.run(central, go())

@@ -142,14 +142,14 @@ def backup_push(
     to: Annotated[str, typer.Option("--to", help="The destination's id or name")],
 ) -> None:
     """Upload an archive of this host to a destination."""
-    service = services.backups()
-    moves = services.transfers(service)
+    central = services.central()
+    moves = central.transfers
     destination = services.destination_id(moves.destinations, to)
 
     async def start(_: BackupService) -> Run:
         return moves.push(name, destination)
 
-    _follow(start, service)
+    _follow(start, central.backups)
 
 
 @app.command("pull")
@@ -159,7 +159,7 @@ def backup_pull(
 ) -> None:
     """Download an archive from a destination into this host's archives (then restore it
     with `stackyard backup restore`)."""
-    service = services.backups()
-    moves = services.transfers(service)
+    central = services.central()
+    moves = central.transfers
     destination = services.destination_id(moves.destinations, source)
-    _follow(lambda _: moves.pull(destination, name), service)
+    _follow(lambda _: moves.pull(destination, name), central.backups)

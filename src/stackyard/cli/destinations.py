@@ -17,7 +17,7 @@ schedule_app = typer.Typer(no_args_is_help=True, help="Backup schedules of this 
 @destination_app.command("list")
 def destination_list() -> None:
     """id, name, type, where, and the pinned SSH host key."""
-    for view in services.destinations().all():
+    for view in services.central().destinations.all():
         settings = view.settings
         if settings.type == "sftp":
             where = f"sftp://{settings.username}@{settings.host}:{settings.port}/{settings.folder}"
@@ -36,7 +36,7 @@ def destination_test(
     destination: Annotated[str, typer.Argument(help="The destination's id or name")],
 ) -> None:
     """Reach the destination, write and remove a small file (pins an SFTP host key)."""
-    service = services.destinations()
+    service = services.central().destinations
     result = asyncio.run(service.test(services.destination_id(service, destination)))
     typer.echo(result.detail)
 
@@ -46,7 +46,7 @@ def destination_archives(
     destination: Annotated[str, typer.Argument(help="The destination's id or name")],
 ) -> None:
     """The archives Stackyard made that the destination holds, newest first."""
-    service = services.destinations()
+    service = services.central().destinations
     for archive in asyncio.run(service.archives(services.destination_id(service, destination))):
         typer.echo(f"{archive.name}\t{archive.size}\t{archive.modified.isoformat()}")
 
@@ -54,7 +54,7 @@ def destination_archives(
 @schedule_app.command("list")
 def schedule_list() -> None:
     """id, name, timetable, stacks, destination, next run, last outcome."""
-    for view in services.schedules().all():
+    for view in services.central().schedules.all():
         stacks = ",".join(view.stacks) if view.stacks else "(every stack)"
         next_run = view.next_run_at.isoformat() if view.next_run_at else "(disabled)"
         typer.echo(
@@ -68,8 +68,8 @@ def schedule_run(
     schedule: Annotated[str, typer.Argument(help="The schedule's id or name")],
 ) -> None:
     """Run a schedule now, out of its timetable, and report each stack's outcome."""
-    reach = services.agents()
-    scheduler = services.scheduler(reach)
+    central = services.central()
+    scheduler = central.scheduler
     found = [v for v in scheduler.store.all() if schedule in (str(v.id), v.name)]
     if not found:
         typer.secho(f"error: no schedule {schedule!r}", err=True, fg=typer.colors.RED)
@@ -78,7 +78,7 @@ def schedule_run(
 
     failed = False
     firing = scheduler.fire(view.id, scheduler.claim_now(view.id), False)
-    for made in services.run(reach, firing):
+    for made in services.run(central, firing):
         failed |= made.outcome != "succeeded"
         detail = made.error or f"{made.archive} ({made.size} bytes, {made.pruned} pruned)"
         typer.echo(f"{made.stack_id}\t{made.outcome}\t{detail}")

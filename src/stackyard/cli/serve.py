@@ -32,7 +32,7 @@ agent_app = typer.Typer(
 def _run(mode: Mode, host: str | None, port: int | None) -> None:
     # Start-up makes hundreds of thousands of objects that live as long as the service:
     # the collector, which would scan them again and again meanwhile, waits until the
-    # warm-up freezes them (stackyard.app), 7 % of the start.
+    # warm-up freezes them (stackyard.root.start), 7 % of the start.
     gc.disable()
     # FastAPI asks of each route's types whether they are pydantic.v1 models, importing
     # pydantic.v1 to find out (1.5 MiB of an idle service): none are, and the answer
@@ -109,7 +109,7 @@ def health(
 ) -> None:
     """Print the version the service running here answers on loopback (with this
     environment's settings); exit status 1 when it does not answer."""
-    from stackyard.system.probe import own_version
+    from stackyard.cli.probe import own_version
 
     typer.echo(own_version(services.settings(), "agent" if agent else "central", port))
 

@@ -1,22 +1,24 @@
-"""The services the command groups build and share: settings, the database, this host's
-stacks, backups, destinations, transfers, schedules and notifications, the agents (and an event loop
-that closes their connections)."""
+"""What the command groups use, built as the service builds it (`stackyard.root`), in a
+command's own process: the settings, the database, this host's services (`host`), or
+every service of the central (`central`: its scheduler tells the same notifications and
+leases under the same instance id as the service's), and an event loop for a command's
+work (`run`). Each is built when a command asks for it, and only what it asks for is
+imported."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
-    from stackyard.agents.service import Agents
     from stackyard.backups.service import BackupService
     from stackyard.db import Database
+    from stackyard.db.admin_settings import AdminSettings
     from stackyard.destinations.service import Destinations
-    from stackyard.destinations.transfers import Transfers
     from stackyard.notifications.service import Notifications
-    from stackyard.schedules.scheduler import Scheduler
-    from stackyard.schedules.store import ScheduleStore
+    from stackyard.root.services import CentralServices, Services
     from stackyard.settings import Settings
     from stackyard.stacks.service import StackService
 
@@ -30,37 +32,51 @@ def settings() -> Settings:
 
 
 def database() -> Database:
-    from stackyard.db import Database
+    from stackyard.root.database import database
+
+    return database(settings())
+
+
+def host() -> Services:
+    """This host's services (its stacks and backups), with the central's registry logins
+    when this host has the central's database."""
+    from stackyard.root.host import host
 
     current = settings()
     current.prepare_dirs()
-    db = Database(current.effective_database_url)
-    db.reconcile()
-    return db
+    return host(current, "central", functools.cache(functools.partial(_admin_settings, current)))
+
+
+def _admin_settings(current: Settings) -> AdminSettings | None:
+    """The central's admin settings (the registry logins), when this host has its
+    database; None on an agent's host (opened when first asked for)."""
+    from stackyard.root.database import admin_settings, database
+
+    if current.database_url is None and not (current.data_dir / "stackyard.db").exists():
+        return None
+    return admin_settings(current, database(current))
+
+
+def central() -> CentralServices:
+    """Every service of the central, on its database."""
+    from stackyard.root.build import central_services
+    from stackyard.root.database import admin_settings, database
+
+    current = settings()
+    db = database(current)
+    return central_services(current, db, admin_settings(current, db))
 
 
 def stacks() -> StackService:
-    from stackyard.stacks.machine import Machine
-    from stackyard.stacks.service import StackService
-
-    current = settings()
-    current.prepare_dirs()
-    return StackService(Machine(current))
+    return host().stacks
 
 
 def backups() -> BackupService:
-    from stackyard.backups.service import BackupService
-
-    return BackupService(stacks())
+    return host().backups
 
 
-def destinations(service: BackupService | None = None) -> Destinations:
-    from stackyard.destinations.service import Destinations
-
-    machine = (service or backups()).machine
-    return Destinations(
-        database(), settings().effective_secret_key, lambda: machine.docker, machine.helpers
-    )
+def notifications() -> Notifications:
+    return central().notifications
 
 
 def destination_id(service: Destinations, given: str) -> int:
@@ -73,61 +89,17 @@ def destination_id(service: Destinations, given: str) -> int:
     raise NotFound(f"No destination {given!r} (see `stackyard destination list`)")
 
 
-def notifications() -> Notifications:
-    from stackyard.notifications.service import Notifications
-
-    current = settings()
-    return Notifications(database(), current.effective_secret_key, base_url=current.public_url)
-
-
-def transfers(service: BackupService) -> Transfers:
-    from stackyard.destinations.transfers import Transfers
-
-    return Transfers(destinations(service), service.store, service.machine.runs)
-
-
-def agents() -> Agents:
-    from stackyard.agents.service import Agents
-
-    current = settings()
-    return Agents(
-        database(), current.effective_secret_key, current.app_version, current.agent_timeout
-    )
-
-
-def run(reach: Agents, work: Awaitable[T]) -> T:
-    """`work` in an event loop of its own, the agents' connections closed after it."""
+def run(services: CentralServices, work: Awaitable[T]) -> T:
+    """`work` in an event loop of its own; after it, the events it told the notifications
+    written for the service to send, and the agents' connections closed."""
 
     async def go() -> T:
         try:
             return await work
         finally:
-            await reach.aclose()
+            try:
+                await services.notifications.intake.flush()
+            finally:
+                await services.agents.aclose()
 
     return asyncio.run(go())
-
-
-def schedules(service: Destinations | None = None) -> ScheduleStore:
-    """The schedules and their history."""
-    from stackyard.schedules.store import ScheduleStore
-
-    service = service or destinations()
-    return ScheduleStore(service.db, service)
-
-
-def scheduler(reach: Agents | None = None) -> Scheduler:
-    """The scheduler; schedules of agents run through `reach` (none: this host's only)."""
-    from datetime import timedelta
-
-    from stackyard.agents.backups import AgentTransfers
-    from stackyard.schedules.scheduler import Scheduler
-
-    service = backups()
-    moves = transfers(service)
-    grace = timedelta(minutes=settings().schedule_grace_minutes)
-    agent_host = (
-        AgentTransfers(reach, moves.destinations, settings().data_dir).host if reach else None
-    )
-    return Scheduler(
-        schedules(moves.destinations), service, moves.destinations, moves, grace, agent_host
-    )

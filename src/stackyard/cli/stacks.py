@@ -177,7 +177,7 @@ def stack_logs(
 ) -> None:
     """Show a stack's logs (all its containers, or one service's): the last lines, then
     with -f new ones as they come, also from containers recreated meanwhile. Ctrl-C ends."""
-    from stackyard.containers.logs import LogLine
+    from stackyard.containers.logs import LogLine, log_batches
 
     containers = services.stacks().containers
     colours: dict[str, str] = {}
@@ -194,7 +194,7 @@ def stack_logs(
     async def go() -> None:
         reader = await containers.log_reader(name, service)
         try:
-            async for batch in containers.logs(reader, tail, follow):
+            async for batch in log_batches(reader, tail, follow):
                 for line in batch:
                     show(line)
         finally:

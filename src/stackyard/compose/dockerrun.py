@@ -6,6 +6,11 @@ read by `argparse` with the options of `docker run` that have a compose equivale
 stop at the image, as in Docker: what follows is the container's command. An option this
 converter does not know is refused with its name (guessing would give a stack that does
 something else); those that mean nothing in compose (`--rm`, `-d`) are dropped and said so.
+
+Options that hand the container the host (`--privileged`, the host's process or network
+namespace, `/` or the Docker socket mounted, `--cap-add ALL`, devices) are converted as
+they are, since that is what the command meant, and each is named in a warning: the
+compose file alone does not show that a stack made from it is root on the host.
 """
 
 from __future__ import annotations
@@ -13,10 +18,11 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import yaml
+from pydantic import ConfigDict, with_config
 
 from stackyard.errors import Invalid
 from stackyard.slugs import slugify
@@ -37,11 +43,15 @@ _HERE = re.compile(r"^(\$PWD|\$\{PWD\}|\$\(pwd\)|`pwd`)(?=/|:|$)")
 _MODES = re.compile(r"^(host|none|bridge|default|(container|service):.+)$")
 
 
+@with_config(ConfigDict(json_schema_serialization_defaults_required=True))
 @dataclass(frozen=True)
 class Converted:
     compose: str
     service: str
     notes: list[str]  # what was dropped, and why
+    #: Each option that gives the container the host (root on it, as a rule), and what it
+    #: gives: shown before the stack is made.
+    warnings: list[str] = field(default_factory=list)
 
 
 class _Dumper(yaml.SafeDumper):
@@ -354,6 +364,81 @@ def _logging(args: argparse.Namespace, service: dict[str, Any]) -> None:
         service["logging"] = logging
 
 
+#: Namespaces a container shares with the host with `--<option> host`, and what that gives.
+_HOST_NAMESPACES = {
+    "pid": "it sees and can signal (with ptrace, enter) every process of the host",
+    "network": "it uses the host's network: every port on the host, its loopback included",
+    "ipc": "it shares the host's shared memory and semaphores",
+    "uts": "it can change the host's name",
+    "userns": "its root is the host's root (no user namespace remapping)",
+    "cgroupns": "it sees the host's control groups",
+}
+#: Capabilities that amount to root on the host (named without CAP_, in capitals).
+_ROOT_CAPABILITIES = {
+    "ALL": "every capability: root on the host, as --privileged but for devices",
+    "SYS_ADMIN": "mounts, namespaces and much more: a well-known way out to the host",
+    "SYS_MODULE": "it loads kernel modules: root on the host",
+    "SYS_RAWIO": "raw access to the host's memory and ports",
+    "SYS_PTRACE": "it traces and alters other processes (with --pid host: the host's)",
+    "DAC_READ_SEARCH": "it reads any file whose handle it can name, outside its mounts",
+}
+#: Host paths that give the host away when mounted (beside the Docker socket).
+_HOST_PATHS = ("/", "/etc", "/root", "/boot", "/proc", "/sys", "/dev", "/var/lib/docker")
+#: `--security-opt` values that turn a confinement off.
+_UNCONFINED = re.compile(r"^(seccomp|apparmor|systempaths)[=:]unconfined$|^label[=:]disable$")
+
+
+def _host_mount(source: str, read_only: bool) -> str | None:
+    """Why mounting host path `source` gives the host away, or None."""
+    path = "/" + source.strip("/") if source.startswith("/") else source
+    if path.endswith("docker.sock"):
+        return "the Docker socket: whoever runs in the container controls Docker, and so the host"
+    if path in _HOST_PATHS:
+        what = "reads" if read_only else "reads and writes"
+        return f"the host's {path}: the container {what} it"
+    return None
+
+
+def _mounted(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(the option as given, why it gives the host away) of each such bind mount."""
+    found = []
+    for given in args.volume or []:
+        source, _, rest = given.partition(":")
+        why = _host_mount(source, "ro" in rest.split(":")[-1].split(","))
+        if why:
+            found.append((f"-v {given}", why))
+    for spec in args.mount or []:
+        fields = dict(part.partition("=")[::2] for part in spec.split(","))
+        source = fields.get("source") or fields.get("src") or ""
+        if fields.get("type", "volume") == "bind":
+            read_only = fields.get("readonly", fields.get("ro", "false")) in ("", "true", "1")
+            why = _host_mount(source, read_only)
+            if why:
+                found.append((f"--mount {spec}", why))
+    return found
+
+
+def _warnings(args: argparse.Namespace) -> list[str]:
+    """What in the command gives the container the host, each option with what it gives."""
+    said = []
+    if args.privileged:
+        said.append("--privileged: every capability and every device of the host: root on it")
+    for option, why in _HOST_NAMESPACES.items():
+        if getattr(args, option) == "host":
+            said.append(f"--{option} host: {why}")
+    for capability in dict.fromkeys(args.cap_add or []):
+        name = capability.upper().removeprefix("CAP_")
+        if name in _ROOT_CAPABILITIES:
+            said.append(f"--cap-add {capability}: {_ROOT_CAPABILITIES[name]}")
+    said += [f"{option}: {why}" for option, why in _mounted(args)]
+    for device in args.device or []:
+        said.append(f"--device {device}: the container uses the host's device directly")
+    for option in args.security_opt or []:
+        if _UNCONFINED.match(option):
+            said.append(f"--security-opt {option}: a confinement of the container is off")
+    return said
+
+
 def convert(command: str) -> Converted:
     """`command` (`docker run ...`, with or without `docker run`, continued lines too) as
     a compose file with one service; Invalid with what could not be converted."""
@@ -406,4 +491,4 @@ def convert(command: str) -> Converted:
         default_flow_style=False,
         allow_unicode=True,
     )
-    return Converted(text, name, notes)
+    return Converted(text, name, notes, _warnings(args))

@@ -60,7 +60,7 @@ Level = Literal["info", "warning", "error"]
 
 
 @dataclass
-class Event:
+class ProgressEvent:
     """One parsed line of compose output."""
 
     id: str | None = None
@@ -73,7 +73,7 @@ class Event:
     raw: str = ""
 
 
-def parse_json_line(line: str) -> Event | None:
+def parse_json_line(line: str) -> ProgressEvent | None:
     """One line of `--progress json` output; None for lines that are not events."""
     line = line.strip()
     if not line.startswith("{"):
@@ -85,16 +85,16 @@ def parse_json_line(line: str) -> Event | None:
     if not isinstance(data, dict):
         return None
     if data.get("error") is True:
-        return Event(text=str(data.get("message", "error")), level="error", raw=line)
+        return ProgressEvent(text=str(data.get("message", "error")), level="error", raw=line)
     if "level" in data and "msg" in data:
         level: Level = (
             "warning"
             if data["level"] in ("warning", "warn")
             else ("error" if data["level"] in ("error", "fatal") else "info")
         )
-        return Event(text=str(data["msg"]), level=level, raw=line)
+        return ProgressEvent(text=str(data["msg"]), level=level, raw=line)
     if data.get("tail"):
-        return Event(text=str(data.get("text", "")), raw=line)
+        return ProgressEvent(text=str(data.get("text", "")), raw=line)
     status, text = str(data.get("status", "")), str(data.get("text", ""))
     if status in _STATUS_WORDS:  # compose >= 5: status is the state, text the phase
         phase, detail = text, str(data.get("details", ""))
@@ -102,7 +102,7 @@ def parse_json_line(line: str) -> Event | None:
     else:  # compose 2.x: text is the phase, status the detail (containers: status only)
         phase, detail = (text, status) if text else (status, "")
         level = "error" if phase == "Error" else "info"
-    return Event(
+    return ProgressEvent(
         id=data.get("id"),
         parent_id=data.get("parent_id"),
         text=phase,
@@ -236,7 +236,7 @@ class ProgressFold:
         self.errors.append(message)
         self._put_line(None, message, "error")
 
-    def feed(self, event: Event) -> None:
+    def feed(self, event: ProgressEvent) -> None:
         if event.level == "error" and event.id is None:
             self.error(event.text)
             return
@@ -259,7 +259,7 @@ class ProgressFold:
         if exit_code != 0 and not self.errors:
             self.errors.append(f"compose exited with status {exit_code}")
 
-    def _layer(self, event: Event) -> None:
+    def _layer(self, event: ProgressEvent) -> None:
         layer = self.layers.setdefault(event.id or "", Layer(event.id or "", event.parent_id or ""))
         layer.phase = event.text
         if event.text == "Downloading" and event.total:
@@ -271,7 +271,7 @@ class ProgressFold:
         if event.text in _LAYER_DONE:
             layer.downloaded = layer.done = True
 
-    def _resource(self, event: Event) -> None:
+    def _resource(self, event: ProgressEvent) -> None:
         key = event.id or ""
         self.resource_status[key] = event.text
         step = _RESOURCE_STEP.get(event.text)

@@ -1,1 +1,2 @@
-"""Day-to-day operation of a stack's containers: logs, a shell, resource use."""
+"""Day-to-day operation of containers: a stack's (logs, a shell, resource use) and the
+host's containers outside every stack (`outside`)."""

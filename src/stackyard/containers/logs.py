@@ -1,4 +1,5 @@
-"""The logs of a stack's containers: the last lines, then following them live, merged.
+"""The logs of some containers (a stack's, or one outside the stacks): the last lines,
+then following them live, merged; or all of them as one text.
 
 Each line carries its time (the engine's timestamp), container, service and stream
 (stdout or stderr). A followed container that stops is picked up again when it starts
@@ -25,7 +26,7 @@ import anyio
 
 from stackyard.docker.containers import PROJECT, SERVICE, ContainerInfo
 from stackyard.docker.frames import Frame, StreamName
-from stackyard.errors import NotFound, StackyardError
+from stackyard.errors import Invalid, NotFound, StackyardError
 
 if TYPE_CHECKING:
     from stackyard.docker.streams import EngineStreams
@@ -40,6 +41,10 @@ QUEUE_LINES = 10_000
 MAX_BATCH = 2_000
 #: Most lines of the initial tail.
 MAX_TAIL = 10_000
+#: Lines of a log view before it follows, unless asked otherwise.
+DEFAULT_TAIL = 300
+#: About this many bytes of text a chunk of `log_text`.
+TEXT_CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -284,6 +289,35 @@ async def merged_lines(reader: LogReader) -> AsyncIterator[LogLine]:
     finally:
         for *_, lines in heads:
             await lines.aclose()  # type: ignore[attr-defined]
+
+
+async def log_batches(
+    reader: LogReader, tail: int = DEFAULT_TAIL, follow: bool = True
+) -> AsyncIterator[list[LogLine]]:
+    """The last `tail` lines (one batch), then, with `follow`, new lines as they come."""
+    if tail < 0:
+        raise Invalid("tail must be 0 or more")
+    first = await reader.tail(tail)
+    yield first
+    if follow:
+        async for batch in reader.follow():
+            yield batch
+
+
+async def log_text(reader: LogReader) -> AsyncIterator[bytes]:
+    """Every line the containers have, merged by time, as text: `time container stream
+    text` per line, in chunks of about `TEXT_CHUNK` bytes."""
+    chunk: list[str] = []
+    size = 0
+    async for line in merged_lines(reader):
+        text = f"{line.time} {line.container} {line.stream} {line.text}\n"
+        chunk.append(text)
+        size += len(text)
+        if size >= TEXT_CHUNK:
+            yield "".join(chunk).encode(errors="replace")
+            chunk, size = [], 0
+    if chunk:
+        yield "".join(chunk).encode(errors="replace")
 
 
 def targets_of(containers: Iterable[ContainerInfo]) -> list[Target]:

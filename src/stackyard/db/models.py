@@ -70,6 +70,9 @@ class ApiToken(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: A token minted on a sign-in at the identity provider ends with it (`auth.sessions`);
+    #: None: until revoked.
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class AuditEntry(Base):
@@ -178,10 +181,15 @@ class ScheduleRun(Base):
 
 
 class Setting(Base):
+    """One admin setting (`stackyard.db.admin_settings`): `value` its JSON, secrets left
+    out, `secret` its secret part as sealed JSON (`stackyard.sealing`), if it has one."""
+
     __tablename__ = "settings"
 
     key: Mapped[str] = mapped_column(String(100), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+    secret: Mapped[str | None] = mapped_column(Text)
+    updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class NotificationChannel(Base):
@@ -235,7 +243,8 @@ class NotificationEvent(Base):
     stack: Mapped[str | None] = mapped_column(String(100))
     subject: Mapped[str] = mapped_column(String(255))
     detail: Mapped[str] = mapped_column(Text)
-    link: Mapped[str] = mapped_column(String(500), server_default=text("'/'"))
+    # (A `link` column of earlier versions stays in their databases, unused: the page
+    # is made when a message is composed, notifications/links.py.)
 
 
 class NotificationDelivery(Base):

@@ -14,7 +14,6 @@ which a host without such destinations never needs.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -43,13 +42,10 @@ from stackyard.destinations.model import (
 from stackyard.destinations.stalls import Watched
 from stackyard.docker.engine import Engine
 from stackyard.docker.helper import Helpers
-from stackyard.errors import Conflict, Invalid, NotFound
+from stackyard.errors import Conflict, Invalid, NotFound, SecretUnreadable
 from stackyard.sealing import Sealer
 
 _SETTINGS: TypeAdapter[SftpSettings | S3Settings | NfsSettings] = TypeAdapter(Settings)
-_UNREADABLE = (
-    "The destination's secrets cannot be decrypted (the secret key changed): set them again"
-)
 
 
 @dataclass(frozen=True)
@@ -96,25 +92,25 @@ class Destinations:
 
     # -- records ------------------------------------------------------------------------
     def _secrets(self, row: Row) -> Secrets:
+        """The destination's secrets; SecretUnreadable when they were sealed under
+        another secret key."""
         if not row.secrets:
             return Secrets()
-        try:
-            return Secrets.model_validate_json(self._sealer.decode(row.secrets.encode()))
-        except ValueError as exc:
-            raise Invalid(_UNREADABLE) from exc
+        opened = self._sealer.unseal_json(row.secrets, f"destination {row.name!r}")
+        return Secrets.model_validate(opened)
 
     def _seal(self, secrets: Secrets) -> str | None:
         data = secrets.model_dump(exclude_none=True)
-        return self._sealer.encode(json.dumps(data).encode()).decode() if data else None
+        return self._sealer.seal_json(data) if data else None
 
     def _view(self, row: Row) -> DestinationView:
         settings = _SETTINGS.validate_json(row.config)
-        present: list[str] = []
-        if row.secrets:
-            try:
-                present = sorted(self._secrets(row).model_dump(exclude_none=True))
-            except Invalid:
-                present = []
+        try:
+            present = sorted(self._secrets(row).model_dump(exclude_none=True))
+        except SecretUnreadable:
+            # None that can be used: every use says why (SecretUnreadable), and the
+            # form asks for them again, as for a destination without them.
+            present = []
         fingerprint = _fingerprint(row.host_key) if row.host_key else None
         return DestinationView(
             row.id, row.name, settings, present, fingerprint, row.created_at, row.updated_at
@@ -164,12 +160,18 @@ class Destinations:
         host_key: str | _Unset | None = UNSET,
     ) -> DestinationView:
         """Change what is given: secrets left out (None) are kept, "" removes one;
-        `host_key` None forgets the pinned key."""
+        `host_key` None forgets the pinned key. Secrets sealed under another secret key
+        are replaced by those given (SecretUnreadable when none are)."""
         with self.db.session() as session:
             row = self._row(session, destination_id)
             old = _SETTINGS.validate_json(row.config)
             new = settings or old
-            merged = self._secrets(row).model_dump(exclude_none=True)
+            try:
+                merged = self._secrets(row).model_dump(exclude_none=True)
+            except SecretUnreadable:
+                if not secrets or not secrets.model_dump(exclude_none=True):
+                    raise
+                merged = {}
             for field, value in (secrets.model_dump(exclude_unset=True) if secrets else {}).items():
                 if value == "":
                     merged.pop(field, None)

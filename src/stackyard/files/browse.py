@@ -134,6 +134,8 @@ def _version(st: os.stat_result) -> str:
 
 #: Opening never blocks (a FIFO) nor takes a terminal; non-files are refused after fstat.
 READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
+#: Files are sent, and zips built, in pieces of 1 MiB.
+CHUNK = 1024 * 1024
 
 
 def read_text(root: Path, user_path: str) -> TextFile:

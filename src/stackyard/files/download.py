@@ -13,12 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from stackyard.errors import Invalid
-from stackyard.files.browse import READ_FLAGS
+from stackyard.files.browse import CHUNK, READ_FLAGS
 from stackyard.files.confine import clean, errors_for, open_in, opened_root
 from stackyard.fs.at import Fd
-
-#: Files are sent, and zips built, in pieces of 1 MiB.
-CHUNK = 1024 * 1024
 
 # What compose folders hold, which not every system's MIME table knows.
 for _suffix, _type in (

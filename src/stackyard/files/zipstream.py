@@ -29,7 +29,7 @@ import stream_zip as _stream_zip_module
 from stream_zip import ZIP_32, ZIP_AUTO, stream_zip
 from zlib_ng import zlib_ng
 
-from stackyard.files.download import CHUNK
+from stackyard.files.browse import CHUNK
 from stackyard.fs.at import Fd
 
 # stream-zip deflates and checksums with the module `zlib` it imported; zlib-ng is its

@@ -23,9 +23,9 @@ from pydantic import TypeAdapter
 from stackyard.agents.compat import incompatibility
 from stackyard.agents.service import Agents, AgentView
 from stackyard.errors import StackyardError
+from stackyard.events import EventName
 from stackyard.fleet.failures import reported
 from stackyard.fleet.report import STATES, HostReport
-from stackyard.notifications.catalogue import EventName
 
 #: Agents asked at once; beyond that they wait for a free slot (within the deadline).
 CONCURRENCY = 256

@@ -154,7 +154,9 @@ def host_report(stacks: StackService, version: str) -> HostReport:
     interrupted: list[InterruptedRun] = []
     for view in views:
         counts[view.state] += 1
-        for service in view.services:
+        # A stack being updated: its containers' troubles are the update's to say (its
+        # health gate judges them; its outcome says why it rolled back).
+        for service in view.services if view.busy != "update" else ():
             for container in service.containers:
                 state = _trouble(container.state, container.health)
                 if state:

@@ -1,6 +1,11 @@
 """A provider's user as a Stackyard account: the role from their groups (at every
 sign-in), the account found by the provider's subject, linked to a local account by a
-verified email when the admin allows it, or made on first sign-in."""
+verified email when the admin allows it, or made on first sign-in.
+
+The provider is the authority on the role of its users: a sign-in that lowers it ends
+every session and API token the account holds, and so does one refused because the user
+is in no group that has a role here any more (`shut_out`). Only the last admin is kept an
+admin, whatever the groups say: the service is never left without one."""
 
 from __future__ import annotations
 
@@ -14,8 +19,9 @@ from sqlalchemy.orm import Session
 from stackyard.auth import sessions
 from stackyard.auth.passwords import NO_PASSWORD
 from stackyard.auth.principal import Role
+from stackyard.auth.users import is_last_admin
 from stackyard.db.models import User
-from stackyard.errors import Forbidden
+from stackyard.errors import SignInRefused
 from stackyard.identity.config import ProviderConfig
 
 
@@ -27,6 +33,8 @@ class Arrival:
     how: str  # "created", "linked to the local account", "" (known already)
     role_change: str | None  # "operator → viewer", when the groups changed it
     dropped: bool  # the role went down: sessions and tokens were revoked
+    #: The groups said less than admin for the last admin: still admin ("admin → viewer").
+    kept_admin: str | None = None
 
 
 def claim_values(claims: dict[str, Any], path: str) -> list[str]:
@@ -43,7 +51,7 @@ def claim_values(claims: dict[str, Any], path: str) -> list[str]:
 
 def role_of(claims: dict[str, Any], config: ProviderConfig) -> Role:
     """The highest role the user's groups map to; the default role (never admin) when
-    none does; Forbidden when there is no default."""
+    none does; SignInRefused when there is no default."""
     groups = set(claim_values(claims, config.groups_claim))
     mapped = [rule.role for rule in config.roles if rule.value in groups]
     if mapped:
@@ -53,12 +61,14 @@ def role_of(claims: dict[str, Any], config: ProviderConfig) -> Role:
     names = claims.get("_claim_names")
     left_out = isinstance(names, dict) and config.groups_claim in names
     if not groups and (left_out or claims.get("hasgroups") is True):
-        raise Forbidden(
+        raise SignInRefused(
             f"{config.name} left your groups out (too many to send: Entra ID's group "
-            "overage): have it send only the groups assigned to this application"
+            "overage): have it send only the groups assigned to this application",
+            "groups_left_out",
         )
-    raise Forbidden(
-        f"Your account at {config.name} is in no group that has a role here: ask an admin"
+    raise SignInRefused(
+        f"Your account at {config.name} is in no group that has a role here: ask an admin",
+        "no_role",
     )
 
 
@@ -85,15 +95,29 @@ def arrive(
             session.flush()
             how = "created"
     if user.disabled:
-        raise Forbidden("This account is disabled; ask an admin")
+        raise SignInRefused("This account is disabled; ask an admin", "disabled")
     change, dropped = None, False
     if how != "created" and user.role != role:
+        if is_last_admin(session, user):
+            return Arrival(user, how, None, False, kept_admin=f"{user.role} → {role}")
         dropped = role.rank < Role(user.role).rank
         change = f"{user.role} → {role}"
         user.role = role
         if dropped:
             sessions.revoke_all(session, user.id)
     return Arrival(user, how, change, dropped)
+
+
+def shut_out(session: Session, subject: str) -> str | None:
+    """The provider gives its user no role here any more (in no mapped group): their
+    account, if they have one, keeps nothing that works, as when a sign-in lowers the
+    role. Returns its name (None: no account). The role itself stays as it was, for the
+    admin to see; the next sign-in there sets it again."""
+    user = session.scalar(select(User).where(User.oidc_subject == subject))
+    if user is None:
+        return None
+    sessions.revoke_all(session, user.id)
+    return user.username
 
 
 def _email(claims: dict[str, Any]) -> str | None:

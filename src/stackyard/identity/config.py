@@ -1,21 +1,32 @@
 """How sign-in through an identity provider is set up: by an admin in Settings (kept in
-the data folder, sealed, the client secret write-only), or by settings variables (then
-read-only in the UI)."""
+the admin settings, the client secret sealed and write-only), or by settings variables
+(then read-only in the UI).
+
+Before the admin settings, the set-up was a sealed file in the data folder; `adopt_file`
+brings it in once, at the central's start."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError
 
 from stackyard.auth.principal import Role
+from stackyard.db.admin_settings import AdminSettings, Stored
 from stackyard.errors import ConfigError, Invalid, ProviderError
-from stackyard.fs.jsonstore import JsonStore
+from stackyard.fs.jsonstore import JsonStore, StoreCorrupt
 from stackyard.identity.peer import check_url
 from stackyard.jsonmodel import StrictModel
 from stackyard.sealing import Sealer
 from stackyard.settings import Settings
+
+log = logging.getLogger(__name__)
+#: Its name in the admin settings, and as `SecretUnreadable` names it.
+NAME, WHAT = "identity-provider", "the identity provider"
+#: The file of earlier versions (in the data folder), and its sealing purpose.
+FILE, FILE_PURPOSE = "identity-provider.json", "identity-provider"
 
 #: A claim's name, or a dotted path into nested claims (Keycloak's `realm_access.roles`).
 CLAIM = r"^[A-Za-z0-9_:/.-]{1,100}$"
@@ -101,38 +112,92 @@ class IdentitySettings:
     """The configuration in force: the settings variables' when they name an issuer,
     else what an admin saved."""
 
-    def __init__(self, settings: Settings, data_dir: Path, secret_key: str) -> None:
-        self._store = JsonStore(
-            data_dir / "identity-provider.json", codec=Sealer(secret_key, "identity-provider")
-        )
+    def __init__(self, settings: Settings, admin: AdminSettings) -> None:
+        self._admin = admin
         self.from_env = bool(settings.oidc_issuer)
         self._env = _from_settings(settings) if self.from_env else None
 
-    def current(self) -> tuple[ProviderConfig, str]:
-        """The configuration and the client secret."""
+    def config(self) -> ProviderConfig:
+        """The configuration (the client secret left sealed: who may sign in with a
+        password, and how, is known without it)."""
         if self._env is not None:
-            return self._env
-        doc = self._store.read({})
-        try:
-            config = ProviderConfig.model_validate(doc.get("config", {}))
-        except ValidationError:
-            config = ProviderConfig()
-        return config, str(doc.get("client_secret", ""))
+            return self._env[0]
+        return _config(self._admin.get(NAME))
+
+    def secret_set(self) -> bool:
+        """Whether a client secret is kept (without opening it)."""
+        if self._env is not None:
+            return bool(self._env[1])
+        stored = self._admin.get(NAME)
+        return stored is not None and stored.sealed is not None
+
+    def client_secret(self) -> str:
+        """The client secret ("" when none is kept); SecretUnreadable when it was sealed
+        under another secret key."""
+        if self._env is not None:
+            return self._env[1]
+        return self._secret(self._admin.get(NAME))
+
+    def current(self) -> tuple[ProviderConfig, str]:
+        """The configuration and the client secret (as `client_secret`)."""
+        return self.config(), self.client_secret()
+
+    def _secret(self, stored: Stored | None) -> str:
+        secret = self._admin.secret(stored, WHAT) if stored is not None else None
+        return str((secret or {}).get("client_secret", ""))
 
     def save(self, config: ProviderConfig, client_secret: str | None) -> None:
-        """`client_secret` None keeps the one saved."""
+        """`client_secret` None keeps the one saved: opened when the provider is to be on
+        (SecretUnreadable when it cannot be: enter it again), kept sealed as it is when
+        it is off."""
         if self.from_env:
             raise Invalid(
                 "Sign-in through a provider is set by settings variables "
                 "(STACKYARD_OIDC_*): change them there"
             )
+        value = {"config": config.model_dump(mode="json")}
+        if client_secret is not None:
+            config.check(bool(client_secret))
+            secret = {"client_secret": client_secret} if client_secret else None
+            self._admin.put(NAME, value, secret)
+            return
+        if config.enabled:
+            config.check(bool(self._secret(self._admin.get(NAME))))
+        self._admin.put_value(NAME, value)
 
-        def change(doc: dict[str, str]) -> dict[str, object]:
-            secret = doc.get("client_secret", "") if client_secret is None else client_secret
-            config.check(bool(secret))
-            return {"config": config.model_dump(mode="json"), "client_secret": secret}
 
-        self._store.update(change, {})
+def _config(stored: Stored | None) -> ProviderConfig:
+    """The saved configuration (the default, off, when there is none or it no longer
+    reads as one)."""
+    try:
+        return ProviderConfig.model_validate((stored.value if stored else {}).get("config", {}))
+    except ValidationError:
+        return ProviderConfig()
+
+
+def adopt_file(data_dir: Path, secret_key: str, admin: AdminSettings) -> None:
+    """The set-up of the sealed file of earlier versions into the admin settings, then
+    the file removed (only once it reads back). A file sealed under another secret key
+    is left as it is (logged): the provider is set up again."""
+    store = JsonStore(data_dir / FILE, codec=Sealer(secret_key, FILE_PURPOSE))
+    try:
+        doc: Any = store.read(None, strict=True)
+    except StoreCorrupt:
+        log.warning(
+            "%s cannot be read with this instance's secret key (was STACKYARD_SECRET_KEY "
+            "changed?): left as it is; set the identity provider up again",
+            store.path,
+        )
+        return
+    if doc is None:
+        return
+    if not isinstance(doc, dict):
+        doc = {}
+    secret = str(doc.get("client_secret") or "")
+    value = {"config": doc.get("config") or {}}
+    if admin.adopt({NAME: (value, {"client_secret": secret} if secret else None)}):
+        store.remove()
+        log.info("The identity provider's set-up moved from %s into the database", store.path)
 
 
 def _from_settings(settings: Settings) -> tuple[ProviderConfig, str]:

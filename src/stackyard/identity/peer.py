@@ -1,11 +1,18 @@
 """The identity provider as a peer on the network: its discovery document, its keys, its
 token and userinfo endpoints. Every answer is hostile until checked: bounded in size,
 JSON objects only, and errors classified here (unreachable: retry later; anything else:
-`ProviderError` naming what was wrong)."""
+`ProviderError` naming what was wrong).
+
+The discovery document is asked for by every sign-in that begins, which anyone may begin:
+it is kept for `DISCOVERY_SECONDS` (and fetched once for every sign-in that waits on it
+meanwhile); a failure to get it is said again for `FAILURE_SECONDS` without asking, so
+that a provider that is down is said to be down at once, and soon asked again."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -22,6 +29,10 @@ CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
 #: The largest answer read (a discovery document or a key set is a few KiB).
 MAX_ANSWER = 1024 * 1024
+#: Seconds a discovery document is used before it is fetched again.
+DISCOVERY_SECONDS = 60.0
+#: Seconds a failure to fetch it is said again without asking.
+FAILURE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,9 @@ def _loopback(host: str) -> bool:
 class Peer:
     def __init__(self) -> None:
         self._client: httpx.AsyncClient | None = None
+        #: By issuer: until when (monotonic), and the endpoints or why there are none.
+        self._discovered: dict[str, tuple[float, Endpoints | ProviderError]] = {}
+        self._discovering = asyncio.Lock()
 
     @property
     def _http(self) -> httpx.AsyncClient:
@@ -77,7 +91,32 @@ class Peer:
         if self._client is not None:
             await self._client.aclose()
 
+    def forget(self) -> None:
+        """Fetch the discovery document again next time (the set-up changed)."""
+        self._discovered.clear()
+
     async def discover(self, issuer: str) -> Endpoints:
+        """The provider's endpoints, from its discovery document as lately fetched."""
+        found = self._known(issuer)
+        if found is None:
+            async with self._discovering:
+                found = self._known(issuer)
+                if found is None:
+                    try:
+                        found = await self._discover(issuer)
+                    except ProviderError as exc:
+                        found = exc
+                    keep = DISCOVERY_SECONDS if isinstance(found, Endpoints) else FAILURE_SECONDS
+                    self._discovered[issuer] = (time.monotonic() + keep, found)
+        if isinstance(found, ProviderError):
+            raise type(found)(found.detail)
+        return found
+
+    def _known(self, issuer: str) -> Endpoints | ProviderError | None:
+        until, found = self._discovered.get(issuer, (0.0, None))
+        return found if time.monotonic() < until else None
+
+    async def _discover(self, issuer: str) -> Endpoints:
         url = f"{issuer.rstrip('/')}/.well-known/openid-configuration"
         doc = await self._json("GET", url)
         if doc.get("issuer") != issuer:

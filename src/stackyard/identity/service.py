@@ -1,7 +1,12 @@
 """Sign-in through an OpenID Connect provider: the authorization code flow with PKCE,
 `state` and `nonce` (RFC 6749, 7636; OpenID Connect Core), the ID token checked
 (`idtoken`), the user's claims from the userinfo endpoint too, the account and its role
-(`accounts`), and sign-out at the provider (RP-initiated logout)."""
+(`accounts`), and sign-out at the provider (RP-initiated logout).
+
+The way there is anonymous: sign-ins begun from one address are limited as failed
+sign-ins are (`throttle.LoginThrottle.begin_from`, taken back when one finishes), what
+waits is bounded per address (`flows`), and the discovery document is kept a minute
+(`peer`)."""
 
 from __future__ import annotations
 
@@ -12,27 +17,45 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlencode
 
-from stackyard.auth import sessions
+from stackyard.auth import api_tokens, sessions
 from stackyard.auth.signin import LocalSignIn
+from stackyard.auth.throttle import LoginThrottle
+from stackyard.clock import utcnow
 from stackyard.db import Database
-from stackyard.errors import Invalid, NotFound, ProviderError, StackyardError
+from stackyard.errors import (
+    Invalid,
+    NotFound,
+    ProviderDeclined,
+    ProviderError,
+    SignInRefused,
+    StackyardError,
+)
 from stackyard.identity import accounts
 from stackyard.identity.accounts import Arrival
 from stackyard.identity.config import IdentitySettings, ProviderConfig
 from stackyard.identity.flows import Flow, PendingFlows
 from stackyard.identity.peer import Endpoints, Peer
+from stackyard.identity.refusals import Refusal, refusal_of
 from stackyard.sealing import Sealer
+
+#: Sign-ins one address may begin without finishing before it waits (1 s, doubling).
+FREE_STARTS = 20
 
 
 class SignInFailed(StackyardError):
     """A sign-in at the provider that did not end signed in; `who` is the provider's
     user when the ID token was good (for the audit log), else "unknown"; `provider` the
-    provider's name."""
+    provider's name; `reason` the code the browser is told (`refusals`); `revoked` the
+    account whose sessions and API tokens this refusal ended (in no group any more)."""
 
-    def __init__(self, detail: str, who: str, provider: str) -> None:
-        super().__init__(detail)
+    def __init__(
+        self, error: StackyardError, who: str, provider: str, revoked: str | None = None
+    ) -> None:
+        super().__init__(error.detail)
         self.who = who
         self.provider = provider
+        self.reason: Refusal = refusal_of(error)
+        self.revoked = revoked
 
 
 @dataclass(frozen=True)
@@ -58,6 +81,7 @@ class IdentityService:
         self._db = db
         self._peer = Peer()
         self._flows = PendingFlows()
+        self._starts = LoginThrottle(free_attempts=FREE_STARTS, address_factor=1)
         self._keys: dict[str, dict[str, Any]] = {}
         self._sealer = Sealer(secret_key, "id-tokens")
 
@@ -66,18 +90,26 @@ class IdentityService:
 
     def config(self) -> ProviderConfig | None:
         """The provider's configuration when it is on."""
-        config, _ = self.settings.current()
+        config = self.settings.config()
         return config if config.enabled else None
 
+    def save(self, config: ProviderConfig, client_secret: str | None) -> None:
+        """An admin's set-up (`IdentitySettings.save`); the provider's discovery document
+        is fetched anew."""
+        self.settings.save(config, client_secret)
+        self._peer.forget()
+
     # -- the way there --------------------------------------------------------------------
-    async def start(self, then: str, redirect_uri: str) -> tuple[str, Flow]:
-        """The provider's authorization URL for a new sign-in, and the sign-in."""
+    async def start(self, then: str, redirect_uri: str, address: str | None) -> tuple[str, Flow]:
+        """The provider's authorization URL for a new sign-in begun from `address`, and
+        the sign-in; TooManyRequests when that address began too many."""
         from authlib.oauth2.rfc7636 import create_s256_code_challenge
 
-        config, _ = self.settings.current()
+        config = self.settings.config()
         _must_be_on(config)
+        self._starts.begin_from(address)
         endpoints = await self._peer.discover(config.issuer)
-        flow = self._flows.begin(_local_path(then), redirect_uri)
+        flow = self._flows.begin(_local_path(then), redirect_uri, address)
         query = urlencode(
             {
                 "response_type": "code",
@@ -98,18 +130,19 @@ class IdentityService:
         self, params: Mapping[str, str], browser_state: str | None, visit: Visit
     ) -> ProviderSignIn:
         """The callback: the sign-in signed in, or SignInFailed saying why."""
-        who = "unknown"
-        config, secret = self.settings.current()
+        who, subject = "unknown", None
+        config = self.settings.config()
         try:
             flow = self._flows.take(params.get("state"), browser_state)
             if "error" in params:
                 said = params.get("error_description") or params["error"]
-                raise ProviderError(f"the provider did not sign you in: {said[:300]}")
+                raise ProviderDeclined(f"the provider did not sign you in: {said[:300]}")
             code = params.get("code")
             if not code:
                 raise Invalid("The provider's answer has no code: start the sign-in again")
             _must_be_on(config)
             endpoints = await self._peer.discover(config.issuer)
+            secret = self.settings.client_secret()  # (SecretUnreadable: said as the reason)
             tokens = await self._peer.exchange(
                 endpoints, config.client_id, secret, code, flow.verifier, flow.redirect_uri
             )
@@ -125,9 +158,19 @@ class IdentityService:
             arrival, secret_out = await asyncio.to_thread(
                 self._arrive, config, subject, claims, sealed, visit
             )
+        except SignInRefused as exc:
+            revoked = None
+            if exc.reason == Refusal.no_role and subject is not None:
+                revoked = await asyncio.to_thread(self._shut_out, subject)
+            raise SignInFailed(exc, who, config.name, revoked) from exc
         except StackyardError as exc:
-            raise SignInFailed(exc.detail, who, config.name) from exc
+            raise SignInFailed(exc, who, config.name) from exc
+        self._starts.succeeded_from(flow.address)
         return ProviderSignIn(arrival, secret_out, flow.then, config.name)
+
+    def _shut_out(self, subject: str) -> str | None:
+        with self._db.session() as session:
+            return accounts.shut_out(session, subject)
 
     def _arrive(
         self,
@@ -142,6 +185,7 @@ class IdentityService:
             secret = sessions.open_session(
                 session, arrival.user, visit.ttl, visit.client_ip, visit.user_agent, sealed_id_token
             )
+            api_tokens.renew_at_provider(session, arrival.user, utcnow() + visit.ttl)
         return arrival, secret
 
     async def _verified(

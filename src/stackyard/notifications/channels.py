@@ -283,7 +283,8 @@ FORMS: Final[dict[ChannelKind, KindSpec]] = {
             "webhook",
             "Webhook",
             (
-                FieldSpec("url", "URL", "url"),
+                # A secret: such a URL holds its token (in its path or query).
+                FieldSpec("url", "URL", "url", secret=True),
                 FieldSpec(
                     "signing_key",
                     "Signing key",
@@ -348,12 +349,19 @@ def split_values(
     for given, secret in ((config, False), (secrets, True)):
         for name, value in given.items():
             field = fields.get(name)
+            if field is not None and field.secret and not secret:
+                raise Invalid(f"{spec.label}: {field.label} is a secret: send it in secrets")
             if field is None or field.secret != secret:
                 where = "secrets" if secret else "settings"
                 raise Invalid(f"{spec.label} has no {where} field {name!r}")
             if value.strip():
                 out[secret][name] = _check(field, value)
     return out
+
+
+def secret_fields(kind: ChannelKind) -> frozenset[str]:
+    """The names of the kind's secret fields."""
+    return frozenset(f.name for f in FORMS[kind].fields if f.secret)
 
 
 def target(kind: ChannelKind, values: Values) -> Target:

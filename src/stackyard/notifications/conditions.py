@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
+from stackyard.events import KINDS, Event, EventName
 from stackyard.fleet.dashboard import Attention, Fleet, HostCard, attention_of
-from stackyard.notifications.catalogue import KINDS, EventName
-from stackyard.notifications.events import Event
 
 #: A container restarting in a loop is judged from the engine's events alone: the fleet
 #: sees it now restarting, now running, and would say its end at every run between.

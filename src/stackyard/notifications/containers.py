@@ -3,10 +3,18 @@ central and on every agent alike): unhealthy and healthy again, exited unexpecte
 killed for want of memory.
 
 An exit is unexpected when the container was not told to stop (no `kill` just before:
-`docker stop`, compose down and a recreation all send one) and its code is not 0. A
-container that keeps exiting (`LOOP_EXITS` within `LOOP_SECONDS`) is said once as
-restarting in a loop, the rest of its exits being noise; the loop has ended when it has
-not exited for `LOOP_SECONDS`, or was stopped or removed."""
+`docker stop`, compose down and a recreation all send one) and its code is not 0. A life
+of a container (from one `start` to the next) fails once at most: killed for memory and
+the death that follows are one failure, in whichever order the engine tells them.
+
+Failures that follow each other are one problem, said at most three times: the first
+failure (no other within `LOOP_SECONDS` before it), the loop once it is one
+(`LOOP_EXITS` failures within `LOOP_SECONDS`), and the loop's end (no failure for
+`LOOP_SECONDS`, or the container stopped or removed). The failures between are noise.
+
+While a stack is being updated, what its containers do is the update's to say (its
+health gate judges them, its outcome says why it rolled back): no trouble of theirs is
+said then, and so no end of one either."""
 
 from __future__ import annotations
 
@@ -20,8 +28,7 @@ from stackyard.docker.engine import Engine
 from stackyard.docker.events import ContainerEvent, container_events
 from stackyard.docker.helper import HELPER_LABEL
 from stackyard.errors import StackyardError
-from stackyard.notifications.catalogue import EventName
-from stackyard.notifications.events import Event, Sink
+from stackyard.events import Event, EventName, Sink
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +45,25 @@ class ContainerWatcher:
     """Reads the stream in a thread of its own until `stop`."""
 
     def __init__(
-        self, docker: Callable[[], Engine], stack_of: Callable[[str], str | None], sink: Sink
+        self,
+        docker: Callable[[], Engine],
+        stack_of: Callable[[str], str | None],
+        sink: Sink,
+        updating: Callable[[str], bool] = lambda _stack: False,
     ) -> None:
         self.docker = docker
         self.stack_of = stack_of  # a compose project -> its stack's id, if it is one
         self.sink = sink
+        #: Whether a stack is being updated now (its containers' troubles are its own).
+        self.updating = updating
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._killed: dict[str, float] = {}
-        self._oom: dict[str, float] = {}
+        #: The containers whose present life has failed (counted once).
+        self._failed: set[str] = set()
+        #: The times of each container's recent failures, one per life.
         self._exits: dict[str, collections.deque[float]] = {}
-        self._loops: dict[str, ContainerEvent] = {}  # looping: the last exit of each
+        self._loops: dict[str, ContainerEvent] = {}  # looping: the last failure of each
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="container-events", daemon=True)
@@ -91,11 +106,9 @@ class ContainerWatcher:
         action = event.action
         if action == "kill":
             self._killed[event.id] = event.at
-        elif action == "oom":  # (said once a life: the killer may strike again, also after
-            # the engine said it died: each process of the container it kills is an event)
-            if event.id not in self._oom:
-                self._say(event, "container_oom", "was killed: out of memory", str(event.at))
-            self._oom[event.id] = event.at
+        elif action == "oom":  # (the killer may strike again, also after the engine said
+            # the container died: each process of it that is killed is an event)
+            self._failure(event, "container_oom", "was killed: out of memory")
         elif action == "health_status: unhealthy":
             self._say(event, "container_unhealthy", "is unhealthy")
         elif action == "health_status: healthy":
@@ -103,12 +116,13 @@ class ContainerWatcher:
         elif action == "die":
             self._died(event)
         elif action == "start":
-            self._oom.pop(event.id, None)
+            self._failed.discard(event.id)  # a new life
         elif action == "stop":  # (also of one waiting to be restarted: no kill, no exit)
             self._end_loop(event.id, "was stopped")
         elif action == "destroy":
-            for known in (self._killed, self._oom, self._exits):
+            for known in (self._killed, self._exits):
                 known.pop(event.id, None)
+            self._failed.discard(event.id)
             self._end_loop(event.id, "was removed")
             self._say(event, "container_unhealthy", "was removed", ended=True)  # (if it was)
 
@@ -122,33 +136,44 @@ class ContainerWatcher:
     ) -> None:
         project = event.labels.get(PROJECT_LABEL)
         stack = self.stack_of(project) if project else None
+        if stack is not None and not ended and self.updating(stack):
+            log.debug("%s %s: left to the update of %s", event.name, what, stack)
+            return
         self.sink(Event(name, event.name, f"{event.name} {what}", state, stack, ended=ended))
 
     def _died(self, event: ContainerEvent) -> None:
         killed = self._killed.pop(event.id, None)
-        oom = self._oom.get(event.id)  # (forgotten when it starts again or is removed)
         if killed is not None and event.at - killed <= STOPPED_WITHIN:
             self._end_loop(event.id, "was stopped")
             return  # told to stop
-        if event.exit_code in (None, 0) or oom is not None:
-            return  # ended by itself, or said as killed for memory
+        if event.exit_code in (None, 0):
+            return  # ended by itself
+        what = f"exited unexpectedly with code {event.exit_code}"
+        self._failure(event, "container_exited", what)
+
+    def _failure(self, event: ContainerEvent, name: EventName, what: str) -> None:
+        """A life of the container failed (`what`): said when it begins a problem, or
+        makes it a loop; else it is part of a problem said already."""
+        if event.id in self._failed:
+            return  # its life's failure is counted: the OOM kill and the death it caused
+        self._failed.add(event.id)
         exits = self._exits.setdefault(event.id, collections.deque(maxlen=LOOP_EXITS))
+        if exits and event.at - exits[-1] > LOOP_SECONDS:
+            exits.clear()  # a problem of its own, long after the last
         exits.append(event.at)
-        code = event.exit_code
         if event.id in self._loops:
             self._loops[event.id] = event  # still in its loop: no news
-        elif len(exits) < LOOP_EXITS or event.at - exits[0] > LOOP_SECONDS:
-            what = f"exited unexpectedly with code {code}"
-            self._say(event, "container_exited", what, str(event.at))
-        else:
+        elif len(exits) == 1:
+            self._say(event, name, what, str(event.at))
+        elif len(exits) == LOOP_EXITS:
             self._loops[event.id] = event
-            minutes = f"{LOOP_SECONDS / 60:g}"
-            self._say(
-                event,
-                "container_restarting",
-                f"keeps exiting ({LOOP_EXITS} times within {minutes} minutes, "
-                f"the last with code {code})",
+            often = f"{LOOP_EXITS} times within {LOOP_SECONDS / 60:g} minutes"
+            how = (
+                f"keeps being killed for want of memory ({often})"
+                if name == "container_oom"
+                else f"keeps exiting ({often}, the last with code {event.exit_code})"
             )
+            self._say(event, "container_restarting", how)
 
     def _quiet(self, now: float) -> None:
         """The loops that have not exited for `LOOP_SECONDS` have ended."""

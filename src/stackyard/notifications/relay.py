@@ -20,8 +20,7 @@ from pydantic import BaseModel, Field, ValidationError
 from stackyard.agents.service import Agents, AgentView
 from stackyard.auth.audit import Recorder
 from stackyard.errors import NotFound, StackyardError
-from stackyard.notifications.catalogue import KINDS, EventName, Severity
-from stackyard.notifications.events import Event, Sink, clip
+from stackyard.events import KINDS, Event, EventName, Severity, Sink, clip
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field, field_validator
 from stackyard.backups.capture import Selection
 from stackyard.jsonmodel import JsonInt, StrictModel
 from stackyard.schedules.retention import MAX_KEEP, Retention
-from stackyard.schedules.timetable import cron_of, zone_of
 from stackyard.slugs import check_slug
+from stackyard.timetable import cron_of, zone_of
 
 #: "interrupted": the service stopped (killed, restarted) while the run went on.
 RunOutcome = Literal["running", "succeeded", "failed", "missed", "interrupted"]

@@ -34,19 +34,6 @@ class Retention:
             if not 0 <= getattr(self, tier) <= MAX_KEEP:
                 raise Invalid(f"{tier} must be 0 to {MAX_KEEP}")
 
-    def describe(self) -> str:
-        parts = [f"the newest {self.keep_last}"]
-        parts += [
-            f"one a {period} for {count} {period}s"
-            for period, count in (
-                ("day", self.daily),
-                ("week", self.weekly),
-                ("month", self.monthly),
-            )
-            if count
-        ]
-        return ", ".join(parts)
-
 
 _TIERS: tuple[tuple[str, Callable[[datetime], Hashable]], ...] = (
     ("daily", lambda at: at.date()),

@@ -33,14 +33,13 @@ from stackyard.backups.names import host_label, parse_archive_name
 from stackyard.clock import utcnow
 from stackyard.db.models import Schedule as Row
 from stackyard.errors import Conflict, Invalid, StackyardError
-from stackyard.notifications.catalogue import EventName
-from stackyard.notifications.events import Event, Sink
+from stackyard.events import Event, EventName, Sink
 from stackyard.schedules.hosts import BackupHost, LocalHost
 from stackyard.schedules.model import ScheduleRunView, ScheduleView
 from stackyard.schedules.retention import to_prune
 from stackyard.schedules.store import ScheduleStore, schedule_row
-from stackyard.schedules.timetable import next_run
 from stackyard.stacks.runs import RUN_ORIGIN
+from stackyard.timetable import next_run
 
 if TYPE_CHECKING:
     from stackyard.backups.service import BackupService

@@ -22,7 +22,7 @@ from stackyard.db.models import ScheduleRun as RunRow
 from stackyard.db.rows import row_of
 from stackyard.errors import NotFound
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
-from stackyard.schedules.timetable import next_run
+from stackyard.timetable import check_fires, next_run
 
 if TYPE_CHECKING:
     from stackyard.destinations.service import Destinations
@@ -80,6 +80,7 @@ class ScheduleStore:
         return name
 
     def _fill(self, row: Row, spec: ScheduleSpec) -> None:
+        check_fires(spec.cron, spec.timezone)  # Invalid: a timetable that never comes
         if spec.destination_id is not None:
             self.destinations.get(spec.destination_id)  # NotFound
         if spec.agent_id is not None:

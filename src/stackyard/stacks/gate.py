@@ -38,9 +38,18 @@ def trouble(life: Life | None) -> str | None:
     if life.status in ("exited", "dead") and not completed(life):
         return f"exited with code {life.exit_code}"  # (its health may say unhealthy too)
     if life.health == "unhealthy":
-        said = f": {life.health_output}" if life.health_output else ""
-        return f"is unhealthy{said}"
+        return "is unhealthy"  # (what its check printed is in the logs: see `printed`)
     return None
+
+
+def printed(docker: Engine, container_id: str, life: Life | None) -> tuple[str, ...]:
+    """What a failing container printed: its last log lines and its health check's last
+    output. Container output, which may hold secrets: it goes in `GateFailure.logs`
+    (shown to whoever may read the stack's logs), never in why it failed."""
+    lines = log_tail(docker, container_id)
+    if life is not None and life.health_output:
+        lines += tuple(f"(health check) {line}" for line in life.health_output.splitlines())
+    return lines
 
 
 def completed(life: Life) -> bool:
@@ -81,15 +90,16 @@ def watch(
             life = lives[running.container_id] = life_of(docker, running.container_id)
             why = trouble(life)
             if why is not None:
-                return GateFailure(running.service, why, log_tail(docker, running.container_id))
+                return GateFailure(
+                    running.service, why, printed(docker, running.container_id, life)
+                )
             if life is not None and ready(life, elapsed, settle):
                 pending.remove(running)
         if pending and elapsed >= timeout:
             first = pending[0]
+            life = lives.get(first.container_id)
             return GateFailure(
-                first.service,
-                late(lives.get(first.container_id), timeout),
-                log_tail(docker, first.container_id),
+                first.service, late(life, timeout), printed(docker, first.container_id, life)
             )
         if pending:
             time.sleep(POLL)

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import functools
 import hashlib
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,13 +28,13 @@ from stackyard.docker.engine import (
 )
 from stackyard.docker.helper import Helpers
 from stackyard.errors import Invalid, StackyardError, Unavailable
-from stackyard.notifications.events import EventHub
-from stackyard.notifications.runs import run_event
+from stackyard.events import EventHub
 from stackyard.process import children, tuning
 from stackyard.registry.credentials import CredentialStore
 from stackyard.registry.digests import DigestCache
 from stackyard.settings import Settings
 from stackyard.stacks.journal import Journal
+from stackyard.stacks.news import run_event
 from stackyard.stacks.prefs import PrefsStore
 from stackyard.stacks.project_dirs import project_dirs
 from stackyard.stacks.runs import RunBoard, RunState
@@ -41,6 +42,7 @@ from stackyard.stacks.store import StackStore
 from stackyard.stacks.warmup import Warmer
 
 if TYPE_CHECKING:
+    from stackyard.db.admin_settings import AdminSettings
     from stackyard.docker.streams import EngineStreams
     from stackyard.registry.client import RegistryClient
 
@@ -49,7 +51,14 @@ RESOLVE_CONCURRENCY = 4
 
 
 class Machine:
-    def __init__(self, settings: Settings, tool: ComposeTool | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        tool: ComposeTool | None = None,
+        admin_settings: Callable[[], AdminSettings | None] = lambda: None,
+    ) -> None:
+        """`admin_settings`: where the registry logins are kept, when first needed (the
+        central's database; none on an agent)."""
         self.settings = settings
         # Every child of this process (compose config, actions, the probe) runs under these.
         children.set_default_limits(
@@ -75,9 +84,7 @@ class Machine:
         self.events = EventHub()
         self.runs.ended.append(self._run_ended)
         self.digests = DigestCache(data / "digests.json")
-        self.credentials = CredentialStore(
-            data / "registry-credentials", settings.effective_secret_key
-        )
+        self.credentials = CredentialStore(admin_settings)
         self.prefs = PrefsStore(data / "stack-prefs.json")
         #: Work to undo should the service die in it (backups, restores, updates).
         self.journal = Journal(data / "journal.json")

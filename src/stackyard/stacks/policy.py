@@ -12,7 +12,7 @@ from pydantic import Field, field_validator, model_validator
 
 from stackyard.errors import Invalid
 from stackyard.jsonmodel import JsonInt, StrictModel
-from stackyard.schedules.timetable import cron_of, last_run, zone_of
+from stackyard.timetable import check_fires, cron_of, last_run, zone_of
 
 #: off: not looked for; notify: shown and told; auto: also applied by the auto-update pass.
 UpdateMode = Literal["off", "notify", "auto"]
@@ -83,8 +83,17 @@ class UpdatePolicy(StrictModel):
             )
         return self
 
+    def checked(self) -> UpdatePolicy:
+        """The policy, once its window is known to come (`timetable.check_fires`): what a
+        policy must pass where it is accepted. (Not a validator: a policy stored before
+        the check is still read, and the auto-update pass says of it that it never comes.)"""
+        if self.window:
+            check_fires(self.window, self.timezone)
+        return self
+
     def in_window(self, now: datetime) -> bool:
-        """Whether `now` is inside a maintenance window (always, with none set)."""
+        """Whether `now` is inside a maintenance window (always, with none set; Invalid
+        when the window names no time)."""
         if not self.window:
             return True
         began = last_run(self.window, self.timezone, now)

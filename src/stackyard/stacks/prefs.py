@@ -33,8 +33,9 @@ class UpdateOutcome:
     detail: str | None
     #: Who started it: null for a user, "auto-update" for the pass.
     by: str | None = None
-    #: The last log lines of the service that failed the health gate.
-    logs: tuple[str, ...] = ()
+    #: The last log lines of the service that failed the health gate; null in an answer
+    #: to whoever may not read the stack's logs (they may hold secrets).
+    logs: tuple[str, ...] | None = ()
 
 
 @dataclass

@@ -20,6 +20,7 @@ from stackyard.auth.principal import Principal
 from stackyard.compose.progress import ProgressFold
 from stackyard.compose.project import Project
 from stackyard.compose.runner import run_compose
+from stackyard.containers.outside import OutsideContainers
 from stackyard.docker.containers import compose_containers
 from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.files import browse
@@ -79,6 +80,10 @@ class StackService:
         self.audit = audit
         self.updates = UpdateService(machine)
         self.containers = StackContainers(machine)
+        #: The host's containers that no stack owns (the stacks say which they own).
+        self.outside = OutsideContainers(
+            lambda: machine.docker, lambda: machine.streams, self.containers.owned
+        )
         self.registries = RegistryLogins(machine.credentials)
 
     # -- reading ----------------------------------------------------------------------
@@ -378,8 +383,11 @@ class StackService:
         )
 
     def set_policy(self, stack_id: str, policy: UpdatePolicy | None) -> None:
-        """The stack's own update policy; None: the host's default."""
+        """The stack's own update policy; None: the host's default. Invalid when its
+        window never comes."""
         self.machine.store.folder(stack_id)
+        if policy is not None:
+            policy.checked()
 
         def apply(prefs: StackPrefs) -> None:
             prefs.policy = policy
@@ -389,7 +397,8 @@ class StackService:
         self.machine.changed()
 
     def set_default_policy(self, policy: UpdatePolicy) -> None:
-        self.machine.prefs.set_default_policy(policy)
+        """Invalid when its window never comes."""
+        self.machine.prefs.set_default_policy(policy.checked())
         self.machine.changed()
 
     async def check_and_auto_update(self, background: bool = False) -> None:

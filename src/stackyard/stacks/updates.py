@@ -99,6 +99,20 @@ class UpdateSummary:
 _SUMMARY = TypeAdapter(UpdateSummary)
 
 
+def without_logs(summary: UpdateSummary) -> UpdateSummary:
+    """The summary with the log lines of failed updates left out (null): for whoever may
+    not read the stacks' logs, since what a failing image printed may hold secrets."""
+
+    def hidden(outcome: UpdateOutcome | None) -> UpdateOutcome | None:
+        return None if outcome is None else replace(outcome, logs=None)
+
+    stacks = tuple(
+        replace(s, last_update=hidden(s.last_update), last_auto_update=hidden(s.last_auto_update))
+        for s in summary.stacks
+    )
+    return replace(summary, stacks=stacks)
+
+
 def _when(text: str | None) -> datetime | None:
     try:
         return datetime.fromisoformat(text) if text else None
@@ -223,7 +237,9 @@ class UpdateService:
     def __init__(self, machine: Machine) -> None:
         self.machine = machine
         self._summary: tuple[tuple[int, int], UpdateSummary] | None = None
-        self._summary_json: tuple[UpdateSummary, bytes] | None = None
+        #: With the logs of failed updates (True) or without: the JSON of each, and the
+        #: summary it was encoded from.
+        self._summary_json: dict[bool, tuple[UpdateSummary, bytes]] = {}
         self._check_lock = asyncio.Lock()
 
     # -- reading (caches only) --------------------------------------------------------
@@ -234,13 +250,15 @@ class UpdateService:
             self._summary = (key, self._build())
         return self._summary[1]
 
-    def summary_json(self) -> bytes:
-        """`summary()` as JSON: the UI polls it, so it is encoded once per change of the
-        summary, not per request."""
+    def summary_json(self, logs: bool) -> bytes:
+        """`summary()` as JSON, with the logs of failed updates or without them (see
+        `without_logs`): the UI polls it, so it is encoded once per change of the summary,
+        not per request."""
         summary = self.summary()
-        cached = self._summary_json
+        cached = self._summary_json.get(logs)
         if cached is None or cached[0] is not summary:
-            cached = self._summary_json = (summary, _SUMMARY.dump_json(summary))
+            shown = summary if logs else without_logs(summary)
+            cached = self._summary_json[logs] = (summary, _SUMMARY.dump_json(shown))
         return cached[1]
 
     def _key(self) -> tuple[int, int]:
@@ -403,7 +421,15 @@ class UpdateService:
         for stack in self.summary().stacks:
             if not (stack.auto_update and stack.has_update):
                 continue
-            waiting = _waiting(stack, now)
+            try:
+                waiting = _waiting(stack, now)
+            except StackyardError as exc:  # a window stored before it was checked, say
+                detail = f"its update policy cannot be applied: {exc.detail}"
+                log.warning("Auto-update of %s skipped: %s", stack.stack, detail)
+                outcome = UpdateOutcome(utcnow(), "skipped", detail, "auto-update")
+                self._keep_outcome(stack.stack, outcome, quiet=True)
+                done.append((stack.stack, outcome))
+                continue
             if waiting == "":
                 continue  # only what was rolled back: its outcome says so already
             if waiting is not None:

@@ -12,7 +12,13 @@ nothing is replaced. Then a detached helper container from the current image run
 `stackyard.system.update_helper` with the Docker socket, the working folder, the compose
 and env files' folders mounted at the same paths, `STACKYARD_VERSION` set to the new
 version (what `deploy/compose.yaml` reads), and the service's data folder, where it leaves
-its outcome for the new process to report. The helper removes itself when it ends."""
+its outcome for the new process to report. The helper removes itself when it ends.
+
+The outcome file holds one update at a time: an update replaces the last one's outcome
+with a pending entry before its helper starts, so that the process which runs after it
+(the new release, or the previous one rolled back) waits for this update's outcome
+rather than taking the last one's for it, and records each outcome once (marked under
+the file's lock, whichever process gets there first)."""
 
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,9 +37,8 @@ from stackyard.docker.helper import HelperError, HelperMount, start_detached
 from stackyard.docker.images import pull
 from stackyard.docker.own import own_container
 from stackyard.errors import Conflict, Invalid, RegistryError, StackyardError, Unavailable
-from stackyard.fs.atomic import write_atomic
-from stackyard.notifications.catalogue import EventName
-from stackyard.notifications.events import Event, Sink
+from stackyard.events import Event, EventName, Sink
+from stackyard.fs.jsonstore import JsonStore
 from stackyard.registry.reference import parse_reference
 from stackyard.system.release import latest_release, newer
 from stackyard.system.update_helper import HEALTH_SECONDS
@@ -77,7 +82,9 @@ class LastUpdate:
     from_version: str
     to_version: str
     finished_at: datetime
-    output: str
+    #: What the helper ran and said, with the new release's last log lines when it was
+    #: not healthy; null in an answer to whoever may not read logs (they may hold secrets).
+    output: str | None
     #: Why it did not succeed ("" when it did).
     why: str = ""
     #: The name of the helper container that made it.
@@ -85,6 +92,9 @@ class LastUpdate:
 
 
 def _last_update(raw: dict[str, Any]) -> LastUpdate | None:
+    """The outcome in the result file; None when there is none (an update is under way)."""
+    if raw.get("pending"):
+        return None
     try:
         return LastUpdate(
             status=raw["status"] if raw["status"] in ("succeeded", "rolled_back") else "failed",
@@ -125,6 +135,12 @@ class UpdateStatus:
     checked_at: datetime | None
     check_error: str | None
     last_update: LastUpdate | None
+
+
+def without_output(status: UpdateStatus) -> UpdateStatus:
+    """The status without the last update's output (null): for whoever may not read logs."""
+    last = status.last_update
+    return status if last is None else replace(status, last_update=replace(last, output=None))
 
 
 @dataclass(frozen=True)
@@ -201,17 +217,34 @@ class SelfUpdate:
         self._registry = registry
         self._checked: tuple[float, datetime, str | None, str | None] | None = None
         self._lock = asyncio.Lock()
+        #: The helper writes the outcome into it (atomically, once); this service writes
+        #: the pending entry and marks an outcome recorded, under the file's lock.
+        self._results = JsonStore(data_dir / RESULT_NAME)
 
     def installation(self) -> Installation | str:
         return _installation(self._docker(), self.data_dir)
 
     def _result(self) -> dict[str, Any] | None:
-        """What the last update's helper left (read by the process it started)."""
+        """What the last update's helper left (read by the process it started), or the
+        pending entry of the update under way."""
         try:
             raw = json.loads((self.data_dir / RESULT_NAME).read_text())
         except (OSError, ValueError):
             return None
         return raw if isinstance(raw, dict) else None
+
+    def begin(self, started: UpdateStarted, by: str) -> None:
+        """The last update's outcome replaced by this one's pending entry, before its helper
+        starts: until the helper writes this update's outcome there is none to report."""
+        pending = {
+            "pending": True,
+            "from_version": started.from_version,
+            "to_version": started.to_version,
+            "helper": started.helper,
+            "by": by,
+            "started_at": datetime.now(UTC).isoformat(),
+        }
+        self._results.write(pending)
 
     def last_update(self) -> LastUpdate | None:
         raw = self._result()
@@ -222,26 +255,40 @@ class SelfUpdate:
         it (the new release, or the previous one rolled back): the helper writes it once
         that process answers, so it is looked for during the helper's longest wait."""
         deadline = time.monotonic() + 2 * self.health_seconds + 60
-        while not await asyncio.to_thread(self._record_outcome, recorder):
+        while not await asyncio.to_thread(self.record_once, recorder):
             if time.monotonic() > deadline:
                 return
             await asyncio.sleep(2)
 
-    def _record_outcome(self, recorder: Recorder) -> bool:
-        """Whether the last update's outcome is in the audit log (recorded now, or before)."""
+    def record_once(self, recorder: Recorder) -> bool:
+        """Whether the last update's outcome is in the audit log (recorded now, or before);
+        False while there is none to record (an update under way, or none ever). It is
+        marked recorded under the file's lock before it is told, so that it is told once
+        even if two processes look at once."""
+        claimed: dict[str, Any] | None = None
+
+        def claim(raw: Any) -> Any:
+            nonlocal claimed
+            if isinstance(raw, dict) and not raw.get("recorded") and _last_update(raw):
+                claimed = raw
+                return raw | {"recorded": True}
+            return raw
+
         raw = self._result()
-        last = None if raw is None else _last_update(raw)
-        if raw is None or last is None:
-            return False
+        if raw is None or _last_update(raw) is None:
+            return False  # no update, or one under way: its helper has not written yet
         if raw.get("recorded"):
             return True
+        self._results.update(claim)
+        last = None if claimed is None else _last_update(claimed)
+        if claimed is None or last is None:
+            return True  # another process claimed it meanwhile
         outcome, said = update_outcome(last)
         detail = f"{last.from_version} -> {last.to_version}: {said}"
-        recorder(str(raw.get("by") or "system"), "system.update", None, outcome, detail)
+        recorder(str(claimed.get("by") or "system"), "system.update", None, outcome, detail)
         if self.events is not None:
             name = _OUTCOME_EVENTS[last.status]
             self.events(Event(name, "stackyard", f"Stackyard {detail}", last.to_version))
-        write_atomic(self.data_dir / RESULT_NAME, json.dumps(raw | {"recorded": True}).encode())
         return True
 
     async def _latest(
@@ -293,8 +340,16 @@ class SelfUpdate:
             raise Conflict(f"Version {self.version} is the latest release ({latest})")
         await asyncio.to_thread(self._pull, f"{found.repository}:{latest}")
         target = latest.removeprefix("v") if latest.startswith("v") else latest
-        name = await asyncio.to_thread(self._spawn, found, latest, target, by)
-        return UpdateStarted(self.version, target, name)
+        started = UpdateStarted(
+            self.version, target, f"{found.project}-self-update-{int(time.time())}"
+        )
+        await asyncio.to_thread(self.begin, started, by)
+        try:
+            await asyncio.to_thread(self._spawn, found, latest, target, by, started.helper)
+        except Unavailable:
+            await asyncio.to_thread(self._results.remove)  # no update: no outcome to wait for
+            raise
+        return started
 
     def _pull(self, image: str) -> None:
         try:
@@ -304,8 +359,7 @@ class SelfUpdate:
                 f"The new image could not be pulled; nothing was changed: {exc.detail}"
             ) from exc
 
-    def _spawn(self, found: Installation, tag: str, version: str, by: str) -> str:
-        name = f"{found.project}-self-update-{int(time.time())}"
+    def _spawn(self, found: Installation, tag: str, version: str, by: str, name: str) -> None:
         folders = {
             found.working_dir,
             *(str(Path(f).parent) for f in [*found.config_files, *found.env_files]),
@@ -372,4 +426,3 @@ class SelfUpdate:
             raise Unavailable(
                 f"The update helper could not be started; nothing was changed: {exc.detail}"
             ) from exc
-        return name

@@ -49,7 +49,7 @@ export const catalogue: NotificationCatalogue = {
       kind: "webhook",
       label: "Webhook",
       fields: [
-        { name: "url", label: "URL", type: "url", secret: false, required: true, choices: [], default: null, help: null },
+        { name: "url", label: "URL", type: "url", secret: true, required: true, choices: [], default: null, help: null },
         {
           name: "signing_key",
           label: "Signing key",
@@ -70,8 +70,9 @@ export function makeChannel(overrides: Partial<Channel> = {}): Channel {
     id: 1,
     name: "ops hook",
     kind: "webhook",
-    settings: { url: "https://hooks.example.net/stackyard" },
-    secrets_set: ["signing_key"],
+    settings: {},
+    // A webhook's URL holds its token: a secret, never sent back.
+    secrets_set: ["signing_key", "url"],
     enabled: true,
     created_at: "2026-11-20T10:00:00Z",
     updated_at: null,

@@ -3,7 +3,6 @@ import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
 import type { AgentSpec } from "../../api/types";
 import { fleetKeys } from "../dashboard/queries";
-import { settingsKeys } from "../settings/queries";
 
 export const agentKeys = {
   list: ["agents"] as const,
@@ -21,12 +20,11 @@ export function agentsQueryOptions() {
   });
 }
 
-/** Every change is audited and shows on the fleet dashboard. */
+/** Every change shows on the fleet dashboard. */
 function invalidateAgents(queryClient: QueryClient): Promise<unknown> {
   return Promise.all([
     queryClient.invalidateQueries({ queryKey: agentKeys.list }),
     queryClient.invalidateQueries({ queryKey: fleetKeys.all }),
-    queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
   ]);
 }
 
@@ -71,10 +69,8 @@ export function useDeleteAgent() {
 
 /** Reaches an agent before it is saved: its version, capabilities and (HTTPS) certificate fingerprint. */
 export function useTestUnsavedAgent() {
-  const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (body: AgentSpec) => unwrap(api.POST("/api/agents/test", { body })),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
   });
 }
 

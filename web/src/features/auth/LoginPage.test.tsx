@@ -135,10 +135,27 @@ describe("sign-in", () => {
     expect(screen.getByText("Password sign-in is kept for admins.")).toBeInTheDocument();
   });
 
-  it("shows why the provider's sign-in came back here", async () => {
+  it("shows why the provider's sign-in came back here, in its own words for the code", async () => {
+    installFakeFetch({
+      "GET /api/auth/me": unauthorized,
+      "GET /api/auth/sign-in-options": {
+        provider: { name: "Keycloak", start_url: "/api/auth/oidc/start" },
+        password_sign_in: "everyone",
+      },
+    });
+    renderApp("/login?error=no_role");
+    const said = await screen.findByText("Your account at Keycloak is in no group that has a role here: ask an admin.");
+    expect(said).toHaveAttribute("role", "alert");
+  });
+
+  it("never shows text from the address: an unknown code gets the general message", async () => {
     installFakeFetch({ "GET /api/auth/me": unauthorized });
-    renderApp("/login?error=Your%20account%20at%20Keycloak%20is%20in%20no%20group");
-    expect(await screen.findByRole("alert")).toHaveTextContent("Your account at Keycloak is in no group");
+    const spoof = "Your account is locked: call +1 555 0100";
+    renderApp(`/login?error=${encodeURIComponent(spoof)}`);
+    const alert = await screen.findByRole("alert");
+    expect(alert).toHaveTextContent("did not succeed: an admin finds why in the audit log");
+    expect(alert).not.toHaveTextContent("555");
+    expect(document.body).not.toHaveTextContent("call +1 555");
   });
 
   it("asks for the two-factor code after the password, and sends both", async () => {

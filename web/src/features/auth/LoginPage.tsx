@@ -5,6 +5,7 @@ import { ApiError, errorMessage } from "../../api/errors";
 import { Field } from "../../components/Field";
 import { PasswordInput } from "../../components/PasswordInput";
 import { away } from "./leave";
+import { providerRefusalMessage } from "./providerRefusal";
 import type { LoginLocationState } from "./RequireAuth";
 import { signInOptionsQueryOptions, useLogin } from "./queries";
 
@@ -52,8 +53,9 @@ export function LoginPage() {
   const [code, setCode] = useState("");
   const [codeNeeded, setCodeNeeded] = useState(false);
   const then = targetAfterLogin(location.state);
-  // Why the identity provider's sign-in came back here (the server says it).
-  const providerError = search.get("error");
+  // Why the identity provider's sign-in came back here: a code the server sent, shown as
+  // a message of ours (never the address's own text: anyone can make up a link).
+  const refusal = search.get("error");
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
@@ -76,11 +78,11 @@ export function LoginPage() {
         <h1 id="login-title">
           Sign in to <span className="brand">Stackyard</span>
         </h1>
-        {providerError && (
+        {refusal ? (
           <p className="error" role="alert">
-            {providerError}
+            {providerRefusalMessage(refusal, options.data?.provider?.name)}
           </p>
-        )}
+        ) : null}
         {provider && <ProviderSignIn name={provider.name} startUrl={provider.start_url} then={then} />}
         {!codeNeeded ? (
           <>

@@ -4,7 +4,6 @@ import { hostApi, hostPath, type HostId } from "../../api/hosts";
 import type { ArchiveInfo, NewBackup, RestoreOptions } from "../../api/types";
 import { apiUrl, putWithProgress } from "../../api/upload";
 import { hostKey, useHost } from "../hosts/host";
-import { settingsKeys } from "../settings/queries";
 import { invalidateStacks, stackKeys } from "../stacks/queries";
 
 /** Every key names its host second: each host keeps its own archives. */
@@ -77,11 +76,7 @@ export function useRestoreBackup() {
     mutationFn: ({ name, options }: { name: string; options: RestoreOptions }) =>
       unwrap(hostApi(host).POST("/api/backups/{name}/restore", { params: { path: { name } }, body: options })),
     onSuccess: (run) => queryClient.setQueryData(stackKeys.run(host, run.stack), run),
-    onSettled: () =>
-      Promise.all([
-        invalidateStacks(queryClient, host),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 

@@ -3,7 +3,6 @@ import { ApiError, unwrap } from "../../api/errors";
 import { hostApi, hostPath, type HostId } from "../../api/hosts";
 import type { ContainerAction } from "../../api/types";
 import { hostKey } from "../hosts/host";
-import { settingsKeys } from "../settings/queries";
 
 export const containerKeys = {
   usage: (host: HostId) => ["host-usage", hostKey(host)] as const,
@@ -56,7 +55,6 @@ export function useOutsideContainerAction(host: HostId) {
       Promise.all([
         queryClient.invalidateQueries({ queryKey: containerKeys.outside(host) }),
         queryClient.invalidateQueries({ queryKey: containerKeys.usage(host) }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
       ]),
   });
 }

@@ -5,7 +5,6 @@ import { hostApi, LOCAL_HOST, type HostId } from "../../api/hosts";
 import type { DestinationChange, NewDestination, Run, UnsavedDestinationTest } from "../../api/types";
 import { backupKeys } from "../backups/queries";
 import { useHost } from "../hosts/host";
-import { settingsKeys } from "../settings/queries";
 import { invalidateStacks, stackKeys } from "../stacks/queries";
 
 export const destinationKeys = {
@@ -30,13 +29,8 @@ export function remoteArchivesQueryOptions(id: number) {
   });
 }
 
-// Every change, test and transfer is audited by the server: each refreshes the audit log.
-
 function invalidateDestinations(queryClient: QueryClient): Promise<unknown> {
-  return Promise.all([
-    queryClient.invalidateQueries({ queryKey: destinationKeys.list }),
-    queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-  ]);
+  return queryClient.invalidateQueries({ queryKey: destinationKeys.list });
 }
 
 export function useCreateDestination() {
@@ -74,10 +68,8 @@ export function useDeleteDestination() {
 
 /** Tries settings before they are saved (an SFTP server's host key is shown, not pinned). */
 export function useTestUnsavedDestination() {
-  const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (body: UnsavedDestinationTest) => unwrap(api.POST("/api/destinations/test", { body })),
-    onSettled: () => queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
   });
 }
 
@@ -100,11 +92,7 @@ export function useDeleteRemoteArchive(id: number) {
           params: { path: { destination_id: id, name } },
         }),
       ),
-    onSettled: () =>
-      Promise.all([
-        queryClient.invalidateQueries({ queryKey: destinationKeys.archives(id) }),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSettled: () => queryClient.invalidateQueries({ queryKey: destinationKeys.archives(id) }),
   });
 }
 
@@ -119,11 +107,7 @@ function transferCallbacks(queryClient: QueryClient, host: HostId) {
       host === null
         ? queryClient.setQueryData(stackKeys.run(LOCAL_HOST, run.stack), run)
         : queryClient.setQueryData(stackKeys.transfer(host, run.stack), run),
-    onSettled: () =>
-      Promise.all([
-        invalidateStacks(queryClient, host),
-        queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-      ]),
+    onSettled: () => invalidateStacks(queryClient, host),
   };
 }
 

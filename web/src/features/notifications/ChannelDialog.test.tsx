@@ -91,8 +91,8 @@ describe("the channel dialog", () => {
     expect(passed).toHaveClass("success");
     expect(await fake.calls("POST", "/api/notifications/channels/test")[0]?.json()).toEqual({
       kind: "webhook",
-      settings: { url: "http://127.0.0.1:9000/in" },
-      secrets: { signing_key: "s3cret" },
+      settings: {},
+      secrets: { url: "http://127.0.0.1:9000/in", signing_key: "s3cret" },
     });
 
     answer = { ok: false, detail: "Answered 500: receiver says no" };
@@ -109,8 +109,8 @@ describe("the channel dialog", () => {
     expect(await fake.calls("POST", "/api/notifications/channels")[0]?.json()).toEqual({
       name: "hook",
       kind: "webhook",
-      settings: { url: "http://127.0.0.1:9000/inx" },
-      secrets: { signing_key: "s3cret" },
+      settings: {},
+      secrets: { url: "http://127.0.0.1:9000/inx", signing_key: "s3cret" },
       enabled: true,
     });
     expect(screen.getByText("Channel hook saved.")).toBeInTheDocument();
@@ -143,21 +143,24 @@ describe("the channel dialog", () => {
     const { user, dialog } = await openEdit("ops hook");
     expect(within(dialog).queryByRole("combobox", { name: "Kind" })).not.toBeInTheDocument();
     expect(dialog).toHaveTextContent("Kind: Webhook");
-    expect(within(dialog).getByLabelText("URL")).toHaveValue("https://hooks.example.net/stackyard");
+    // The URL holds its token: a stored secret too, never shown.
+    expect(within(dialog).getByLabelText("URL")).toHaveValue("");
+    expect(within(dialog).getByLabelText("URL")).toHaveAttribute("placeholder", "stored — leave empty to keep");
+    expect(within(dialog).queryByRole("checkbox", { name: "Remove the stored url" })).not.toBeInTheDocument();
     const key = within(dialog).getByLabelText("Signing key");
     expect(key).toHaveValue("");
     expect(key).toHaveAttribute("placeholder", "stored — leave empty to keep");
     expect(key).not.toBeRequired();
 
-    await user.clear(within(dialog).getByLabelText("URL"));
     await user.type(within(dialog).getByLabelText("URL"), "https://hooks.example.net/v2");
     await user.click(within(dialog).getByRole("checkbox", { name: "Enabled (sends what the rules pick for it)" }));
     await user.click(within(dialog).getByRole("button", { name: "Save changes" }));
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
-    // Secrets left out: kept.
+    // Secrets left out: kept (the signing key); the URL typed: replaced.
     expect(await fake.calls("PATCH", "/api/notifications/channels/1")[0]?.json()).toEqual({
       name: "ops hook",
-      settings: { url: "https://hooks.example.net/v2" },
+      settings: {},
+      secrets: { url: "https://hooks.example.net/v2" },
       enabled: false,
     });
 
@@ -195,13 +198,13 @@ describe("the channel dialog", () => {
     expect(await within(dialog).findByRole("status")).toHaveTextContent("Test passed");
     expect(fake.calls("POST", "/api/notifications/channels/1/test")).toHaveLength(1);
 
-    await user.type(within(dialog).getByLabelText("URL"), "/v2");
+    await user.type(within(dialog).getByLabelText("URL"), "https://hooks.example.net/v2");
     await user.click(within(dialog).getByRole("button", { name: "Send test" }));
     await waitFor(() => expect(fake.calls("POST", "/api/notifications/channels/test")).toHaveLength(1));
     expect(await fake.calls("POST", "/api/notifications/channels/test")[0]?.json()).toEqual({
       kind: "webhook",
-      settings: { url: "https://hooks.example.net/stackyard/v2" },
-      secrets: {},
+      settings: {},
+      secrets: { url: "https://hooks.example.net/v2" },
       channel_id: 1, // the stored key, never sent back, is the server's to add
     });
     expect(await within(dialog).findByRole("status")).toHaveTextContent("Test passed");

@@ -2,7 +2,6 @@ import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@ta
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
 import type { ChannelChange, NewChannel, NotificationRuleSpec, UnsavedChannelTest } from "../../api/types";
-import { settingsKeys } from "../settings/queries";
 
 export const notificationKeys = {
   catalogue: ["notification-catalogue"] as const,
@@ -57,20 +56,12 @@ export function deliveriesQueryOptions(id: number) {
   });
 }
 
-// Every change and test is audited by the server: each refreshes the audit log.
-
 function invalidateChannels(queryClient: QueryClient): Promise<unknown> {
-  return Promise.all([
-    queryClient.invalidateQueries({ queryKey: notificationKeys.channels }),
-    queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-  ]);
+  return queryClient.invalidateQueries({ queryKey: notificationKeys.channels });
 }
 
 function invalidateRules(queryClient: QueryClient): Promise<unknown> {
-  return Promise.all([
-    queryClient.invalidateQueries({ queryKey: notificationKeys.rules }),
-    queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-  ]);
+  return queryClient.invalidateQueries({ queryKey: notificationKeys.rules });
 }
 
 export function useCreateChannel() {
@@ -128,8 +119,7 @@ export function useTestChannelForm() {
             api.POST("/api/notifications/channels/{channel_id}/test", { params: { path: { channel_id: test.saved } } }),
           )
         : unwrap(api.POST("/api/notifications/channels/test", { body: test })),
-    onSettled: (_data, _error, test) =>
-      "saved" in test ? invalidateChannels(queryClient) : queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
+    onSettled: (_data, _error, test) => ("saved" in test ? invalidateChannels(queryClient) : undefined),
   });
 }
 

@@ -4,7 +4,6 @@ import { unwrap } from "../../api/errors";
 import type { Schedule, ScheduleSpec } from "../../api/types";
 import { backupKeys } from "../backups/queries";
 import { destinationKeys } from "../destinations/queries";
-import { settingsKeys } from "../settings/queries";
 
 export const scheduleKeys = {
   list: ["schedules"] as const,
@@ -59,12 +58,8 @@ export function specOf(schedule: Schedule): ScheduleSpec {
   return { ...spec, agent_id: schedule.agent_id ?? null };
 }
 
-// Every change and "run now" is audited by the server: each refreshes the audit log.
 function invalidateSchedules(queryClient: QueryClient): Promise<unknown> {
-  return Promise.all([
-    queryClient.invalidateQueries({ queryKey: scheduleKeys.list }),
-    queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-  ]);
+  return queryClient.invalidateQueries({ queryKey: scheduleKeys.list });
 }
 
 export function useCreateSchedule() {

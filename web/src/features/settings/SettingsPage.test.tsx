@@ -7,8 +7,14 @@ import { renderApp } from "../../test/renderApp";
 import { makePolicy } from "../../test/stackFixtures";
 
 const tokens: ApiToken[] = [
-  { id: 3, name: "ci", created_at: "2025-01-02T03:04:05Z", last_used_at: null },
-  { id: 4, name: "backup-script", created_at: "2025-01-03T03:04:05Z", last_used_at: "2025-01-04T00:00:00Z" },
+  { id: 3, name: "ci", created_at: "2025-01-02T03:04:05Z", last_used_at: null, expires_at: null },
+  {
+    id: 4,
+    name: "backup-script",
+    created_at: "2025-01-03T03:04:05Z",
+    last_used_at: "2025-01-04T00:00:00Z",
+    expires_at: null,
+  },
 ];
 
 const LOCAL = { email: null, two_factor: false, two_factor_required: false, provider_account: false };
@@ -156,6 +162,32 @@ describe("settings for an admin", () => {
     await user.click(within(region).getByRole("button", { name: "Confirm" }));
 
     await waitFor(() => expect(fake.calls("DELETE", "/api/users/bob")).toHaveLength(1));
+  });
+
+  it("reads the audit log again after a change, and after a refused one (the server audits both)", async () => {
+    const fake = installFakeFetch(
+      adminRoutes({
+        "POST /api/users": () => json({ detail: "User already exists" }, { status: 409 }),
+        "DELETE /api/users/:username": () => noContent(),
+      }),
+    );
+    const { user } = renderApp("/settings");
+    const audit = await screen.findByRole("region", { name: "Audit log" });
+    await within(audit).findByText("action.1");
+    const region = screen.getByRole("region", { name: "Users" });
+    const readsBefore = fake.calls("GET", "/api/audit").length;
+
+    const form = within(region).getByRole("form", { name: "Create user" });
+    await user.type(within(form).getByLabelText("Username"), "bob");
+    await user.type(within(form).getByLabelText("Password"), "pw");
+    await user.click(within(form).getByRole("button", { name: "Create user" }));
+    expect(await within(region).findByRole("alert")).toHaveTextContent("User already exists");
+    await waitFor(() => expect(fake.calls("GET", "/api/audit").length).toBe(readsBefore + 1));
+
+    await user.click(within(region).getByRole("button", { name: "Delete user bob" }));
+    await user.click(within(region).getByRole("button", { name: "Confirm" }));
+    await waitFor(() => expect(fake.calls("DELETE", "/api/users/bob")).toHaveLength(1));
+    await waitFor(() => expect(fake.calls("GET", "/api/audit").length).toBe(readsBefore + 2));
   });
 
   it("shows the server's detail when a user action fails", async () => {

@@ -63,7 +63,8 @@ export function registriesQueryOptions() {
   });
 }
 
-// Every change below is audited by the server, so each also refreshes the audit log.
+// Every change below is audited by the server: the query client re-reads the audit log
+// after every mutation (queryClient.ts), so none of them names it.
 
 /** Marks the queries under `keys` stale (those on screen are read again); resolves when they are. */
 function useInvalidate(...keys: QueryKey[]) {
@@ -74,7 +75,7 @@ function useInvalidate(...keys: QueryKey[]) {
 /** Ends your other sign-ins and revokes all your API tokens (this sign-in stays). */
 export function useChangePassword() {
   // The user's own record too: a one-time password's nudge goes.
-  const invalidate = useInvalidate(authKeys.me, settingsKeys.tokens, settingsKeys.users, settingsKeys.audit);
+  const invalidate = useInvalidate(authKeys.me, settingsKeys.tokens, settingsKeys.users);
   return useMutation({
     mutationFn: (body: { current_password: string; new_password: string }) =>
       unwrap(api.PUT("/api/auth/password", { body })),
@@ -84,7 +85,7 @@ export function useChangePassword() {
 
 /** Needs the user's current password again; a wrong one is a 403 with the server's detail. */
 export function useCreateToken() {
-  const invalidate = useInvalidate(settingsKeys.tokens, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.tokens);
   return useMutation({
     mutationFn: (body: NewToken) => unwrap(api.POST("/api/auth/tokens", { body })),
     onSuccess: invalidate,
@@ -92,7 +93,7 @@ export function useCreateToken() {
 }
 
 export function useDeleteToken() {
-  const invalidate = useInvalidate(settingsKeys.tokens, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.tokens);
   return useMutation({
     mutationFn: (id: number) => unwrap(api.DELETE("/api/auth/tokens/{token_id}", { params: { path: { token_id: id } } })),
     onSettled: invalidate,
@@ -100,7 +101,7 @@ export function useDeleteToken() {
 }
 
 export function useCreateUser() {
-  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.users);
   return useMutation({
     mutationFn: (body: NewUser) => unwrap(api.POST("/api/users", { body })),
     onSuccess: invalidate,
@@ -108,7 +109,7 @@ export function useCreateUser() {
 }
 
 export function useDeleteUser() {
-  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.users);
   return useMutation({
     mutationFn: (username: string) => unwrap(api.DELETE("/api/users/{username}", { params: { path: { username } } })),
     onSettled: invalidate,
@@ -117,7 +118,7 @@ export function useDeleteUser() {
 
 /** Admin: a new role or (dis)abling; either ends the user's sessions and revokes their tokens. */
 export function useUpdateUser() {
-  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.users);
   return useMutation({
     mutationFn: ({ username, change }: { username: string; change: UserChange }) =>
       unwrap(api.PATCH("/api/users/{username}", { params: { path: { username } }, body: change })),
@@ -127,7 +128,7 @@ export function useUpdateUser() {
 
 /** Admin: revoke one of another user's API tokens. */
 export function useRevokeUserToken() {
-  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.users);
   return useMutation({
     mutationFn: ({ username, tokenId }: { username: string; tokenId: number }) =>
       unwrap(
@@ -139,7 +140,7 @@ export function useRevokeUserToken() {
 
 /** Admin: set another user's password; their sessions end and their API tokens are revoked. */
 export function useSetUserPassword() {
-  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.users);
   return useMutation({
     mutationFn: ({ username, password }: { username: string; password: string }) =>
       unwrap(api.PUT("/api/users/{username}/password", { params: { path: { username } }, body: { password } })),
@@ -148,7 +149,7 @@ export function useSetUserPassword() {
 }
 
 export function useSetRegistry() {
-  const invalidate = useInvalidate(settingsKeys.registries, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.registries);
   return useMutation({
     mutationFn: (body: NewRegistry) => unwrap(api.PUT("/api/registries", { body })),
     onSettled: invalidate,
@@ -156,7 +157,7 @@ export function useSetRegistry() {
 }
 
 export function useDeleteRegistry() {
-  const invalidate = useInvalidate(settingsKeys.registries, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.registries);
   return useMutation({
     mutationFn: (registry: string) =>
       unwrap(api.DELETE("/api/registries/{registry}", { params: { path: { registry } } })),
@@ -166,7 +167,7 @@ export function useDeleteRegistry() {
 
 /** Admin: turns a user's two-factor sign-in off; their sessions end and their tokens are revoked. */
 export function useResetTwoFactor() {
-  const invalidate = useInvalidate(settingsKeys.users, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.users);
   return useMutation({
     mutationFn: (username: string) =>
       unwrap(api.POST("/api/users/{username}/two-factor/reset", { params: { path: { username } } })),
@@ -175,7 +176,7 @@ export function useResetTwoFactor() {
 }
 
 export function useSetIdentityProvider() {
-  const invalidate = useInvalidate(settingsKeys.identityProvider, authKeys.signInOptions, settingsKeys.audit);
+  const invalidate = useInvalidate(settingsKeys.identityProvider, authKeys.signInOptions);
   return useMutation({
     mutationFn: (body: IdentityProviderChange) => unwrap(api.PUT("/api/identity-provider", { body })),
     onSuccess: invalidate,
@@ -194,7 +195,7 @@ export function useBeginTwoFactor() {
  * once). Not waiting for the user's record to be read again: the codes are shown at once.
  */
 export function useConfirmTwoFactor() {
-  const invalidate = useInvalidate(authKeys.me, settingsKeys.audit);
+  const invalidate = useInvalidate(authKeys.me);
   return useMutation({
     mutationFn: (code: string) => unwrap(api.POST("/api/auth/two-factor/confirm", { body: { code } })),
     onSuccess: () => void invalidate(),
@@ -202,7 +203,7 @@ export function useConfirmTwoFactor() {
 }
 
 export function useTurnOffTwoFactor() {
-  const invalidate = useInvalidate(authKeys.me, settingsKeys.audit);
+  const invalidate = useInvalidate(authKeys.me);
   return useMutation({
     mutationFn: (password: string) => unwrap(api.POST("/api/auth/two-factor/off", { body: { password } })),
     onSuccess: invalidate,

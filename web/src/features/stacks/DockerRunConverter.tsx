@@ -8,7 +8,8 @@ import { useConvertDockerRun } from "./queries";
 /**
  * "From a docker run command": a pasted command becomes the compose file (the server
  * converts it). Replacing a compose file the user already wrote is asked first; what the
- * conversion dropped (`--rm`, `-d`) is listed.
+ * conversion dropped (`--rm`, `-d`) is listed, and each option that gives the container the
+ * host (`--privileged`, `--pid host`, `/` mounted, ...) is named in a warning.
  */
 export function DockerRunConverter({
   compose,
@@ -55,6 +56,18 @@ export function DockerRunConverter({
         <p className="error" role="alert">
           {errorMessage(convert.error)}
         </p>
+      )}
+      {convert.isSuccess && convert.data.warnings.length > 0 && (
+        <div className="host-warning tone-warn" role="alert">
+          <p>
+            <strong>This gives the container the host</strong> (root on it, as a rule):
+          </p>
+          <ul aria-label="Gives the container the host">
+            {convert.data.warnings.map((warning) => (
+              <li key={warning}>{warning}</li>
+            ))}
+          </ul>
+        </div>
       )}
       {convert.isSuccess && convert.data.notes.length > 0 && (
         <ul className="muted small" aria-label="Left out">

@@ -212,6 +212,29 @@ describe("a stack's last update", () => {
     expect(screen.getByText("Update: last try rolled back")).toHaveClass("tone-warn");
   });
 
+  it("says that the logs are for operators and admins when the server leaves them out", async () => {
+    installFakeEventSource();
+    installFakeFetch(
+      stackRoutes(() =>
+        makeStackUpdate({
+          last_update: {
+            at: "2025-03-01T04:00:00Z",
+            outcome: "rolled_back",
+            detail: "rolled back: app is unhealthy",
+            by: null,
+            logs: null,
+          },
+        }),
+      ),
+    );
+    renderApp("/stacks/web");
+
+    const last = await screen.findByTestId("last-update");
+    expect(last).toHaveTextContent("Last update rolled back: app is unhealthy");
+    expect(within(last).getByText("Logs are shown to operators and admins")).toBeInTheDocument();
+    expect(within(last).queryByLabelText("Logs of the service that failed")).not.toBeInTheDocument();
+  });
+
   it("says in red that the rollback failed, and what runs now", async () => {
     installFakeEventSource();
     installFakeFetch(

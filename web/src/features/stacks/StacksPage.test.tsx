@@ -407,6 +407,7 @@ describe("new stack from a docker run command", () => {
     compose: "services:\n  web:\n    image: nginx:1.27\n    container_name: web\n",
     service: "web",
     notes: ["--rm: compose removes a service's container with `down`"],
+    warnings: [],
   };
 
   it("fills the compose file and the name, says what it left out, and asks before replacing", async () => {
@@ -435,6 +436,42 @@ describe("new stack from a docker run command", () => {
     await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
     await user.click(within(await screen.findByRole("alertdialog")).getByRole("button", { name: "Replace" }));
     expect(within(form).getByLabelText("Compose file")).toHaveValue(converted.compose);
+  });
+
+  it("names each option that gives the container the host, before the stack is made", async () => {
+    installFakeFetch(
+      stackRoutes({
+        "POST /api/stacks/convert": {
+          compose: "services:\n  alpine:\n    image: alpine\n    privileged: true\n",
+          service: "alpine",
+          notes: [],
+          warnings: [
+            "--privileged: every capability and every device of the host: root on it",
+            "-v /:/host: the host's /: the container reads and writes it",
+          ],
+        },
+      }),
+    );
+    const { user } = renderApp("/stacks");
+
+    await user.click(await screen.findByRole("button", { name: "New stack" }));
+    const form = screen.getByRole("form", { name: "New stack" });
+    await user.click(within(form).getByText("From a docker run command"));
+    await user.type(within(form).getByLabelText("docker run command"), "docker run --privileged -v /:/host alpine");
+    await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
+
+    const warning = await within(form).findByRole("alert");
+    expect(warning).toHaveTextContent("This gives the container the host (root on it, as a rule)");
+    const items = within(within(warning).getByRole("list", { name: "Gives the container the host" })).getAllByRole(
+      "listitem",
+    );
+    expect(items.map((item) => item.textContent)).toEqual([
+      "--privileged: every capability and every device of the host: root on it",
+      "-v /:/host: the host's /: the container reads and writes it",
+    ]);
+    expect(within(form).getByLabelText("Compose file")).toHaveValue(
+      "services:\n  alpine:\n    image: alpine\n    privileged: true\n",
+    );
   });
 
   it("shows why a command cannot be converted and changes nothing", async () => {

@@ -33,8 +33,12 @@ function reason(detail: string | null): string {
   return (detail ?? "").replace(/^rolled back:\s*/i, "");
 }
 
-/** The last log lines of the service that failed the health gate. */
-function OutcomeLogs({ logs }: { logs: string[] }) {
+/**
+ * The last log lines of the service that failed the health gate; the server leaves them
+ * out (null) for whoever may not read the stack's logs, since they may hold secrets.
+ */
+function OutcomeLogs({ logs }: { logs: string[] | null }) {
+  if (logs === null) return <p className="muted small">Logs are shown to operators and admins</p>;
   if (logs.length === 0) return null;
   return (
     <pre className="console-output outcome-logs" aria-label="Logs of the service that failed">

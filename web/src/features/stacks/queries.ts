@@ -4,7 +4,6 @@ import { ApiError, unwrap } from "../../api/errors";
 import { hostApi, hostPath, type HostId } from "../../api/hosts";
 import type { NewStack, Run, StackAction, StackDetail, UpdatePolicy } from "../../api/types";
 import { hostKey, useHost } from "../hosts/host";
-import { settingsKeys } from "../settings/queries";
 
 /** Every key names its host second (`hostKey`): each host has its own cache. */
 export const stackKeys = {
@@ -111,13 +110,6 @@ export function invalidateStacks(queryClient: QueryClient, host: HostId): Promis
   ]);
 }
 
-function invalidateStacksAndAudit(queryClient: QueryClient, host: HostId): Promise<unknown> {
-  return Promise.all([
-    invalidateStacks(queryClient, host),
-    queryClient.invalidateQueries({ queryKey: settingsKeys.audit }),
-  ]);
-}
-
 // Mutation hooks act on the host of the page they are used on (`useHost()`: the address's
 // `?host=`), and invalidate that host's queries.
 
@@ -157,7 +149,7 @@ export function useCreateStack() {
     onSuccess: (stack) => {
       queryClient.setQueryData(stackKeys.detail(host, stack.id), stack);
     },
-    onSettled: () => invalidateStacksAndAudit(queryClient, host),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
@@ -200,7 +192,7 @@ export function useSaveSecrets(id: string) {
     onSuccess: (_data, content) => {
       queryClient.setQueryData(stackKeys.secrets(host, id), { content });
     },
-    onSettled: () => invalidateStacksAndAudit(queryClient, host),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
@@ -231,7 +223,7 @@ export function useSetUpdatePolicy(id: string) {
           body: policy,
         }),
       ),
-    onSettled: () => invalidateStacksAndAudit(queryClient, host),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
@@ -242,7 +234,7 @@ export function useInheritUpdatePolicy(id: string) {
   return useMutation({
     mutationFn: () =>
       unwrap(hostApi(host).DELETE("/api/stacks/{stack_id}/update-policy", { params: { path: { stack_id: id } } })),
-    onSettled: () => invalidateStacksAndAudit(queryClient, host),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }
 
@@ -263,7 +255,7 @@ export function useSetDefaultUpdatePolicy() {
     onSettled: () =>
       Promise.all([
         queryClient.invalidateQueries({ queryKey: stackKeys.defaultPolicy(host) }),
-        invalidateStacksAndAudit(queryClient, host),
+        invalidateStacks(queryClient, host),
       ]),
   });
 }
@@ -300,6 +292,6 @@ export function useDeleteStack() {
       queryClient.removeQueries({ queryKey: stackKeys.secrets(host, id) });
       queryClient.removeQueries({ queryKey: stackKeys.deletePlan(host, id) });
     },
-    onSettled: () => invalidateStacksAndAudit(queryClient, host),
+    onSettled: () => invalidateStacks(queryClient, host),
   });
 }

@@ -100,6 +100,36 @@ describe("the Stackyard version in Settings", () => {
     expect(within(section).getByLabelText("Output of the last update")).toHaveTextContent("Error: pull access denied");
   });
 
+  it("says beside the Update button that the offered release was rolled back, when and why", async () => {
+    const rolledBack = makeLastUpdate({
+      status: "rolled_back",
+      from_version: "0.1.0",
+      to_version: "0.2.0",
+      finished_at: "2025-03-01T10:00:00Z",
+      why: "the new release is not healthy: it exited (status 3)",
+    });
+    installFakeFetch(routes({ "GET /api/system/update": updateAvailable({ last_update: rolledBack }) }));
+    renderApp("/settings");
+
+    const section = await versionSection();
+    const offer = (await within(section).findByText("Update available: 0.2.0")).closest(".update-offer");
+    const said = within(offer as HTMLElement).getByTestId("offered-before");
+    expect(said).toHaveTextContent(
+      /^0\.2\.0 was rolled back on .+: the new release is not healthy: it exited \(status 3\)\. Updating tries it again\.$/,
+    );
+    expect(within(said).getByText(/2025|Mar/)).toHaveAttribute("datetime", "2025-03-01T10:00:00Z");
+    expect(within(offer as HTMLElement).getByRole("button", { name: "Update to 0.2.0" })).toBeInTheDocument();
+  });
+
+  it("says nothing beside the Update button of a release that was never tried", async () => {
+    installFakeFetch(routes({ "GET /api/system/update": updateAvailable({ last_update: makeLastUpdate() }) }));
+    renderApp("/settings");
+
+    const section = await versionSection();
+    await within(section).findByText("Update available: 0.2.0");
+    expect(within(section).queryByTestId("offered-before")).not.toBeInTheDocument();
+  });
+
   it("shows a succeeded last update without its output", async () => {
     installFakeFetch(routes({ "GET /api/system/update": makeUpdateStatus({ last_update: makeLastUpdate({ output: "all fine" }) }) }));
     renderApp("/settings");

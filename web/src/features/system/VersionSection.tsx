@@ -10,6 +10,7 @@ import { Loading } from "../../components/Loading";
 import { useCan } from "../auth/permissions";
 import { updateStatusQueryOptions, useCheckForUpdate, useStartUpdate } from "./queries";
 import { SelfUpdateProgress } from "./SelfUpdateProgress";
+import { sameVersion } from "./versionWatch";
 
 function When({ at }: { at: string }) {
   return (
@@ -38,6 +39,22 @@ export function LastUpdateNote({ last }: { last: LastUpdate }) {
         </pre>
       )}
     </div>
+  );
+}
+
+/**
+ * What became of the last try of the release offered now, when it did not hold: "2.1.0 was
+ * rolled back on <date>: <reason>", said beside its Update button. Null when the offered
+ * release was never tried, or was installed.
+ */
+export function OfferedBefore({ last, offered }: { last: LastUpdate | null; offered: string }) {
+  if (!last || last.status === "succeeded" || !sameVersion(last.to_version, offered)) return null;
+  const what = last.status === "rolled_back" ? "was rolled back" : "failed";
+  return (
+    <p className="warn-text" data-testid="offered-before">
+      {last.to_version} {what} on <time dateTime={last.finished_at}>{formatDateTime(last.finished_at)}</time>
+      {last.why ? `: ${last.why}` : ""}. Updating tries it again.
+    </p>
   );
 }
 
@@ -140,6 +157,7 @@ export function VersionSection() {
               <p>
                 <strong>Update available: {data.latest_version}</strong>
               </p>
+              <OfferedBefore last={data.last_update} offered={data.latest_version} />
               {mayUpdate ? (
                 <button type="button" className="primary" onClick={() => setConfirming(true)}>
                   Update to {data.latest_version}

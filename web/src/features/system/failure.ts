@@ -13,6 +13,6 @@ export function failureSince(last: LastUpdate | null, before: LastUpdate | null,
       last.status === "rolled_back"
         ? `The update to ${last.to_version} was rolled back (${last.why || "not healthy"}): it runs ${last.from_version} again.`
         : `The update to ${last.to_version} failed${last.why ? ` (${last.why})` : ""}: it still runs ${last.from_version}.`,
-    output: last.output,
+    output: last.output ?? undefined,
   };
 }

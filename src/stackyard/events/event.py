@@ -8,13 +8,11 @@ an image's newest digest), an occurrence carries what is its own (a run's id).""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from stackyard.clock import utcnow
-from stackyard.notifications.catalogue import KINDS, EventName, Severity
+from stackyard.events.catalogue import KINDS, EventName, Severity
 
 #: The longest text an event keeps (a run's error is cut there).
 TEXT_LENGTH = 500
@@ -51,39 +49,3 @@ class Event:
 
     def on_host(self, host_id: int | None, host: str) -> Event:
         return replace(self, host_id=host_id, host=host)
-
-    @property
-    def link(self) -> str:
-        """The page of the UI that shows what the event is about (a path)."""
-        host = f"?host={self.host_id}" if self.host_id else ""
-        if self.name.startswith("agent_"):
-            return "/agents"
-        if self.name.startswith(("self_update", "release", "signin")):
-            return "/settings"
-        if self.name in ("schedule_missed", "retention_skipped"):
-            return "/schedules"
-        if self.stack:
-            return f"/stacks/{self.stack}{host}"
-        if self.name.startswith("container_"):
-            return f"/containers{host}"
-        return "/"
-
-
-Sink = Callable[[Event], None]
-
-
-class EventHub:
-    """Where a host's events go: every listener, called on the thread that raised the
-    event (a listener queues it and returns: raising never waits for a delivery)."""
-
-    def __init__(self) -> None:
-        self._listeners: list[Sink] = []
-        self._lock = threading.Lock()
-
-    def listen(self, sink: Sink) -> None:
-        with self._lock:
-            self._listeners.append(sink)
-
-    def raise_event(self, event: Event) -> None:
-        for sink in list(self._listeners):
-            sink(event)

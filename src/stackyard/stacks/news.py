@@ -3,8 +3,7 @@ push that failed (or succeeded), a restore, work a stop of the service cut short
 
 from __future__ import annotations
 
-from stackyard.notifications.catalogue import EventName
-from stackyard.notifications.events import Event
+from stackyard.events import Event, EventName
 from stackyard.stacks.runs import RunState
 
 _DONE = ("succeeded", "partial")
