@@ -24,9 +24,16 @@ from stackyard.root import build
 from stackyard.root.services import AgentServices, CentralServices, Jobs, Services
 from stackyard.settings import Settings
 
-#: Seconds from the end of start-up to the warm-up and the background jobs' first work:
-#: the service binds its port and answers first (a warm-up holding the interpreter made
-#: the first answer wait 0.2 s, and the jobs' first queries in threads up to 0.3 s more).
+#: What a job waits for before it begins (set by the warm-up).
+Ready = asyncio.Future[None]
+#: A job's work.
+Work = Coroutine[Any, Any, None]
+
+#: Seconds from the end of start-up to the warm-up: the service binds its port and
+#: answers first (a warm-up holding the interpreter made the first answer wait 0.2 s, and
+#: the background jobs' first queries, in threads, up to 0.3 s more: they begin once the
+#: warm-up has cleaned up what an interrupted run left, whose helpers and partial files
+#: they would otherwise lose to it).
 WARM_UP_DELAY = 0.1
 
 
@@ -36,6 +43,7 @@ def central(
     """The central started: its parts, then its jobs. `routes`: the routes phase (in the
     warm-up); `stack`: where each job's stop goes."""
     services = build.central(settings)
+    cleaned = asyncio.get_running_loop().create_future()
     db = services.db
     stack.callback(db.dispose)
     first_admin = asyncio.ensure_future(
@@ -47,9 +55,10 @@ def central(
     stack.push_async_callback(services.agents.aclose)
     stack.push_async_callback(services.scheduler.aclose)
     # (The outcome is recorded once the update's helper has written it.)
-    _cancelled_at_stop(stack, services.self_update.record_outcome(functools.partial(record, db)))
-    _cancelled_at_stop(stack, services.scheduler.serve())
-    _update_checks(services, stack)
+    outcome = services.self_update.record_outcome(functools.partial(record, db))
+    _cancelled_at_stop(stack, cleaned, outcome)
+    _cancelled_at_stop(stack, cleaned, services.scheduler.serve())
+    _update_checks(services, stack, cleaned)
     relay = AgentEvents(services.agents, services.notifications.emit, functools.partial(record, db))
     for work in (
         services.notifications.serve(),
@@ -61,10 +70,9 @@ def central(
             settings.notify_check_seconds,
         ),
     ):
-        _awaited_at_stop(stack, work)
-    warm_up = _warm_up(
-        services, stack, routes, services.backups.clean_up, services.agent_transfers.clean_up
-    )
+        _awaited_at_stop(stack, cleaned, work)
+    clean_ups = (services.backups.clean_up, services.agent_transfers.clean_up)
+    warm_up = _warm_up(services, stack, routes, clean_ups, cleaned)
     return services, Jobs(first_admin, warm_up)
 
 
@@ -73,9 +81,10 @@ def agent(
 ) -> tuple[AgentServices, Jobs]:
     """An agent started: its parts, then its jobs (as the central's, less its own)."""
     services = build.agent(settings)
+    cleaned = asyncio.get_running_loop().create_future()
     _host_resources(services, stack)
-    _update_checks(services, stack)
-    warm_up = _warm_up(services, stack, routes, services.backups.clean_up)
+    _update_checks(services, stack, cleaned)
+    warm_up = _warm_up(services, stack, routes, (services.backups.clean_up,), cleaned)
     no_accounts = asyncio.get_running_loop().create_future()
     no_accounts.set_result(None)
     return services, Jobs(no_accounts, warm_up)
@@ -90,21 +99,21 @@ def _host_resources(services: Services, stack: AsyncExitStack) -> None:
     stack.callback(children.kill_all)
 
 
-def _update_checks(services: Services, stack: AsyncExitStack) -> None:
+def _update_checks(services: Services, stack: AsyncExitStack, cleaned: Ready) -> None:
     interval = services.settings.update_check_interval
     if interval:
-        _cancelled_at_stop(stack, services.stacks.watch(interval))
+        _cancelled_at_stop(stack, cleaned, services.stacks.watch(interval))
 
 
-def _cancelled_at_stop(stack: AsyncExitStack, work: Coroutine[Any, Any, None]) -> None:
+def _cancelled_at_stop(stack: AsyncExitStack, cleaned: Ready, work: Work) -> None:
     """`work` in a task that the stop cancels without waiting for it (an update or a
     backup under way finishes what cannot be cut short on its own)."""
-    stack.callback(asyncio.create_task(_soon(work)).cancel)
+    stack.callback(asyncio.create_task(_once(cleaned, work)).cancel)
 
 
-def _awaited_at_stop(stack: AsyncExitStack, work: Coroutine[Any, Any, None]) -> None:
+def _awaited_at_stop(stack: AsyncExitStack, cleaned: Ready, work: Work) -> None:
     """`work` in a task that the stop cancels, then waits for."""
-    task = asyncio.create_task(_soon(work))
+    task = asyncio.create_task(_once(cleaned, work))
 
     async def stop() -> None:
         task.cancel()
@@ -113,10 +122,11 @@ def _awaited_at_stop(stack: AsyncExitStack, work: Coroutine[Any, Any, None]) -> 
     stack.push_async_callback(stop)
 
 
-async def _soon(work: Coroutine[Any, Any, None]) -> None:
-    """A job's work, once the service has begun to answer (its first requests first)."""
+async def _once(cleaned: Ready, work: Work) -> None:
+    """A job's work, once what an interrupted run left is cleaned up (in the warm-up,
+    after the service has begun to answer)."""
     try:
-        await asyncio.sleep(WARM_UP_DELAY)
+        await asyncio.shield(cleaned)
     except BaseException:
         work.close()  # (stopped before it began)
         raise
@@ -133,7 +143,8 @@ def _warm_up(
     services: Services,
     stack: AsyncExitStack,
     routes: Callable[[], None],
-    *clean_ups: Callable[[], None],
+    clean_ups: tuple[Callable[[], None], ...],
+    cleaned: Ready,
 ) -> asyncio.Future[None]:
     """The warm-up, soon after the start; then the engine's container events watched
     (the watcher loads the Docker SDK: not before the warm-up has)."""
@@ -151,7 +162,7 @@ def _warm_up(
         machine.events.raise_event,
         lambda stack: machine.runs.busy(stack) == "update",  # (its outcome says it all)
     )
-    warm_up = asyncio.ensure_future(_warm_up_soon(services, routes, clean_ups, recover))
+    warm_up = asyncio.ensure_future(_warm_up_soon(services, routes, clean_ups, cleaned, recover))
     warm_up.add_done_callback(lambda _: watcher.start())
     stack.callback(watcher.stop)
     return warm_up
@@ -161,26 +172,32 @@ async def _warm_up_soon(
     services: Services,
     routes: Callable[[], None],
     clean_ups: tuple[Callable[[], None], ...],
+    cleaned: Ready,
     recover: Callable[[], Awaitable[None]],
 ) -> None:
-    await asyncio.sleep(WARM_UP_DELAY)
-    await asyncio.get_running_loop().run_in_executor(
-        None, _warm_up_now, services, routes, clean_ups
-    )
-    await recover()  # once what an interrupted run left is cleaned up
-
-
-def _warm_up_now(
-    services: Services, routes: Callable[[], None], clean_ups: tuple[Callable[[], None], ...]
-) -> None:
     """Start-up work done off the request path, so that no first request pays for it:
-    first what the first page needs (the routes, which a request waits for; the engine
-    asked and the stacks' files read, for the first list), then what an interrupted run
-    of the service left is cleaned up (recovered after, `recover`)."""
-    routes()
-    services.machine.warm_up()
+    first what an interrupted run of the service left is cleaned up (then the jobs
+    begin), then what the first page needs is made (the routes, which a request waits
+    for; the engine asked and the stacks' files read, for the first list), then what the
+    interrupted run left undone is recovered."""
+    await asyncio.sleep(WARM_UP_DELAY)
+    loop = asyncio.get_running_loop()
+    try:
+        await loop.run_in_executor(None, _clean_up, clean_ups)
+    finally:
+        cleaned.set_result(None)
+    await loop.run_in_executor(None, _warm_up_now, services, routes)
+    await recover()
+
+
+def _clean_up(clean_ups: tuple[Callable[[], None], ...]) -> None:
     for clean_up in clean_ups:
         clean_up()
+
+
+def _warm_up_now(services: Services, routes: Callable[[], None]) -> None:
+    routes()
+    services.machine.warm_up()
     _freeze_start_up()
 
 
