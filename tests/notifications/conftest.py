@@ -3,6 +3,8 @@ production ones are seconds), and a webhook channel helper."""
 
 from __future__ import annotations
 
+import secrets
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,8 @@ from fastapi.testclient import TestClient
 from stackyard.events import Event
 from tests.support.receivers import HttpReceiver
 from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
+from tests.support.stacks import HELPER
+from tests.support.waiting import wait_until
 
 #: The timing of the services these tests start (seconds).
 TIMING = {"notify_window_seconds": 0.5, "notify_retry_seconds": 0.2}
@@ -59,6 +63,24 @@ def events_of(requests: list, subjects: set[str] | None = None) -> list[dict]:
     (the engine is shared: other tests' containers come and go, and say so)."""
     events = [event for request in requests for event in request.json()["events"]]
     return [e for e in events if subjects is None or e["subject"] in subjects]
+
+
+def watching(receiver: HttpReceiver, host_id: int | None = None) -> None:
+    """Until the host `host_id` (None: the central's own) has said a probe container's
+    exit to the channel of `receiver`: it watches its engine from then on. A service
+    begins to watch once its warm-up is done, which on a loaded machine is seconds after it
+    first answers, and reads the engine's events from then: an exit before passes unseen."""
+    probes: list[str] = []
+
+    def seen() -> bool:
+        if any(e["host_id"] == host_id for e in events_of(receiver.requests, set(probes))):
+            return True
+        probes.append(f"sy-probe-{secrets.token_hex(4)}")
+        probe = ["docker", "run", "-d", "--rm", "--name", probes[-1], HELPER, "sh", "-c", "exit 6"]
+        subprocess.run(probe, check=True, capture_output=True)
+        return False
+
+    wait_until(seen, what=f"host {host_id or 'central'} watching its engine", interval=1)
 
 
 def only(admin: TestClient, *names: str) -> None:

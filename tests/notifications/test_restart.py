@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.notifications.conftest import events_of
+from tests.notifications.conftest import events_of, watching
 from tests.support.receivers import HttpReceiver
 from tests.support.service import (
     ADMIN_PASSWORD,
@@ -42,6 +42,7 @@ def test_a_queued_event_is_delivered_once_after_a_kill(tmp_path: Path):
                 sign_in(client, "admin", ADMIN_PASSWORD)
                 body = {"name": "hook", "kind": "webhook", "secrets": {"url": receiver.url}}
                 assert client.post("/api/notifications/channels", json=body).status_code == 201
+            watching(receiver)
             subprocess.run(
                 ["docker", "run", "-d", "--name", name, HELPER, "sh", "-c", "exit 9"],
                 check=True,

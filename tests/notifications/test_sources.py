@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from tests.agents.helpers import add_agent
 from tests.agents.hostile import Answer, HostileAgent, hostile_agent  # noqa: F401 (a fixture)
-from tests.notifications.conftest import TIMING, add_webhook, events_of
+from tests.notifications.conftest import TIMING, add_webhook, events_of, watching
 from tests.stacks.test_rollback import QUICK
 from tests.support.receivers import HttpReceiver
 from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
@@ -78,21 +78,6 @@ def said(receiver: HttpReceiver, name: str, subject: str, count: int = 1) -> lis
         return events if len(events) >= count else None
 
     return wait_until(found, timeout=60, what=f"{count} {name} of {subject}")
-
-
-def watching(receiver: HttpReceiver, containers: list[str], host_id: int) -> None:
-    """Until the agent `host_id` has said a probe container's exit: it watches its engine
-    from then on. (An agent begins to watch once its warm-up is done, which on a loaded
-    machine is seconds after it first answers; an exit before that passes unseen.)"""
-    probes: list[str] = []
-
-    def seen() -> bool:
-        if any(e["host_id"] == host_id for e in events_of(receiver.requests, set(probes))):
-            return True
-        probes.append(run(containers, HELPER, "sh", "-c", "exit 6"))
-        return False
-
-    wait_until(seen, what=f"agent {host_id} watching its engine", interval=1)
 
 
 def test_an_unhealthy_container_is_said_once_and_its_recovery_once(
@@ -340,7 +325,7 @@ def test_an_agents_container_events_are_forwarded_as_its_own(
     agent = agent_processes(name="note-fwd", tls=False)
     record = add_agent(admin, agent, "note-fwd")
     add_webhook(admin, receiver.url)
-    watching(receiver, containers, record["id"])
+    watching(receiver, record["id"])
     crashed = run(containers, HELPER, "sh", "-c", "sleep 2; exit 7")
     # The agent shares this machine's engine: the central's own watcher says it too, as
     # its own host's; the agent's word comes as the agent's.
