@@ -157,12 +157,13 @@ async def hold_shell(websocket: WebSocket, gate: Gate, place: Place, record: Rec
     try:
         shell = await place.open(principal)
     except StackyardError as exc:
-        with contextlib.suppress(Exception):  # the browser may have left
-            await websocket.send_text(json.dumps({"type": "error", "detail": exc.detail}))
-        await _close(websocket, exc)
+        # Audited first: once the browser has its close, the request may end at any await.
         await asyncio.to_thread(
             record, principal.username, "container.shell", where, "failure", exc.detail
         )
+        with contextlib.suppress(Exception):  # the browser may have left
+            await websocket.send_text(json.dumps({"type": "error", "detail": exc.detail}))
+        await _close(websocket, exc)
         return
     began = time.monotonic()
     await asyncio.to_thread(
