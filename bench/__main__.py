@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import bench
+from bench import common
 
 
 def available() -> list[str]:
@@ -30,7 +31,12 @@ def main() -> int:
     for name in names:
         module = importlib.import_module(f"bench.bench_{name}")
         print(f"== {name}: {module.__doc__.strip().splitlines()[0]}", flush=True)
+        common.CURRENT = name
         module.run()
+    print("\n== summary: every figure against its goal", flush=True)
+    print(common.summary(common.FIGURES), flush=True)
+    missed = sum(f.verdict != "met" for f in common.FIGURES)
+    print(f"{len(common.FIGURES) - missed} of {len(common.FIGURES)} met", flush=True)
     return 0
 
 

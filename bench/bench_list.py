@@ -7,7 +7,7 @@ which only asks the engine (it reads no compose file). Goals: the first list aft
 at most 0.5x of it, the warm list at most 0.5x, the start-up at most 1.2 s. The first list
 comes as a user's first page comes to it: a token made with the CLI as soon as the service
 answers, who is signed in, then the list (`bench.common.first_list`). It is measured in
-`BENCH_ROUNDS` starts (default 3), each on a fresh data dir; the goal lines give the min
+`BENCH_ROUNDS` starts (default 3), each on a fresh data dir; the goal lines give the best
 and the median (the machine may be shared).
 
 In the first round, the warm list is measured twice: while the background resolutions

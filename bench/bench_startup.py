@@ -14,7 +14,7 @@ Both starts count for the start-up time.
 
 Goals: at most 1.2 s to the first 200 (issue 19 and the composition root's), at most
 100 MiB idle (issue 19), and the first list after a start at most 0.5x `docker compose ls`.
-The machine may be shared: each goal line gives the min and the median.
+The machine may be shared: each goal line gives the best and the median.
 """
 
 from __future__ import annotations

@@ -115,16 +115,85 @@ def report(
     )
 
 
-def goal(name: str, values: Sequence[float], limit: float, unit: str) -> None:
-    """The min and median of `values` against a goal of at most `limit` (a shared machine's
-    load only ever adds: the min is the figure of a quiet moment, the median a typical one)."""
-    low, mid = min(values), statistics.median(values)
-    verdict = "met" if mid <= limit else ("met at the min only" if low <= limit else "NOT met")
+@dataclass(frozen=True)
+class Figure:
+    """One measured figure against its goal, for the summary `make bench` ends with."""
+
+    bench: str
+    name: str
+    best: float  # the min (the max for a figure that should be at least its goal)
+    median: float
+    limit: float
+    unit: str
+    at_least: bool  # the goal is a floor (a throughput, a ratio to beat), not a ceiling
+
+    @property
+    def verdict(self) -> str:
+        def meets(value: float) -> bool:
+            return value >= self.limit if self.at_least else value <= self.limit
+
+        if meets(self.median):
+            return "met"
+        return "met at best only" if meets(self.best) else "NOT met"
+
+
+#: Every figure measured in this run, in order; `CURRENT` names the benchmark running.
+FIGURES: list[Figure] = []
+CURRENT = ""
+
+
+def goal(
+    name: str, values: Sequence[float], limit: float, unit: str, *, at_least: bool = False
+) -> Figure:
+    """The best and the median of `values` against a goal of at most `limit` (at least,
+    with `at_least`), printed and kept for the summary. A shared machine's load only ever
+    makes a figure worse: the best is the figure of a quiet moment, the median a typical
+    one."""
+    mid = statistics.median(values)
+    best = max(values) if at_least else min(values)
+    figure = Figure(CURRENT, name, best, mid, limit, unit, at_least)
+    FIGURES.append(figure)
     print(
-        f"GOAL {name}: min {low:.3f}{unit} | median {mid:.3f}{unit} (n={len(values)}) "
-        f"| goal <= {limit}{unit}: {verdict}",
+        f"GOAL {name}: best {_shown(best)}{unit} | median {_shown(mid)}{unit} (n={len(values)}) "
+        f"| goal {'>=' if at_least else '<='} {limit:g}{unit}: {figure.verdict}",
         flush=True,
     )
+    return figure
+
+
+def _shown(value: float) -> str:
+    """A figure to three decimals, without trailing zeros (a count shows as one)."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def summary(figures: Sequence[Figure]) -> str:
+    """The table of every figure against its goal."""
+    rows = [("benchmark", "figure", "median", "best", "goal", "verdict")]
+    for f in figures:
+        rows.append(
+            (
+                f.bench,
+                f.name,
+                f"{_shown(f.median)}{f.unit}",
+                f"{_shown(f.best)}{f.unit}",
+                f"{'>=' if f.at_least else '<='} {f.limit:g}{f.unit}",
+                f.verdict,
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = [
+        "| " + " | ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) + " |"
+        for row in rows
+    ]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def cpu_seconds(pid: int, thread: int | None = None) -> float:
+    """CPU seconds (user and system) a process has used, or one thread of it."""
+    where = f"/proc/{pid}/task/{thread}/stat" if thread else f"/proc/{pid}/stat"
+    fields = Path(where).read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def compose_ls() -> float:

@@ -1,6 +1,7 @@
 """Stand-in agents for the fleet benchmark: many loopback ports served by one asyncio loop
 in a thread, each answering `/agent/health` and `/agent/fleet/host` like a real agent
-(realistic bodies) after a delay of its own, or accepting connections and never
+(realistic bodies) after a delay of its own, and following `/agent/notifications/events`
+as an agent with nothing to report does, or accepting connections and never
 answering, or not listening at all."""
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def host_report(index: int) -> bytes:
 HEALTH = json.dumps(
     {"status": "ok", "version": __version__, "mode": "agent", "capabilities": list(CAPABILITIES)}
 ).encode()
+
+KEEPALIVE = json.dumps({"boot": "standin", "seq": 0, "event": None}).encode() + b"\n"
 
 
 @dataclass
@@ -110,6 +113,9 @@ class StandIns:
                 if agent.kind == "silent":
                     await self.never.wait()
                 path = head.split(b" ", 2)[1]
+                if b"/notifications/events" in path:
+                    await self._events(writer)
+                    return
                 await asyncio.sleep(agent.delay)
                 body = HEALTH if path.endswith(b"/health") else host_report(agent.index)
                 writer.write(
@@ -122,6 +128,18 @@ class StandIns:
             pass
         finally:
             writer.close()
+
+    async def _events(self, writer: asyncio.StreamWriter) -> None:
+        """The central's follow of the agent's events, as an agent with nothing to report
+        serves it: a stream of JSON lines, a keep-alive at once and then every 15 s."""
+        writer.write(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\n"
+            b"transfer-encoding: chunked\r\n\r\n"
+        )
+        while True:
+            writer.write(b"%x\r\n%s\r\n" % (len(KEEPALIVE), KEEPALIVE))
+            await writer.drain()
+            await asyncio.sleep(15)
 
     def stop(self) -> None:
         async def close() -> None:

@@ -64,7 +64,7 @@ step_apt() {
     local pkgs=(docker.io zip)
     if [ "$WITH_TEST" -eq 1 ]; then
         pkgs+=(docker-registry busybox-static chromium postgresql docker-compose openssh-server openssl
-               debootstrap)
+               debootstrap unzip)
     fi
     local missing=() p
     for p in "${pkgs[@]}"; do

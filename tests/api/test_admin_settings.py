@@ -95,8 +95,10 @@ def test_a_file_sealed_under_another_key_stays_until_set_up_again(
 
 
 def test_a_secret_sealed_under_another_key_is_a_clear_error_until_entered_again(
-    central_app, tmp_path, database_url
+    central_app, tmp_path, database_url, forged_provider
 ):
+    # A provider on loopback: a set-up turned on is checked against its discovery document.
+    here = PROVIDER | {"issuer": forged_provider.issuer}
     with started(central_app, settings_in(tmp_path, database_url=database_url)):
         admin = admin_of(central_app)
         made = admin.post(
@@ -107,7 +109,7 @@ def test_a_secret_sealed_under_another_key_is_a_clear_error_until_entered_again(
         destination = made.json()["id"]
         login = {"registry": "ghcr.io", "username": "bot", "password": "registry-pass"}
         assert admin.put("/api/registries", json=login).status_code == 200
-        provider = {"config": PROVIDER, "client_secret": "provider-secret"}
+        provider = {"config": here, "client_secret": "provider-secret"}
         assert admin.put("/api/identity-provider", json=provider).status_code == 200
         hook = {"url": "http://127.0.0.1:9/hook/token-in-the-path"}
         channel = admin.post(
@@ -141,8 +143,8 @@ def test_a_secret_sealed_under_another_key_is_a_clear_error_until_entered_again(
         # The provider's set-up is no secret: shown, and who signs in how is known; saved
         # to stay on without entering the secret again, it is refused.
         shown = admin.get("/api/identity-provider").json()
-        assert shown["config"]["issuer"] == PROVIDER["issuer"] and shown["client_secret_set"]
-        kept = admin.put("/api/identity-provider", json={"config": PROVIDER, "client_secret": None})
+        assert shown["config"]["issuer"] == here["issuer"] and shown["client_secret_set"]
+        kept = admin.put("/api/identity-provider", json={"config": here, "client_secret": None})
         assert kept.status_code == 503
         assert kept.json() == {"detail": unreadable("the identity provider")}
         options = admin.get("/api/auth/sign-in-options").json()
@@ -171,5 +173,5 @@ def test_a_secret_sealed_under_another_key_is_a_clear_error_until_entered_again(
         provider["client_secret"] = "new-provider-secret"
         assert admin.put("/api/identity-provider", json=provider).status_code == 200
         assert central_app.state.services.identity.settings.client_secret() == "new-provider-secret"
-        off = {"config": PROVIDER | {"enabled": False}, "client_secret": None}
+        off = {"config": here | {"enabled": False}, "client_secret": None}
         assert admin.put("/api/identity-provider", json=off).status_code == 200

@@ -51,6 +51,7 @@ POLICY: dict[str, str | None] = {
     "turnOffTwoFactor": "viewer",
     "getIdentityProvider": "admin",
     "setIdentityProvider": "admin",
+    "testIdentityProvider": "admin",
     "resetUserTwoFactor": "admin",
     "changePassword": "viewer",
     "listTokens": "viewer",
@@ -139,7 +140,7 @@ POLICY: dict[str, str | None] = {
     "pullRemoteArchive": "admin",
     "pushBackup": "admin",
     "listSchedules": "admin",
-    "previewTimetable": "admin",
+    "previewTimetable": "viewer",
     "createSchedule": "admin",
     "getSchedule": "admin",
     "updateSchedule": "admin",
@@ -162,6 +163,7 @@ POLICY: dict[str, str | None] = {
     "agentTransferRunEvents": "viewer",
     "systemUpdateStatus": "viewer",
     "startSystemUpdate": "admin",
+    "endStream": "viewer",
     **{f"proxyAgent{m}": "viewer" for m in ("Get", "Post", "Put", "Patch", "Delete")},
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
@@ -175,7 +177,8 @@ FUZZ_USERS = {"admin", "fuzz-operator", "fuzz-viewer"}
 #: user's two-factor sign-in; a destination the fuzzer made or
 #: tested would point anywhere (so none exists, and every operation on one is a 404); so
 #: would an agent (none exists: its routes and the proxy answer 404), or a notification
-#: channel (none exists: its test and history are a 404), or an identity provider.
+#: channel (none exists: its test and history are a 404), or an identity provider (a
+#: save of one turned on, and its test, read its discovery document).
 NOT_FUZZED = {
     "stackAction",
     "checkStackUpdates",
@@ -192,6 +195,7 @@ NOT_FUZZED = {
     "updateNotificationChannel",
     "testUnsavedNotificationChannel",
     "setIdentityProvider",
+    "testIdentityProvider",
     "resetUserTwoFactor",
 }
 
@@ -294,6 +298,11 @@ UNFUZZED_REQUESTS = {
         _WEBHOOK_ON_LOOPBACK,
     ),
     "setIdentityProvider": ("PUT", "/api/identity-provider", {"config": {"enabled": False}}),
+    "testIdentityProvider": (
+        "POST",
+        "/api/identity-provider/test",
+        {"config": {"issuer": "http://127.0.0.1:9"}},
+    ),
     "resetUserTwoFactor": ("POST", "/api/users/fuzz-viewer/two-factor/reset", None),
 }
 

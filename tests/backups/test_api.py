@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import uuid
 from pathlib import Path
@@ -10,7 +11,7 @@ import pytest
 
 from tests.backups.crafted import entry, v2_archive
 from tests.support.service import STACKYARD_BIN, service_env
-from tests.support.stacks import compose_text, service, wait_run
+from tests.support.stacks import compose_text, service, start_restore, wait_run
 
 pytestmark = pytest.mark.docker
 
@@ -136,3 +137,50 @@ def test_backups_from_the_command_line(tmp_path, stack, stacks_dir, docker_clean
     restored = cli(tmp_path, "restore", name, "--as", clone)
     assert restored.returncode == 0, restored.stderr
     assert (stacks_dir / clone / "compose.yaml").read_text() == COMPOSE
+
+
+BINDS = (
+    compose_text(app=service(volumes="['db:/db', './data:/data', './conf:/conf']"))
+    + "volumes:\n  db:\n"
+)
+
+
+def test_sizes_and_counters_say_what_they_count(admin_client, make_stack, stacks_dir, monkeypatch):
+    """A backup's counter is the data read of the data to read, its last line the
+    archive's (compressed) size beside it; a restore's counter counts the volumes and
+    folders it writes, never the stack folder with them (it said "3 of 2")."""
+    from stackyard.compose.progress import ProgressFold
+
+    counted: list[tuple[int, int, str]] = []
+    advance = ProgressFold.advance
+
+    def recorded(self, bytes_done, bytes_total, items_done, items_total, stage=""):
+        counted.append((items_done, items_total, stage))
+        advance(self, bytes_done, bytes_total, items_done, items_total, stage)
+
+    monkeypatch.setattr(ProgressFold, "advance", recorded)
+    stack = make_stack("sizes", BINDS)
+    for folder in ("data", "conf"):
+        (stacks_dir / stack / folder).mkdir()
+        (stacks_dir / stack / folder / "file").write_text(folder * 1000)
+
+    assert admin_client.post(f"/api/stacks/{stack}/backups", json={}).status_code == 202
+    run = wait_run(admin_client, stack)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    assert {stage for _, _, stage in counted} <= {"Reading the data", "Data read"}
+    assert run["progress"]["stage"] == "Data read"
+    last = run["progress"]["lines"][-1]["text"]
+    assert re.fullmatch(
+        r"Archive \S+: [\d.]+ (B|kB|MB) compressed from [\d.]+ (B|kB|MB) of data, checked "
+        r"\(\d+ volumes and binds captured\)",
+        last,
+    ), last
+
+    counted.clear()
+    (archive,) = [a for a in admin_client.get("/api/backups").json() if a["stack_id"] == stack]
+    started = start_restore(admin_client, archive["name"], overwrite=True)
+    assert started.status_code == 202, started.text
+    run = wait_run(admin_client, stack)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    assert counted and all(done <= total for done, total, _ in counted), counted
+    assert run["progress"]["layers_done"] == run["progress"]["layers_total"]

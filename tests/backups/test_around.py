@@ -166,6 +166,8 @@ def test_a_runs_output_is_only_for_those_who_may_read_logs(
     seen = viewer_client.get(f"/api/stacks/{stack_id}/run").json()
     assert (seen["id"], seen["action"], seen["status"]) == (run["id"], "backup", "failed")
     assert seen["progress"]["lines"] == [] and seen["progress"]["errors"] == [OUTPUT_HIDDEN]
+    # Said as left out, not as a run without output ("No output." in the console).
+    assert seen["output_hidden"] is True and run["output_hidden"] is False
     assert "hunter2" not in json.dumps(seen)
     with viewer_client.stream("GET", f"/api/stacks/{stack_id}/run/events") as events:
         followed = events.read().decode()

@@ -22,7 +22,6 @@ CASES: list[tuple[str, str, dict]] = [
             "services": {
                 "portainer": {
                     "image": "portainer/portainer-ce:2.21.4",
-                    "container_name": "portainer",
                     "restart": "always",
                     "ports": ["8000:8000", "9443:9443"],
                     "volumes": [
@@ -43,7 +42,6 @@ CASES: list[tuple[str, str, dict]] = [
             "services": {
                 "homeassistant": {
                     "image": "ghcr.io/home-assistant/home-assistant:stable",
-                    "container_name": "homeassistant",
                     "restart": "unless-stopped",
                     "privileged": True,
                     "volumes": ["/srv/ha:/config", "/run/dbus:/run/dbus:ro"],
@@ -71,7 +69,6 @@ CASES: list[tuple[str, str, dict]] = [
             "services": {
                 "wireguard": {
                     "image": "lscr.io/linuxserver/wireguard:latest",
-                    "container_name": "wireguard",
                     "restart": "unless-stopped",
                     "ports": ["51820:51820/udp"],
                     "cap_add": ["NET_ADMIN", "SYS_MODULE"],
@@ -93,7 +90,6 @@ CASES: list[tuple[str, str, dict]] = [
             "services": {
                 "web": {
                     "image": "nginx:1.27",
-                    "container_name": "web",
                     "labels": [
                         "traefik.enable=true",
                         "traefik.http.routers.web.rule=Host(`example.com`)",
@@ -156,7 +152,6 @@ CASES: list[tuple[str, str, dict]] = [
             "services": {
                 "db": {
                     "image": "postgres:16",
-                    "container_name": "db",
                     "shm_size": "256m",
                     "stop_grace_period": "60s",
                     "env_file": ["./db.env"],
@@ -216,7 +211,6 @@ CASES: list[tuple[str, str, dict]] = [
             "services": {
                 "pihole": {
                     "image": "pihole/pihole:2024.07.0",
-                    "container_name": "pihole",
                     "hostname": "pihole",
                     "restart": "unless-stopped",
                     "ports": ["53:53/tcp", "53:53/udp"],
@@ -294,8 +288,10 @@ def test_the_api_converts_for_admins_only(admin_client, user_client):
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["service"] == "app" and body["notes"] == [
-        "-d/--detach: compose starts services in the background"
+        "-d/--detach: compose starts services in the background",
+        "--name: 'app' names the stack and its service; compose names the container <stack>-app-1",
     ]
+    assert "container_name" not in body["compose"]
     assert yaml.safe_load(body["compose"])["services"]["app"]["ports"] == ["8080:80"]
     assert admin_client.get("/api/stacks").json() == []  # nothing made
     refused = admin_client.post("/api/stacks/convert", json={"command": "docker run --x y"})

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.containers.sse import events
-from tests.support.service import ADMIN_PASSWORD, sign_in
+from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, sign_in
 from tests.support.stacks import compose
 from tests.support.waiting import PATIENCE, wait_until
 
@@ -203,3 +203,39 @@ def test_the_stream_ends_on_the_server_when_the_client_goes(server, talking):
     for _ in range(9):
         assert follow_a_little() >= after_one + 2
     settled(after_one + 4)
+
+
+def test_a_stream_its_client_named_ends_when_asked_and_completes(server, talking):
+    """A page leaving asks the server to end its streams: the answer then completes (no
+    `end` batch: the logs did not end), rather than being cut by the browser. Only the
+    user who opened a stream ends it; a name nothing is open by is a 404."""
+    stack_id, _ = talking
+    headers = bearer(server)
+    url = f"{server.url}/api/stacks/{stack_id}/logs"
+    name = uuid.uuid4().hex
+    end = f"{server.url}/api/streams/{name}/end"
+    with httpx.stream("GET", url, params={"stream": name}, headers=headers, timeout=30) as response:
+        stream = events(response)
+        next(stream)
+        with httpx.Client(base_url=server.url) as other:
+            sign_in(other, "admin", ADMIN_PASSWORD)  # (the same user, by session cookie)
+            token = other.cookies["stackyard_csrf"]
+            someone = f"v-{name[:8]}"
+            made = other.post(
+                "/api/users",
+                json={"username": someone, "password": USER_PASSWORD, "role": "viewer"},
+                headers={"X-CSRF-Token": token},
+            )
+            assert made.status_code == 201, made.text
+            with httpx.Client(base_url=server.url) as viewer:
+                sign_in(viewer, someone, USER_PASSWORD)
+                refused = viewer.post(
+                    f"/api/streams/{name}/end",
+                    headers={"X-CSRF-Token": viewer.cookies["stackyard_csrf"]},
+                )
+            assert refused.status_code == 404  # not theirs
+            ended = other.post(f"/api/streams/{name}/end", headers={"X-CSRF-Token": token})
+        assert ended.status_code == 204, ended.text
+        rest = list(stream)  # the answer completes: the iteration stops
+    assert all(not batch["end"] for _, batch in rest)
+    assert httpx.post(end, headers=headers, timeout=30).status_code == 404

@@ -12,6 +12,7 @@ from botocore.awsrequest import AWSResponse
 from tests.destinations.contract import an_archive, run_contract, run_stalled
 from tests.support.peers import silent_listener
 from tests.support.processes import free_port
+from tests.support.receivers import HttpReceiver
 from tests.support.waiting import until
 
 from stackyard.destinations import s3
@@ -95,6 +96,21 @@ def test_a_wrong_secret_a_missing_bucket_and_no_server_are_clear_errors(s3_serve
         asyncio.run(destination(s3_server, bucket, url=closed).test())
     assert keys(s3_server, bucket) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == [local.name]
+
+
+def test_an_endpoint_that_is_no_s3_service_is_said_so_not_a_missing_bucket(s3_server):
+    """A web server at the endpoint (its 404 page for any path): the test says the
+    endpoint does not answer as S3, where it said "The bucket does not exist"."""
+    with HttpReceiver() as web:
+        web.respond(".*", 404, text="<html><body>Not Found</body></html>")
+        somewhere = destination(s3_server, "backups", url=web.url)
+        for call in (somewhere.test, somewhere.archives):
+            with pytest.raises(DestinationError) as refused:
+                asyncio.run(call())
+            assert refused.value.detail == (
+                f"{web.url} does not answer as an S3 service (HTTP 404 without an S3 error): "
+                "check the endpoint URL"
+            )
 
 
 def test_a_server_that_never_answers_fails_the_call_at_its_read_limit(

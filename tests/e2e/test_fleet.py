@@ -41,6 +41,11 @@ def test_an_offline_agent_needs_attention_and_every_host_has_a_card(page, server
     gone = hosts.get_by_role("region", name=AGENT)
     expect(gone.get_by_test_id("host-status")).to_have_text("Offline")
     expect(gone).to_contain_text("Last seen")
+    # Why, in words (never Python's "Connect call failed (...)" or "[Errno 111]").
+    expect(gone).to_contain_text(
+        f"is unreachable: connection refused at {agent.url.split('://')[1].rstrip('/')}"
+    )
+    expect(gone).not_to_contain_text("Connect call failed")
     local = hosts.get_by_role("region", name=local_name)
     expect(local.get_by_test_id("host-status")).to_have_text("Online")
     expect(local.get_by_role("progressbar", name="Memory")).to_be_visible()

@@ -228,7 +228,7 @@ def test_every_page_and_dialog_fits_and_shows_only_what_works(browser, world, ro
 
 def test_the_stack_workspace_on_a_wide_screen(browser, world):
     """The host's stacks beside the stack (switching without going back), the compose
-    editor beside the deploy console; on a phone, one column and no list."""
+    editor beside the console; on a phone, one column and no list."""
     other = "e2e-layout-other"
     (Path(world.env["STACKS_DIR"]) / other).mkdir(exist_ok=True)
     (Path(world.env["STACKS_DIR"]) / other / "compose.yaml").write_text(COMPOSE)
@@ -240,7 +240,7 @@ def test_the_stack_workspace_on_a_wide_screen(browser, world):
     expect(pane.get_by_role("link", name=re.compile(f"^{STACK}"))).to_have_attribute(
         "aria-current", "page"
     )
-    console = page.get_by_role("region", name=f"Deploy {STACK}")
+    console = page.get_by_role("region", name="Console")
     files = page.get_by_role("region", name="Files")
     expect(files.get_by_role("textbox", name="compose.yaml")).to_be_visible()
     left, right = console.bounding_box(), files.bounding_box()
@@ -258,7 +258,7 @@ def test_the_stack_workspace_on_a_wide_screen(browser, world):
     page.set_viewport_size(VIEWPORTS["phone"])
     expect(pane).to_be_hidden()
     console, files = (
-        page.get_by_role("region", name=f"Deploy {other}"),
+        page.get_by_role("region", name="Console"),
         page.get_by_role("region", name="Files"),
     )
     assert (

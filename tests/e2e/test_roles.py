@@ -99,7 +99,7 @@ def test_an_operator_runs_actions_but_edits_nothing(page, live_server, stack):
 
     open_detail(page, live_server.url, row)
     expect(page.get_by_role("group", name=f"Actions for {STACK}")).to_be_visible()
-    expect(page.get_by_role("checkbox", name="Auto-update")).to_be_enabled()
+    expect(page.get_by_role("combobox", name="Mode", exact=True)).to_be_enabled()
     expect(page.get_by_label("compose.yaml")).to_have_attribute("readonly", "")
     expect(page.get_by_role("form", name="compose.yaml")).to_have_count(0)
     expect(page.get_by_text("The .env file is shown to admins only.")).to_be_visible()

@@ -97,17 +97,21 @@ def make_user(service: ServerProcess, username: str, role: str, **change) -> Non
             assert changed.status_code == 200, changed.text
 
 
-def set_up_two_factor(page) -> tuple[pyotp.TOTP, list[str]]:
+def set_up_two_factor(page) -> tuple[pyotp.TOTP, list[str], str]:
     """On the Settings page: the account's two-factor set-up, as a user with an
-    authenticator app does it. Returns the app and the recovery codes shown."""
+    authenticator app does it. Returns the app, the recovery codes shown and the code
+    that turned it on."""
     section = page.get_by_role("region", name="Two-factor sign-in")
     section.get_by_label("Your password").fill(USER_PASSWORD)
     section.get_by_role("button", name="Set up").click()
-    expect(
-        section.get_by_role("img", name="QR code to scan with your authenticator app")
-    ).to_be_visible()
+    qr = section.get_by_role("img", name="QR code to scan with your authenticator app")
+    expect(qr).to_be_visible()
+    # Drawn, not a broken image: an SVG without its namespace decodes to nothing.
+    drawn = qr.evaluate("img => img.decode().then(() => img.naturalWidth, () => 0)")
+    assert drawn > 0
     authenticator = pyotp.TOTP(section.get_by_test_id("totp-secret").inner_text())
-    section.get_by_label("Code from the app").fill(authenticator.now())
+    typed = authenticator.now()
+    section.get_by_label("Code from the app").fill(typed)
     section.get_by_role("button", name="Turn on").click()
     codes = section.get_by_role("region", name="Recovery codes")
     expect(codes).to_contain_text("-")
@@ -116,14 +120,14 @@ def set_up_two_factor(page) -> tuple[pyotp.TOTP, list[str]]:
     codes.get_by_role("button", name="I have saved them").click()
     expect(section).to_contain_text("10 recovery codes left")
     expect(codes).to_have_count(0)  # shown once
-    return authenticator, recovery
+    return authenticator, recovery, typed
 
 
 def test_two_factor_is_set_up_from_the_account_page_and_asked_at_sign_in(page, service, provider):
     make_user(service, "tess", "admin")
     sign_in(page, service.url, "tess", USER_PASSWORD)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
-    authenticator, _ = set_up_two_factor(page)
+    authenticator, _, typed = set_up_two_factor(page)
 
     page.get_by_role("button", name="Sign out").click()
     page.wait_for_url(f"{service.url}/login")
@@ -134,7 +138,11 @@ def test_two_factor_is_set_up_from_the_account_page_and_asked_at_sign_in(page, s
     code.fill("000000")
     page.get_by_role("button", name="Verify").click()
     expect(page.get_by_role("alert")).to_contain_text("Invalid username, password or code")
-    # The enrolment's code was used (a code counts once); the app's next one signs in.
+    # The enrolment's code was used (a code counts once): said so, not as a wrong
+    # password; the app's next one signs in.
+    code.fill(typed)
+    page.get_by_role("button", name="Verify").click()
+    expect(page.get_by_role("alert")).to_contain_text("That code was already used")
     code.fill(authenticator.at(time.time() + 30))
     page.get_by_role("button", name="Verify").click()
     page.get_by_role("heading", level=1, name="Dashboard").wait_for()
@@ -145,7 +153,7 @@ def test_a_recovery_code_signs_in_once(page, browser, service, provider):
     make_user(service, "rosa", "viewer")
     sign_in(page, service.url, "rosa", USER_PASSWORD)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Settings").click()
-    _, recovery = set_up_two_factor(page)
+    _, recovery, _ = set_up_two_factor(page)
     for attempt in ("first", "again"):
         other = open_page(browser)
         try:

@@ -54,6 +54,8 @@ def test_start_a_stack_and_follow_its_progress(page, live_server, docker_client,
     row.get_by_role("link", name=STACK, exact=True).click()
     page.wait_for_url(f"{live_server.url}/stacks/{STACK}")
     page.get_by_role("heading", level=1, name=STACK).wait_for()
+    # The run succeeded: the console beside the editor shows the logs; its Deploy tab the run.
+    page.get_by_role("region", name="Console").get_by_role("tab", name="Deploy").click()
     detail_console = page.get_by_role("region", name=f"Deploy {STACK}")
     expect(detail_console.get_by_role("progressbar", name="Deploy progress")).to_have_attribute(
         "aria-valuenow", "100"
@@ -78,6 +80,9 @@ def test_a_docker_run_command_becomes_a_new_stack(page, live_server):
     form.get_by_role("button", name="Convert to compose").click()
     expect(form.get_by_label("Name", exact=True)).to_have_value("e2e-from-run")
     expect(form.get_by_role("list", name="Left out")).to_contain_text("--rm")
+    expect(form.get_by_role("list", name="Left out")).to_contain_text(
+        "--name: 'e2e-from-run' names the stack and its service"
+    )
     form.get_by_role("button", name="Create stack").click()
 
     page.wait_for_url(live_server.url + "/stacks/e2e-from-run")
@@ -88,7 +93,6 @@ def test_a_docker_run_command_becomes_a_new_stack(page, live_server):
         "services": {
             "e2e-from-run": {
                 "image": "stackyard-test/busybox:1",
-                "container_name": "e2e-from-run",
                 "command": ["httpd", "-f", "-p", "80"],
                 "ports": ["127.0.0.1:18081:80"],
                 "environment": ["GREETING=hello world"],

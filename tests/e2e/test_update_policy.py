@@ -88,8 +88,17 @@ def test_an_admin_sets_a_stacks_policy_from_its_page(page, shared_server):
     assert saved["policy"]["mode"] == "auto"
     assert saved["policy"]["settle"] == 5
     assert saved["policy"]["health_timeout"] == 120
-    # The quick switch follows the policy's mode.
-    expect(updates.get_by_role("checkbox", name="Auto-update")).to_be_checked()
+    # One control, saved one way: the card says what the policy's Mode is; the next
+    # windows of a maintenance window are shown before it is saved.
+    expect(updates.get_by_test_id("auto-update-state")).to_have_text(
+        "Auto-update is on (the update policy's Mode, below)."
+    )
+    expect(updates.get_by_role("checkbox", name="Auto-update")).to_have_count(0)
+    form.get_by_label("Maintenance window (cron)").fill("daily")
+    windows = form.get_by_role("list", name="Next maintenance windows")
+    expect(windows.get_by_role("listitem")).to_have_count(5)
+    expect(windows.get_by_role("listitem").first).to_contain_text("03:00 \u2013 05:00")
+    form.get_by_label("Maintenance window (cron)").fill("")
 
     # A settle time no shorter than the timeout: the service's refusal, in its words;
     # nothing changes.

@@ -1,7 +1,10 @@
-"""Folder zips: chunking, Zip64, and files a non-root service cannot read."""
+"""Folder zips: chunking, deflate on several threads, Zip64, and files a non-root service
+cannot read."""
 
 import io
 import os
+import subprocess
+import threading
 import zipfile
 
 import httpx
@@ -12,14 +15,68 @@ from stackyard.files.zipstream import CHUNK, zip_folder
 from tests.support.service import ADMIN_PASSWORD, service_env, start_server
 
 
-def test_the_archive_leaves_in_1_mib_chunks(tmp_path):
+def test_the_archive_starts_at_once_then_leaves_in_1_mib_chunks(tmp_path):
     folder = tmp_path / "data"
     folder.mkdir()
     for i in range(5):
         (folder / f"f{i}.bin").write_bytes(os.urandom(900_000))
     chunks = list(zip_folder(folder))
-    assert len(chunks) >= 4
-    assert all(len(c) == CHUNK for c in chunks[:-1]) and 0 < len(chunks[-1]) <= CHUNK
+    assert chunks[0].startswith(b"PK\x03\x04") and len(chunks[0]) < 200  # the root's header
+    assert len(chunks) >= 5
+    assert all(len(c) == CHUNK for c in chunks[1:-1]) and 0 < len(chunks[-1]) <= CHUNK
+
+
+def _mixed_folder(folder):
+    """Files empty, within one block, across blocks (text that refers back across a
+    block's edge), and incompressible, in nested folders."""
+    words = b" ".join(b"stack%d compose volume" % (i % 997) for i in range(400_000))
+    contents = {
+        "empty": b"",
+        "small.txt": b"hello\n" * 10,
+        "text/long.txt": words[: 3 * CHUNK + 12345],
+        "text/exactly-a-block.txt": words[:CHUNK],
+        "bin/random.bin": os.urandom(2 * CHUNK + 1),
+    }
+    contents |= {f"many/f{i:03d}.txt": words[i * 1000 : i * 1000 + i * 37] for i in range(150)}
+    for name, data in contents.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return contents
+
+
+def test_members_deflated_on_several_threads_come_back_byte_for_byte(tmp_path):
+    """Blocks deflated apart and joined make each member one deflate stream that Info-ZIP's
+    unzip and Python's zipfile both read back, and that compresses as one compressor
+    would (the blocks share their window)."""
+    folder = tmp_path / "mixed"
+    contents = _mixed_folder(folder)
+    archive_path = tmp_path / "mixed.zip"
+    archive_path.write_bytes(b"".join(zip_folder(folder)))
+
+    tested = subprocess.run(["unzip", "-t", "-q", str(archive_path)], capture_output=True)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    archive = zipfile.ZipFile(archive_path)
+    assert archive.testzip() is None
+    for name, data in contents.items():
+        assert archive.read(f"mixed/{name}") == data, name
+    long = archive.getinfo("mixed/text/long.txt")
+    single = zlib_ng.compressobj(6, zlib_ng.DEFLATED, -15)
+    one_stream = len(single.compress(contents["text/long.txt"]) + single.flush())
+    assert long.compress_size <= one_stream * 1.01
+
+
+def test_a_zip_stopped_halfway_leaves_no_thread_and_no_open_file(tmp_path):
+    folder = tmp_path / "big"
+    folder.mkdir()
+    for i in range(40):
+        (folder / f"f{i:02d}.bin").write_bytes(os.urandom(CHUNK // 2))
+    descriptors = len(os.listdir("/proc/self/fd"))
+    chunks = zip_folder(folder)
+    next(chunks), next(chunks)
+    assert any(t.name.startswith("zip-deflate") for t in threading.enumerate())
+    chunks.close()  # as when the browser goes away
+    assert not any(t.name.startswith("zip-deflate") for t in threading.enumerate())
+    assert len(os.listdir("/proc/self/fd")) == descriptors
 
 
 def test_sparse_files_come_back_byte_for_byte_without_their_holes_read(tmp_path):

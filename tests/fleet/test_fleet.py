@@ -142,7 +142,10 @@ def test_failing_agents_are_offline_with_why_and_the_rest_is_shown(
 
     fleet = wait_until(healthy_online, what="the healthy agent online beside the failing ones")
     assert _card(fleet, "killed")["status"] == "offline"
-    assert "unreachable" in _card(fleet, "killed")["detail"]
+    where = killed.url.split("://")[1].rstrip("/")
+    assert _card(fleet, "killed")["detail"] == (
+        f"Agent 'killed' is unreachable: connection refused at {where}: nothing listens there"
+    )
     assert _card(fleet, "killed")["last_seen_at"] is not None  # seen when it was added
     assert _card(fleet, "silent")["status"] == "offline"
     assert f"no answer within {AGENT_TIMEOUT:g} s" in _card(fleet, "silent")["detail"]

@@ -290,18 +290,29 @@ def test_a_provider_that_is_down_or_silent_gives_a_clean_error_and_passwords_sti
     finally:
         provider.start()
     # A provider that takes the connection and never answers: refused at its time limit.
+    # (Its set-up was saved while it answered, as a save checks it: it goes silent after,
+    # on its own port, and the document the service read is fetched again.)
+    admin.put(
+        "/api/identity-provider",
+        json={
+            "config": admin.get("/api/identity-provider").json()["config"],
+            "client_secret": None,
+        },
+        headers={"X-CSRF-Token": admin.cookies["stackyard_csrf"]},
+    ).raise_for_status()
+    provider.stop()
     silent = socket.socket()
-    silent.bind(("127.0.0.1", 0))
+    silent.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    silent.bind(("127.0.0.1", provider.port))
     silent.listen(8)
     try:
-        issuer = f"http://127.0.0.1:{silent.getsockname()[1]}"
-        use_provider(admin, provider, issuer=issuer)
         with httpx.Client(base_url=service.url, timeout=30) as client:
             start = client.get("/api/auth/oidc/start", follow_redirects=False)
             assert refusal(start) == "provider_unreachable"
         wait_until(lambda: "did not answer within 10 s" in service.log(), what="the reason")
     finally:
         silent.close()
+        provider.start()
 
 
 def test_the_settings_keep_the_secret_sealed_and_write_only(service, provider, admin):

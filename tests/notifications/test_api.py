@@ -117,6 +117,25 @@ def test_an_unknown_kind_or_event_is_refused(admin: TestClient):
     assert "No notification channel 999" in answer.json()["detail"]
 
 
+def test_a_rule_names_only_stacks_there_are(notifying: FastAPI, admin: TestClient):
+    """A stack name is one of the stacks of the hosts the rule covers: a typo is refused
+    with the stacks there are, not kept as a rule that never matches."""
+    shop = notifying.state.settings.stacks_dir / "shop"
+    shop.mkdir()
+    (shop / "compose.yaml").write_text("services:\n  web:\n    image: busybox\n")
+    typo = admin.post("/api/notifications/rules", json={"name": "x", "stacks": ["shpo"]})
+    assert typo.status_code == 400
+    assert typo.json() == {
+        "detail": "No stack named 'shpo' on the hosts this rule covers (their stacks: shop)"
+    }
+    made = admin.post("/api/notifications/rules", json={"name": "x", "stacks": ["shop"]})
+    assert made.status_code == 201, made.text
+    changed = admin.put(
+        f"/api/notifications/rules/{made.json()['id']}", json={"name": "x", "stacks": ["gone"]}
+    )
+    assert changed.status_code == 400 and "'gone'" in changed.json()["detail"]
+
+
 def test_the_default_rules_can_be_changed_and_stay_removed(notifying: FastAPI, admin: TestClient):
     rules = admin.get("/api/notifications/rules").json()
     assert [(r["name"], r["min_severity"], r["events"]) for r in rules] == [
@@ -155,12 +174,15 @@ def test_an_unsaved_channel_can_be_tried(admin: TestClient):
     with HttpReceiver() as receiver:
         body = {
             "kind": "webhook",
+            "name": "ops hook",
             "secrets": {"url": receiver.url, "signing_key": "k"},
         }
         answer = admin.post("/api/notifications/channels/test", json=body)
         assert answer.json()["ok"] is True
         (request,) = receiver.wait_for(1)
     assert request.headers["x-stackyard-signature"].startswith("sha256=")
+    # The message names the channel as typed (not yet saved).
+    assert request.json()["text"].endswith("reach the channel 'ops hook'.")
     assert admin.get("/api/notifications/channels").json() == []
 
 

@@ -92,6 +92,9 @@ def test_what_the_rules_leave_out_is_not_sent_and_a_rule_adds_it(
     notifying: FastAPI, admin: TestClient, receiver: HttpReceiver
 ):
     channel = add_webhook(admin, receiver.url)
+    blog = notifying.state.settings.stacks_dir / "blog"  # (a rule names stacks that exist)
+    blog.mkdir()
+    (blog / "compose.yaml").write_text("services:\n  web:\n    image: busybox\n")
     emit(notifying, Event("backup_succeeded", "blog", "Backup of blog finished", "r1", "blog"))
     emit(notifying, Event("backup_failed", "db", "Backup of db failed", "r2", "db"))
     (first,) = wait_until(lambda: sent(receiver, {"blog", "db"}))

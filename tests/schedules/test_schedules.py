@@ -81,6 +81,8 @@ def test_bad_schedules_are_refused_and_timetables_previewed(admin_client, user_c
     assert made.status_code == 201, made.text
     assert made.json()["stacks"] is None and made.json()["next_run_at"]
     assert user_client.get("/api/schedules").status_code == 403
+    # What a timetable means is for anyone signed in (an operator's update policy window).
+    assert user_client.get("/api/timetable", params={"cron": "daily"}).status_code == 200
     audit = {e["action"] for e in admin_client.get("/api/audit").json()["items"]}
     assert "schedule.create" in audit
 

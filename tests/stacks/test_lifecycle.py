@@ -97,6 +97,39 @@ def test_partially_running_stack(admin_client, make_stack, stacks_dir):
     assert running == {"web": True, "db": False}
 
 
+#: A service whose healthcheck always fails: unhealthy a few seconds after its start.
+FAILING_HEALTH = service(
+    command='["sleep", "3600"]',
+    healthcheck="{test: [CMD, 'false'], interval: 1s, timeout: 1s, retries: 1}",
+)
+
+
+def test_an_unhealthy_stack_says_so_in_the_list_its_page_and_the_fleet(
+    admin_client, make_stack, stacks_dir
+):
+    """Both services run, one fails its healthcheck: the stack's one state word is
+    "unhealthy" wherever it is read (never "running"), and the dashboard counts it so."""
+    stack_id = make_stack(
+        "sick", compose_text(web=FAILING_HEALTH, db=service(command='["sleep", "3600"]'))
+    )
+    compose(stacks_dir, stack_id, "up", "-d")
+
+    def unhealthy() -> dict | None:
+        stack = listed(admin_client, stack_id)
+        return stack if stack["state"] == "unhealthy" else None
+
+    stack = wait_until(unhealthy, what="the stack unhealthy in the list")
+    assert all(s["running"] for s in stack["services"])  # both run: health decides
+    assert admin_client.get(f"/api/stacks/{stack_id}").json()["state"] == "unhealthy"
+    fleet = admin_client.get("/api/dashboard/fleet").json()
+    (local,) = [card for card in fleet["hosts"] if card["kind"] == "local"]
+    assert local["report"]["stacks"]["unhealthy"] >= 1
+    assert fleet["breakdown"]["unhealthy"] >= 1
+    assert any(
+        item["stack"] == stack_id and item["severity"] == "critical" for item in fleet["attention"]
+    )
+
+
 def test_invalid_compose_is_refused_and_the_old_file_kept(admin_client, make_stack, stacks_dir):
     stack_id = make_stack("edit", compose_text(web=service()))
     path = stacks_dir / stack_id / "compose.yaml"

@@ -127,6 +127,8 @@ def test_a_failing_update_rolls_back_to_the_previous_digest_and_keeps_the_data(
     assert any(expected_log in line for line in last["logs"]), last["logs"]
     (image,) = summary["images"]
     assert image["state"] == "update_available" and image["rolled_back"] is True
+    # The stack's one state word says it (the old images run, healthy or starting).
+    assert admin_client.get(f"/api/stacks/{stack_id}").json()["state"] == "rolled_back"
     audit = admin_client.get("/api/audit", params={"action": "stack.update"}).json()["items"]
     entry = next(e for e in audit if e["target"] == stack_id and e["action"] == "stack.update")
     assert entry["outcome"] == "failure" and "rolled back" in entry["detail"]
@@ -148,6 +150,7 @@ def test_a_healthy_update_applies_and_keeps_the_previous_image_as_a_rollback_tar
     assert kept.id == images["plain"]
     summary = summary_of(admin_client, stack_id)
     assert summary["has_update"] is False and summary["last_update"]["outcome"] == "updated"
+    assert admin_client.get(f"/api/stacks/{stack_id}").json()["state"] == "running"
 
 
 def test_the_auto_update_never_retries_a_rolled_back_digest_but_takes_a_newer_one(

@@ -1,6 +1,7 @@
 """A stack's status from its containers (`stack_status`, `ContainerIndex`): pure logic,
 no engine. Read through the public functions only."""
 
+from dataclasses import replace
 from pathlib import Path
 
 from stackyard.compose.project import Project, Service
@@ -95,3 +96,34 @@ def test_a_renamed_project_is_found_by_its_name():
     index = ContainerIndex([renamed], [Path("/srv/stacks")])
     assert [c.name for c in index.of("shop", "store")] == ["store-web-1"]
     assert index.of("shop", None) == []
+
+
+def sick(name: str, service: str, health: str | None = "unhealthy", state: str = "running"):
+    return replace(container(name, service, state=state), health=health)
+
+
+def test_an_unhealthy_container_makes_the_stack_unhealthy_though_every_service_runs():
+    status = stack_status(
+        "shop", project("web", "db"), [sick("shop-web-1", "web"), container("shop-db-1", "db")]
+    )
+    assert status.state == "unhealthy"
+
+
+def test_health_starting_is_running():
+    status = stack_status("shop", project("web"), [sick("shop-web-1", "web", "starting")])
+    assert status.state == "running"
+
+
+def test_the_states_come_in_their_order_of_precedence():
+    """restarting > unhealthy > invalid > partial > rolled back > running > stopped."""
+    web = project("web", "db")
+    restarting = sick("shop-db-1", "db", health=None, state="restarting")
+    unhealthy = sick("shop-web-1", "web")
+    assert stack_status("shop", web, [unhealthy, restarting]).state == "restarting"
+    assert stack_status("shop", web, [unhealthy], rolled_back=True).state == "unhealthy"
+    assert stack_status("shop", None, [unhealthy], "Invalid compose file").state == "unhealthy"
+    half = [container("shop-web-1", "web")]
+    assert stack_status("shop", web, half, rolled_back=True).state == "partial"
+    both = [container("shop-web-1", "web"), container("shop-db-1", "db")]
+    assert stack_status("shop", web, both, rolled_back=True).state == "rolled_back"
+    assert stack_status("shop", web, [], rolled_back=True).state == "stopped"

@@ -65,10 +65,15 @@ def open_page(browser, **options: Any) -> Any:
     return page
 
 
+NETWORK_CHANGED = ("ERR_NETWORK_CHANGED", 'interrupted by another navigation to "chrome-error://')
+
+
 def _through_network_changes(goto: Callable[..., Any]) -> Callable[..., Any]:
-    """`page.goto`, again when Chromium dropped it as ERR_NETWORK_CHANGED: it does so when
+    """`page.goto`, again when Chromium dropped it for a network change: it does so when
     an interface comes or goes on the machine, as the Docker engine's do while other test
-    processes start and remove containers (seen once in CI)."""
+    processes start and remove containers. Chromium says it as ERR_NETWORK_CHANGED, or,
+    when its error page came first, as the navigation "interrupted by another navigation
+    to chrome-error://" (each seen in CI)."""
 
     def again(*args: Any, **kwargs: Any) -> Any:
         from playwright.sync_api import Error
@@ -77,7 +82,7 @@ def _through_network_changes(goto: Callable[..., Any]) -> Callable[..., Any]:
             try:
                 return goto(*args, **kwargs)
             except Error as exc:
-                if "ERR_NETWORK_CHANGED" not in str(exc):
+                if not any(sign in str(exc) for sign in NETWORK_CHANGED):
                     raise
         return goto(*args, **kwargs)
 

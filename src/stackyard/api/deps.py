@@ -18,7 +18,7 @@ from starlette.requests import HTTPConnection
 from stackyard.auth import sessions
 from stackyard.auth.audit import AuditAction, AuditNote, Recorder, audited_by, record, relay
 from stackyard.auth.principal import AGENT_ROLE_HEADER, AGENT_USER_HEADER, Principal, Role
-from stackyard.auth.streams import current_role, while_valid
+from stackyard.auth.streams import STREAM_ENDS, STREAM_NAME, current_role, while_valid
 from stackyard.auth.throttle import LoginThrottle
 from stackyard.auth.tokens import csrf_token, same
 from stackyard.auth.totp import Totp
@@ -239,7 +239,11 @@ def signed_in_stream(
     request: Request, principal: Principal, events: AsyncIterator[T]
 ) -> AsyncIterator[T]:
     """A long stream that ends when the credential that opened it is revoked (an agent's
-    token cannot be: it is set when the agent starts)."""
+    token cannot be: it is set when the agent starts), or when the client that named it
+    (`?stream=`) asks for its end (`POST /streams/{name}/end`)."""
+    name = request.query_params.get("stream")
+    if name is not None and STREAM_NAME.fullmatch(name):
+        events = STREAM_ENDS.follow(name, principal.username, events)
     if is_agent(request):
         return events
     return while_valid(get_db(request), principal, events)

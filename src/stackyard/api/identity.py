@@ -187,7 +187,7 @@ def get_provider(
 
 
 @router.put("", operation_id="setIdentityProvider")
-def set_provider(
+async def set_provider(
     body: ProviderSettingsIn,
     request: Request,
     admin: AdminDep,
@@ -195,8 +195,20 @@ def set_provider(
     settings: SettingsDep,
     db: DbDep,
 ) -> ProviderSettings:
-    """The client secret is write-only: null keeps the one saved."""
+    """The client secret is write-only: null keeps the one saved. A provider turned on is
+    checked first: 400, with why, when its discovery document cannot be read or used."""
     with audited(db, admin.username, "auth.provider", body.config.issuer or None) as note:
-        identity.save(body.config, body.client_secret)
+        await identity.save(body.config, body.client_secret)
         note.detail = "on" if body.config.enabled else "off"
     return get_provider(request, identity, settings)
+
+
+class ProviderTest(BaseModel):
+    detail: str = Field(description="What the provider's discovery document names")
+
+
+@router.post("/test", operation_id="testIdentityProvider")
+async def test_provider(body: ProviderSettingsIn, identity: IdentityDep) -> ProviderTest:
+    """Read the provider's discovery document as a save would (nothing is saved); 400,
+    with why, when it cannot be read or used."""
+    return ProviderTest(detail=await identity.test(body.config))

@@ -73,6 +73,9 @@ class ChannelPatch(Body):
 
 class UnsavedChannelIn(Body):
     kind: ChannelKind
+    name: str | None = Field(
+        None, max_length=100, description="The name typed for it, said in the test message"
+    )
     settings: Values = Field(default_factory=dict)
     secrets: Values = Field(default_factory=dict)
     channel_id: JsonInt | None = Field(
@@ -159,7 +162,12 @@ async def test_unsaved_channel(
     """Send a test message with settings not saved yet; what the service answered."""
     with audit(admin, "notification.channel.test", body.kind) as note:
         tested = await trials.test_unsaved(
-            notifications.channels, body.kind, body.settings, body.secrets, body.channel_id
+            notifications.channels,
+            body.kind,
+            body.settings,
+            body.secrets,
+            body.channel_id,
+            body.name,
         )
         note.failed_unless(tested.ok, tested.detail)
         return tested
@@ -232,19 +240,21 @@ def list_rules(notifications: NotificationsDep) -> list[RuleView]:
     operation_id="createNotificationRule",
     status_code=status.HTTP_201_CREATED,
 )
-def create_rule(
+async def create_rule(
     body: RuleIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
 ) -> RuleView:
+    """400 when a stack it names is on none of the hosts it covers."""
     with audit(admin, "notification.rule.create", body.name):
-        return notifications.rules.create(body.spec())
+        return await notifications.save_rule(body.spec())
 
 
 @router.put("/notifications/rules/{rule_id}", operation_id="updateNotificationRule")
-def update_rule(
+async def update_rule(
     rule_id: DbId, body: RuleIn, admin: AdminDep, audit: AuditDep, notifications: NotificationsDep
 ) -> RuleView:
+    """400 when a stack it names is on none of the hosts it covers."""
     with audit(admin, "notification.rule.update", str(rule_id)):
-        return notifications.rules.update(rule_id, body.spec())
+        return await notifications.save_rule(body.spec(), rule_id)
 
 
 @router.delete(

@@ -59,6 +59,7 @@ HOST = (
     _part("containers", "sockets", "stacks"),
     _part("backups", "router", "backups", "stacks"),
     _part("files", "router", "files"),
+    _part("streams", "router", "streams"),
 )
 #: The central's own and its host's, under /api (beside the health check).
 CENTRAL = (
@@ -74,7 +75,8 @@ CENTRAL = (
     _part("agents", "sockets", "agents"),
     _part("destinations", "router", "destinations", "backups"),
     _part("notifications", "router", "notifications"),
-    _part("schedules", "router", "schedules", "timetable"),
+    _part("schedules", "router", "schedules"),
+    _part("schedules", "timetable", "timetable"),
     _part("registries", "router", "registries"),
     _part("docs", "router", "docs", "openapi.json"),
 )

@@ -9,7 +9,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, status
 from pydantic import BaseModel
 
-from stackyard.api.deps import AdminDep, AuditDep, central_services, require_admin
+from stackyard.api.deps import (
+    AdminDep,
+    AuditDep,
+    central_services,
+    current_principal,
+    require_admin,
+)
 from stackyard.api.models import DbId
 from stackyard.clock import utcnow
 from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
@@ -18,6 +24,9 @@ from stackyard.schedules.store import ScheduleStore
 from stackyard.timetable import check_fires, next_runs
 
 router = APIRouter(tags=["schedules"], dependencies=[Depends(require_admin)])
+#: What a timetable means is no secret: whoever edits one (an operator, an update policy's
+#: maintenance window) sees its next times.
+timetable = APIRouter(tags=["schedules"], dependencies=[Depends(current_principal)])
 
 
 def get_schedules(request: Request) -> ScheduleStore:
@@ -42,7 +51,7 @@ def list_schedules(schedules: SchedulesDep) -> list[ScheduleView]:
     return schedules.all()
 
 
-@router.get("/timetable", operation_id="previewTimetable")
+@timetable.get("/timetable", operation_id="previewTimetable")
 def preview_timetable(
     cron: Annotated[str, Query(max_length=100)],
     timezone: Annotated[str, Query(max_length=64)] = "UTC",

@@ -8,7 +8,10 @@ What a refused sign-in answers tells a guesser nothing they did not send:
 - while password sign-in is kept for admins, anyone else's right password answers as a
   wrong one does (after the same work);
 - the limit on two-factor codes (`throttle.CodeLimit`) counts every attempt that sends a
-  code, before its password is looked at.
+  code, before its password is looked at;
+- a code of the account's that was already used (the one that turned two-factor on, say)
+  answers that it was used, with the right password or a wrong one alike: the answer
+  depends on the code alone, never on the password.
 """
 
 from __future__ import annotations
@@ -25,6 +28,12 @@ from stackyard.clock import utcnow
 from stackyard.db import Database
 from stackyard.db.models import User
 from stackyard.errors import Forbidden, Unauthorized
+
+#: The answer to a code already used, whatever the password.
+CODE_USED = (
+    "That code was already used (each code signs in once): wait for the next code your "
+    "authenticator app shows"
+)
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,8 @@ def _attempt(
         user, right = users.password_of(session, attempt.username, attempt.password)
         if user is not None and user.totp_secret is not None and not attempt.code:
             return CodeNeeded()  # whatever the password: it is judged with the code
+        if user is not None and attempt.code and totp.used_before(user, attempt.code):
+            raise Unauthorized(CODE_USED)  # (before the password: said whatever it was)
         if user is None or not right or (local.admins_only and user.role != Role.admin):
             raise refused
         if user.totp_secret is not None:

@@ -19,6 +19,7 @@ codes.
 from __future__ import annotations
 
 import hmac
+import io
 import json
 import secrets
 from dataclasses import dataclass
@@ -75,8 +76,6 @@ class Totp:
     # -- enrolment ------------------------------------------------------------------------
     def begin(self, user_id: int) -> Enrolment:
         """A new secret to scan; two-factor is on only once `confirm` saw a code from it."""
-        import segno
-
         with self._db.session() as session:
             user = _user(session, user_id)
             if user.totp_secret is not None:
@@ -90,8 +89,7 @@ class Totp:
             user.totp_pending = self._seal(secret)
             username = user.username
         uri = pyotp.TOTP(secret).provisioning_uri(name=username, issuer_name=self._issuer)
-        qr_svg = segno.make(uri, error="m").svg_inline(scale=4, border=2)
-        return Enrolment(secret, uri, qr_svg)
+        return Enrolment(secret, uri, qr_svg(uri))
 
     def confirm(self, user_id: int, code: str) -> list[str]:
         """Turn two-factor on with a code from the app; returns the recovery codes (shown
@@ -134,6 +132,15 @@ class Totp:
             sessions.revoke_all(session, user.id)
 
     # -- sign-in --------------------------------------------------------------------------
+    def used_before(self, user: User, code: str) -> bool:
+        """Whether `code` is the account's code of a time step already used (by the
+        set-up or a sign-in): the person typed a code their app still shows, and is told
+        to wait for the next one rather than that something they typed is wrong."""
+        if user.totp_secret is None or user.totp_last_step is None or not is_time_code(code):
+            return False
+        step = _matching_step(self._open(user.totp_secret), code, None)
+        return step is not None and step <= user.totp_last_step
+
     def check(self, session: Session, user: User, code: str) -> str | None:
         """Check a code (or a recovery code) for `user` and mark it used, in the sign-in's
         transaction; returns which it was, or None when neither fits or another sign-in
@@ -200,3 +207,15 @@ def _matching_step(secret: str, code: str, last_step: int | None) -> int | None:
         if fresh and hmac.compare_digest(totp.generate_otp(step), code):
             return step
     return None
+
+
+def qr_svg(uri: str) -> str:
+    """The QR code as a standalone SVG document: with its namespace, which a browser needs
+    to draw it as an image (segno's `svg_inline` leaves it out, for SVG inside HTML)."""
+    import segno  # (on first use: it is not needed to start)
+
+    buffer = io.BytesIO()
+    segno.make(uri, error="m").save(
+        buffer, kind="svg", xmldecl=False, svgns=True, scale=4, border=2
+    )
+    return buffer.getvalue().decode()

@@ -325,16 +325,24 @@ def restore_data(
     done: list[str] = []
     left_out: list[str] = []
     written = 0
+    #: The plan's items (its volumes and folders) dealt with, written or left out: what
+    #: the counter counts of them ("2 of 3"), the stack folder not among them.
+    handled = 0
 
     def counted(name: str) -> Part:
         def chunks() -> Iterator[bytes]:
             nonlocal written
             for chunk in reader.chunks(name):
                 written += len(chunk)
-                progress(written, len(done))
+                progress(written, handled)
                 yield chunk
 
         return chunks(), name
+
+    def dealt_with() -> None:
+        nonlocal handled
+        handled += 1
+        progress(written, handled)
 
     staging = Staging(helpers, folder_local, folder_host, record)
     deferred: list[RestoreItem] = []
@@ -361,6 +369,7 @@ def restore_data(
                         f"volume {item.target!r}: the restored compose file does not use it "
                         "(a manifest cannot name other volumes)"
                     )
+                    dealt_with()
                     continue
                 if not item.wipe:
                     deferred.append(item)
@@ -375,11 +384,12 @@ def restore_data(
                     f"{item.target}: the restored compose file does not bind it "
                     "(a manifest cannot name other folders)"
                 )
+                dealt_with()
                 continue
             else:
                 staging.bind(item.target, member in folders, counted(member))
             done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
-            progress(written, len(done))
+            dealt_with()
         done += staging.commit()
     except BaseException:
         staging.discard()
@@ -388,7 +398,7 @@ def restore_data(
         mount = HelperMount("volume", item.target, f"/{ROOT}")
         tartool.write(helpers, [mount], "/", *counted(item.result.member or ""))
         done.append(f"{item.kind} {item.target}" + (f" ({item.note})" if item.note else ""))
-        progress(written, len(done))
+        dealt_with()
     return done, left_out
 
 

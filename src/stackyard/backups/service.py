@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -113,8 +114,11 @@ class BackupService:
         skipped: dict[str, str],
         run: Run,
     ) -> int:
+        # Three sizes, each said for what it is: the data the dialog estimated (the
+        # inventory's), the data read so far of it (the counter), and the archive written
+        # (compressed: smaller, as a rule).
         total = sum(a.size or 0 for a in chosen) + found.folder_size
-        progress = progress_reporter(run, total, len(chosen))
+        progress = progress_reporter(run, total, len(chosen), READING)
         created = datetime.now(UTC)
         name = archive_name(stack_id, await asyncio.to_thread(self.machine.host_name), created)
         temporary = self.store.temporary(name)
@@ -151,17 +155,14 @@ class BackupService:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
         size = target.stat().st_size
+        read = max(total, run.fold.transfer.bytes_done)
         run.artifact = target.name
-        run.summary = f"archive {target.name} ({size} bytes)"
-        run.advance(
-            max(total, run.fold.transfer.bytes_done),
-            max(total, run.fold.transfer.bytes_done),
-            len(chosen),
-            len(chosen),
-        )
+        run.summary = f"archive {target.name} ({size_text(size)})"
+        run.advance(read, read, len(chosen), len(chosen), "Data read")
         run.feed_line(
-            f"Archive {target.name}: {size} bytes, checked "
-            f"({sum(1 for a in manifest.assets if a.captured)} volumes and binds captured)"
+            f"Archive {target.name}: {size_text(size)} compressed from {size_text(read)} of "
+            f"data, checked ({sum(1 for a in manifest.assets if a.captured)} volumes and "
+            "binds captured)"
         )
         return 0
 
@@ -471,6 +472,19 @@ class BackupService:
             return inspect_container(self.machine.docker, container_id).labels
         except StackyardError:
             return {}
+
+
+#: The stage of a backup's counter: the data read so far, of the data there is to read.
+READING = "Reading the data"
+
+
+def size_text(size: int) -> str:
+    """Bytes in decimal units, as the UI and Docker say them: "512 B", "12.3 MB"."""
+    if size < 1000:
+        return f"{size} B"
+    units = ("kB", "MB", "GB", "TB")
+    step = min(int(math.log(size, 1000)), len(units))
+    return f"{size / 1000**step:.1f} {units[step - 1]}"
 
 
 def _said_of_the_copy(run: Run, manifest: Manifest) -> None:

@@ -257,7 +257,6 @@ def _service_name(args: argparse.Namespace) -> str:
 
 #: Options copied as they are: the namespace's name and the compose key.
 _PLAIN: tuple[tuple[str, str], ...] = (
-    ("name", "container_name"),
     ("hostname", "hostname"),
     ("user", "user"),
     ("workdir", "working_dir"),
@@ -482,6 +481,13 @@ def convert(command: str) -> Converted:
     _logging(args, service)
     _networks(args, service, top)
     notes = [why for attr, why in _DROPPED.items() if getattr(args, attr)]
+    if args.name:
+        # Not `container_name`: a fixed name clashes with any other container of that
+        # name (another stack's, a copy of this one) and compose's names say the stack.
+        notes.append(
+            f"--name: {name!r} names the stack and its service; compose names the container "
+            f"<stack>-{name}-1"
+        )
     if args.publish_all:
         notes.append("-P/--publish-all: list the ports to publish under `ports`")
     text = yaml.dump(

@@ -20,7 +20,7 @@ import re
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -35,9 +35,10 @@ log = logging.getLogger(__name__)
 
 #: Longest line kept whole (bytes); the rest of a longer line is cut.
 MAX_LINE = 64 * 1024
-#: Lines waiting between the engine's streams and the reader.
-QUEUE_LINES = 10_000
-#: Most lines handed over at once.
+#: Batches of lines waiting between the engine's streams and the reader (each what came
+#: from the engine at once: its read buffer's worth, a few hundred lines at most).
+QUEUE_BATCHES = 100
+#: Lines handed over at once: once this many are gathered, no more are added.
 MAX_BATCH = 2_000
 #: Most lines of the initial tail.
 MAX_TAIL = 10_000
@@ -47,8 +48,8 @@ DEFAULT_TAIL = 300
 TEXT_CHUNK = 64 * 1024
 
 
-@dataclass(frozen=True)
-class LogLine:
+@dataclass(slots=True)  # (not frozen: a followed log makes thousands a second, and a
+class LogLine:  # frozen dataclass's fields cost four times as much to set)
     time: str = field(metadata={"description": "The engine's timestamp (RFC 3339, ns)"})
     container: str
     service: str
@@ -89,25 +90,27 @@ def _since(ns: int) -> str:
     return f"{after // 1_000_000_000}.{after % 1_000_000_000:09d}"
 
 
-async def _lines(target: Target, frames: AsyncIterator[Frame]) -> AsyncIterator[LogLine]:
-    """Frames (pieces of output, each line led by its timestamp) as lines."""
-    pending: dict[StreamName, bytearray] = {}
-    async for frame in frames:
-        buffer = pending.setdefault(frame.stream, bytearray())
-        buffer += frame.data
-        while True:
-            end = buffer.find(b"\n")
-            if end < 0:
-                if len(buffer) > MAX_LINE:  # a line without end: cut, keep reading
-                    yield _line(target, frame.stream, bytes(buffer[:MAX_LINE]))
-                    del buffer[:]
-                break
-            raw = bytes(buffer[: min(end, MAX_LINE)])
-            del buffer[: end + 1]
-            yield _line(target, frame.stream, raw)
-    for stream, rest in pending.items():
-        if rest:
-            yield _line(target, stream, bytes(rest[:MAX_LINE]))
+async def _lines(
+    target: Target, batches: AsyncIterator[list[Frame]]
+) -> AsyncIterator[list[LogLine]]:
+    """Frames (pieces of output, each line led by its timestamp) as lines, those of the
+    frames that came together at once."""
+    pending: dict[StreamName, bytes] = {}
+    async for frames in batches:
+        lines: list[LogLine] = []
+        for frame in frames:
+            data = pending.pop(frame.stream, b"") + frame.data
+            *whole, rest = data.split(b"\n")
+            lines.extend(_line(target, frame.stream, raw[:MAX_LINE]) for raw in whole)
+            if len(rest) > MAX_LINE:  # a line without end: cut, keep reading
+                lines.append(_line(target, frame.stream, rest[:MAX_LINE]))
+            elif rest:
+                pending[frame.stream] = rest
+        if lines:
+            yield lines
+    rest_lines = [_line(target, stream, rest) for stream, rest in pending.items()]
+    if rest_lines:
+        yield rest_lines
 
 
 def _line(target: Target, stream: StreamName, raw: bytes) -> LogLine:
@@ -152,7 +155,8 @@ class LogReader:
         tail: int | None = None,
         since: int | None = None,
         only: StreamName | None = None,
-    ) -> AsyncIterator[LogLine]:
+    ) -> AsyncIterator[list[LogLine]]:
+        """The container's lines, those that came together at once."""
         frames = self.streams.logs(
             target.id,
             tty=await self._is_tty(target.id),
@@ -161,10 +165,20 @@ class LogReader:
             since=None if since is None else _since(since),
             only=only,
         )
-        async for line in _lines(target, frames):
-            with contextlib.suppress(ValueError):
-                self._last[target.id] = time_ns(line.time)
-            yield line
+        async for lines in _lines(target, frames):
+            for line in reversed(lines):  # the time of the last line that has one
+                try:
+                    self._last[target.id] = time_ns(line.time)
+                except ValueError:
+                    continue
+                break
+            yield lines
+
+    async def _each(self, target: Target, **how: Any) -> AsyncIterator[LogLine]:
+        """`_read`, line by line."""
+        async for lines in self._read(target, **how):
+            for line in lines:
+                yield line
 
     async def tail(self, count: int) -> list[LogLine]:
         """The last `count` lines of the containers together, oldest first."""
@@ -176,7 +190,7 @@ class LogReader:
         merged: list[tuple[int, int, LogLine]] = []
         for n, target in enumerate(self.targets.values()):
             try:
-                async for line in self._read(target, follow=False, tail=count):
+                async for line in self._each(target, follow=False, tail=count):
                     merged.append((_order(line), n, line))
             except NotFound:
                 continue  # removed meanwhile
@@ -187,20 +201,21 @@ class LogReader:
         """The time of a container's last line, so a follower starts after it."""
         last = 0
         with contextlib.suppress(StackyardError):
-            async for line in self._read(target, follow=False, tail=1):
+            async for line in self._each(target, follow=False, tail=1):
                 last = time_ns(line.time)
         return last
 
     async def follow(self) -> AsyncIterator[list[LogLine]]:
         """Lines as they are written, in batches, until cancelled; containers that start
         (again, or anew) in the project are followed too."""
-        queue: asyncio.Queue[LogLine] = asyncio.Queue(QUEUE_LINES)
+        queue: asyncio.Queue[list[LogLine]] = asyncio.Queue(QUEUE_BATCHES)
         followers: dict[str, asyncio.Task[None]] = {}
 
         async def follow_one(target: Target) -> None:
             try:
-                async for line in self._read(target, follow=True, since=self._last.get(target.id)):
-                    await queue.put(line)
+                since = self._last.get(target.id)
+                async for lines in self._read(target, follow=True, since=since):
+                    await queue.put(lines)
             except NotFound:
                 pass
             except StackyardError as exc:
@@ -240,10 +255,10 @@ class LogReader:
             for target in list(self.targets.values()):
                 start(target)
             while True:
-                batch = [await queue.get()]
+                batch = list(await queue.get())
                 while len(batch) < MAX_BATCH:
                     try:
-                        batch.append(queue.get_nowait())
+                        batch.extend(queue.get_nowait())
                     except asyncio.QueueEmpty:
                         break
                 yield batch
@@ -272,7 +287,7 @@ async def merged_lines(reader: LogReader) -> AsyncIterator[LogLine]:
     streams: tuple[StreamName, ...] = ("stdout", "stderr")
     sources = [(target, only) for target in reader.targets.values() for only in streams]
     for n, (target, only) in enumerate(sources):
-        lines = reader._read(target, follow=False, only=only)
+        lines = reader._each(target, follow=False, only=only)
         first = await anext(lines, None)
         if first is not None:
             heads.append((_order(first), n, first, lines))

@@ -72,6 +72,10 @@ _DENIED = {
     "403",
 }
 _MISSING_BUCKET = {"NoSuchBucket"}
+_NOT_S3 = (
+    "{url} does not answer as an S3 service (HTTP {code} without an S3 error): check the "
+    "endpoint URL"
+)
 _MISSING_KEY = {"NoSuchKey", "404", "NotFound"}
 
 T = TypeVar("T")
@@ -130,6 +134,19 @@ class _Progress(BaseSubscriber):
         self._progress(done)
 
 
+def _no_s3_error(code: str) -> bool:
+    """An error code that is none (a body that is no S3 error document), or the HTTP
+    status alone (an answer without a body)."""
+    return not code or code.isdigit()
+
+
+def _status_only(exc: BaseException | None) -> bool:
+    """A ClientError without an S3 error code."""
+    if not isinstance(exc, ClientError):
+        return False
+    return _no_s3_error(str(exc.response.get("Error", {}).get("Code", "")))
+
+
 class S3Destination:
     def __init__(self, settings: S3Settings, secrets: Secrets) -> None:
         self.settings = settings
@@ -168,8 +185,12 @@ class S3Destination:
             status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
             if code in _DENIED:
                 return DestinationDenied(f"{where} refused the access key: {code}")
-            if code in _MISSING_BUCKET or (code == "404" and "Key" not in exc.operation_name):
+            if code in _MISSING_BUCKET or (code == "404" and exc.operation_name == "HeadBucket"):
                 return DestinationError(f"The bucket {self.settings.bucket} does not exist")
+            if _no_s3_error(code) and not exc.operation_name.startswith("Head"):
+                # An answer with a body, but no S3 error in it (a web page, say): whatever
+                # answers there is no S3 service. (A HEAD answer never has a body.)
+                return DestinationError(_NOT_S3.format(url=self.settings.endpoint_url, code=status))
             if isinstance(status, int) and status >= 500:
                 return DestinationUnreachable(f"{where} failed ({status} {code}); retry later")
             return DestinationError(f"{where} answered {code}: {exc}")
@@ -193,7 +214,15 @@ class S3Destination:
 
     async def test(self) -> str:
         bucket = self.settings.bucket
-        await self._call(lambda: self.client.head_bucket(Bucket=bucket))
+        try:
+            await self._call(lambda: self.client.head_bucket(Bucket=bucket))
+        except DestinationError as exc:
+            # A HEAD answer has no body: a 404 is a missing bucket or no S3 service at all
+            # (any web server). A listing's answer says which (NoSuchBucket, or no S3 error).
+            if not _status_only(exc.__cause__):
+                raise
+            await self._call(lambda: self.client.list_objects_v2(Bucket=bucket, MaxKeys=1))
+            raise
         probe = self._key(probe_name())
         await self._call(lambda: self.client.put_object(Bucket=bucket, Key=probe, Body=b"ok\n"))
         await self._call(lambda: self.client.delete_object(Bucket=bucket, Key=probe))

@@ -3,7 +3,8 @@
 The folder's name is the archive's root; empty folders are kept. Only regular files are
 archived: FIFOs, sockets, devices and symlinks are skipped without being opened, and a
 file that cannot be read is skipped without failing the download. Files are read in
-1 MiB chunks and the archive leaves in 1 MiB chunks; Zip64 is used where sizes need it.
+1 MiB chunks, deflated on every core (`files.deflate`), and the archive leaves in 1 MiB
+chunks after its first bytes; Zip64 is used where sizes need it.
 
 The walk works on folder descriptors (openat with O_NOFOLLOW from the folder above, an
 explicit stack, no recursion): no path is resolved again, so a folder swapped for a
@@ -23,18 +24,20 @@ import stat
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import stream_zip as _stream_zip_module
-from stream_zip import ZIP_32, ZIP_AUTO, stream_zip
+from stream_zip import stream_zip
 from zlib_ng import zlib_ng
 
 from stackyard.files.browse import CHUNK
+from stackyard.files.deflate import DeflatePool, Entry
 from stackyard.fs.at import Fd
 
-# stream-zip deflates and checksums with the module `zlib` it imported; zlib-ng is its
-# drop-in replacement (same deflate format and levels, about 1.5x faster at level 6,
-# CRC-32 several times faster). Swapped here, in the one module that uses stream-zip.
+# stream-zip checksums with the module `zlib` it imported (and deflates the folders'
+# empty members with it; files are deflated by `files.deflate`); zlib-ng is its drop-in
+# replacement (CRC-32 several times faster). Swapped here, in the one module that uses
+# stream-zip.
 _stream_zip_module.zlib = zlib_ng  # type: ignore[attr-defined]  # (not in its __all__)
 
 log = logging.getLogger(__name__)
@@ -105,7 +108,7 @@ def _time(st: os.stat_result) -> datetime:
     return datetime.fromtimestamp(st.st_mtime, UTC)
 
 
-def _file_member(folder: int, child: str, name: str, level: int) -> tuple[Any, ...] | None:
+def _file_member(folder: int, child: str, name: str) -> Entry | None:
     try:
         fd = os.open(child, _FILE, dir_fd=folder)
     except OSError as exc:
@@ -117,16 +120,11 @@ def _file_member(folder: int, child: str, name: str, level: int) -> tuple[Any, .
         log.warning("Zip: skipped %s: no longer a regular file", name)
         return None
     handle = os.fdopen(fd, "rb", buffering=0)  # closed by file_chunks
-    return (
-        name,
-        _time(st),
-        stat.S_IFREG | stat.S_IMODE(st.st_mode),
-        ZIP_AUTO(st.st_size, level=level),
-        file_chunks(handle, name),
-    )
+    mode = stat.S_IFREG | stat.S_IMODE(st.st_mode)
+    return Entry(name, _time(st), mode, st.st_size, file_chunks(handle, name))
 
 
-def _members(top: int, root_name: str, level: int) -> Iterator[tuple[Any, ...]]:
+def _members(top: int, root_name: str) -> Iterator[Entry]:
     """The members of folder `top` (owned: closed here), depth first, each folder's files
     before its subfolders, by name."""
     max_depth = _max_depth()
@@ -147,7 +145,7 @@ def _members(top: int, root_name: str, level: int) -> Iterator[tuple[Any, ...]]:
                 else:
                     subfolders: list[str] = []
                     frames.append((fd, arc, subfolders))
-                    yield f"{arc}/", _time(st), stat.S_IFDIR | 0o755, ZIP_32, ()
+                    yield Entry(f"{arc}/", _time(st), stat.S_IFDIR | 0o755)
                     for item in items:
                         name = _arc_name(arc, item.name)
                         if len(name.encode()) + 1 > MAX_NAME_BYTES:
@@ -161,7 +159,7 @@ def _members(top: int, root_name: str, level: int) -> Iterator[tuple[Any, ...]]:
                         if stat.S_ISDIR(st.st_mode):
                             subfolders.append(item.name)
                         elif stat.S_ISREG(st.st_mode):
-                            member = _file_member(fd, item.name, name, level)
+                            member = _file_member(fd, item.name, name)
                             if member is not None:
                                 yield member
                         # FIFOs, sockets, devices and symlinks: skipped, never opened.
@@ -201,11 +199,20 @@ def zip_folder(
     else:
         root_name = name or "folder"
         top, folder.fd = folder.fd, -1  # taken over: closed by _members
-    pending = bytearray()
-    for piece in stream_zip(_members(top, root_name, level), chunk_size=CHUNK):
-        pending += piece
-        while len(pending) >= CHUNK:
-            yield bytes(pending[:CHUNK])
-            del pending[:CHUNK]
-    if pending:
-        yield bytes(pending)
+    pool = DeflatePool(level)
+    try:
+        pieces = iter(stream_zip(pool.members(_members(top, root_name)), chunk_size=CHUNK))
+        # The first piece (the root folder's header) leaves at once: the download starts
+        # as soon as it is asked, however long its first MiB takes to deflate.
+        if first := next(pieces, b""):
+            yield first
+        pending = bytearray()
+        for piece in pieces:
+            pending += piece
+            while len(pending) >= CHUNK:
+                yield bytes(pending[:CHUNK])
+                del pending[:CHUNK]
+        if pending:
+            yield bytes(pending)
+    finally:
+        pool.close()

@@ -28,7 +28,9 @@ from stackyard.fleet.failures import reported
 from stackyard.fleet.report import STATES, HostReport
 
 #: Agents asked at once; beyond that they wait for a free slot (within the deadline).
-CONCURRENCY = 256
+#: Each agent's connection is kept open between dashboards, so this bounds the requests
+#: in flight, not the connections: at 256, 2,000 agents were asked in eight waves.
+CONCURRENCY = 1024
 #: Percent used at which a disk or the memory needs attention (warning, critical).
 DISK_LEVELS = (85.0, 95.0)
 MEMORY_LEVELS = (90.0, 95.0)
@@ -278,8 +280,7 @@ class FleetDashboard:
                 # An agent last seen with an incompatible version is asked too: it may
                 # have been updated since.
                 client = await self.agents.client_for(view, usable=False)
-                answer = await client.request("GET", "/fleet/host")
-                report = await client.read(answer, _REPORT)
+                report = await client.get("/fleet/host", _REPORT)
         except TimeoutError:
             detail = f"no answer within {self.timeout:g} s"
         except StackyardError as exc:

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import get_args
 
 from stackyard.agents.compat import CAPABILITIES, Capabilities
 from stackyard.docker.engine import EngineState, engine_state
@@ -22,7 +23,7 @@ from stackyard.stacks.service import StackService
 from stackyard.stacks.status import State
 from stackyard.stacks.updates import StackUpdate
 
-STATES: tuple[State, ...] = ("running", "partial", "stopped", "invalid")
+STATES: tuple[State, ...] = get_args(State)
 
 
 @dataclass(frozen=True)

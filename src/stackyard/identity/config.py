@@ -146,23 +146,28 @@ class IdentitySettings:
         secret = self._admin.secret(stored, WHAT) if stored is not None else None
         return str((secret or {}).get("client_secret", ""))
 
-    def save(self, config: ProviderConfig, client_secret: str | None) -> None:
-        """`client_secret` None keeps the one saved: opened when the provider is to be on
-        (SecretUnreadable when it cannot be: enter it again), kept sealed as it is when
-        it is off."""
+    def check(self, config: ProviderConfig, client_secret: str | None) -> None:
+        """What `save` refuses before it writes anything (Invalid)."""
         if self.from_env:
             raise Invalid(
                 "Sign-in through a provider is set by settings variables "
                 "(STACKYARD_OIDC_*): change them there"
             )
-        value = {"config": config.model_dump(mode="json")}
         if client_secret is not None:
             config.check(bool(client_secret))
+        elif config.enabled:
+            config.check(bool(self._secret(self._admin.get(NAME))))
+
+    def save(self, config: ProviderConfig, client_secret: str | None) -> None:
+        """`client_secret` None keeps the one saved: opened when the provider is to be on
+        (SecretUnreadable when it cannot be: enter it again), kept sealed as it is when
+        it is off."""
+        self.check(config, client_secret)
+        value = {"config": config.model_dump(mode="json")}
+        if client_secret is not None:
             secret = {"client_secret": client_secret} if client_secret else None
             self._admin.put(NAME, value, secret)
             return
-        if config.enabled:
-            config.check(bool(self._secret(self._admin.get(NAME))))
         self._admin.put_value(NAME, value)
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from stackyard.bounded import read_at_most
+from stackyard.connection import why_not_connected
 from stackyard.errors import ProviderError, ProviderUnreachable
 from stackyard.jsonmodel import parse_json
 
@@ -112,6 +113,11 @@ class Peer:
             raise type(found)(found.detail)
         return found
 
+    async def check(self, issuer: str) -> Endpoints:
+        """The provider's endpoints from its discovery document fetched now (not kept): a
+        set-up about to be saved, or tested."""
+        return await self._discover(issuer)
+
     def _known(self, issuer: str) -> Endpoints | ProviderError | None:
         until, found = self._discovered.get(issuer, (0.0, None))
         return found if time.monotonic() < until else None
@@ -187,8 +193,11 @@ class Peer:
                 f"the identity provider at {where} did not answer within {READ_TIMEOUT:g} s"
             ) from exc
         except httpx.TransportError as exc:
+            split = urlsplit(url)
+            port = split.port or {"http": 80, "https": 443}.get(split.scheme)
+            why = why_not_connected(exc, split.hostname, port)
             raise ProviderUnreachable(
-                f"the identity provider at {where} cannot be reached: {exc or type(exc).__name__}"
+                f"the identity provider at {where} cannot be reached: {why}"
             ) from exc
         except httpx.HTTPError as exc:
             raise ProviderError(f"the identity provider at {where}: {exc}") from exc

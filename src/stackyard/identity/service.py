@@ -93,11 +93,33 @@ class IdentityService:
         config = self.settings.config()
         return config if config.enabled else None
 
-    def save(self, config: ProviderConfig, client_secret: str | None) -> None:
-        """An admin's set-up (`IdentitySettings.save`); the provider's discovery document
-        is fetched anew."""
-        self.settings.save(config, client_secret)
+    async def save(self, config: ProviderConfig, client_secret: str | None) -> None:
+        """An admin's set-up (`IdentitySettings.save`). A provider turned on is checked
+        first: its discovery document must be there and name its endpoints (Invalid, with
+        why, else: a set-up that cannot sign anyone in is not saved). Its document is then
+        fetched anew for sign-ins."""
+        await asyncio.to_thread(self.settings.check, config, client_secret)
+        if config.enabled:
+            await self.test(config)
+        await asyncio.to_thread(self.settings.save, config, client_secret)
         self._peer.forget()
+
+    async def test(self, config: ProviderConfig) -> str:
+        """What the provider's discovery document says, in a sentence; Invalid with why when
+        it cannot be read or used."""
+        if not config.issuer:
+            raise Invalid("Give the provider's issuer URL")
+        where = f"{config.issuer.rstrip('/')}/.well-known/openid-configuration"
+        try:
+            endpoints = await self._peer.check(config.issuer)
+        except ProviderError as exc:
+            raise Invalid(
+                f"The discovery document at {where} cannot be used: {exc.detail}"
+            ) from exc
+        return (
+            f"The discovery document at {where} names the sign-in at {endpoints.authorization} "
+            f"and the token endpoint at {endpoints.token}"
+        )
 
     # -- the way there --------------------------------------------------------------------
     async def start(self, then: str, redirect_uri: str, address: str | None) -> tuple[str, Flow]:

@@ -244,11 +244,13 @@ class Channels:
         settings: Mapping[str, str],
         secrets: Mapping[str, str],
         channel_id: int | None = None,
+        name: str | None = None,
     ) -> Reach:
-        """Settings not saved yet; with `channel_id` (its edit), the secrets left out are
-        the saved channel's, as saving would keep them."""
+        """Settings not saved yet, under the `name` typed for them; with `channel_id` (its
+        edit), the secrets left out are the saved channel's, as saving would keep them."""
         config, sealed = split_values(kind, settings, secrets)
-        name = "the channel being made"
+        typed = name.strip() if name else ""
+        name = typed  # ("": not named yet)
         if channel_id is not None:
             with self.db.session() as session:
                 row = _row(session, channel_id)
@@ -256,7 +258,7 @@ class Channels:
                     raise Invalid(f"Notification channel {channel_id} is of another kind")
                 saved = self._values(row, secrets)[1]
                 kept = {k: v for k, v in saved.items() if k not in secrets}
-                name = row.name
+                name = typed or row.name
             sealed = kept | sealed
         return Reach(name, kind, config | sealed, secret_words(sealed, set(sealed)))
 

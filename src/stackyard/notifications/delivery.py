@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from stackyard.connection import why_not_connected
 from stackyard.errors import StackyardError
 from stackyard.logs import RedactSecrets
 from stackyard.notifications.channels import AppriseTarget, Target
@@ -26,6 +27,8 @@ CONNECT_TIMEOUT = 5.0
 READ_TIMEOUT = 10.0
 #: The longest error kept from a service's answer.
 ERROR_LENGTH = 500
+#: The port of an address that names none.
+_PORTS = {"http": 80, "https": 443}
 
 if TYPE_CHECKING:
     import httpx
@@ -139,6 +142,12 @@ def _webhook(url: str, key: str | None, message: Message) -> None:
         answer = _client().post(url, content=body, headers=headers, timeout=timeout)
     except httpx.TimeoutException as exc:
         raise DeliveryFailed(f"No answer within {READ_TIMEOUT:g} s ({type(exc).__name__})") from exc
+    except httpx.TransportError as exc:
+        where = httpx.URL(url)
+        port = where.port or _PORTS.get(where.scheme)
+        raise DeliveryFailed(
+            f"Cannot be reached: {why_not_connected(exc, where.host, port)}"
+        ) from exc
     except httpx.HTTPError as exc:
         raise DeliveryFailed(f"Cannot be reached: {exc}") from exc
     if not answer.is_success:

@@ -31,9 +31,13 @@ async def test_unsaved(
     settings: Mapping[str, str],
     secrets: Mapping[str, str],
     channel_id: int | None = None,
+    name: str | None = None,
 ) -> TestResult:
-    """Try settings not saved yet (with `channel_id`: an edit of that channel)."""
-    reach = await asyncio.to_thread(channels.reach_unsaved, kind, settings, secrets, channel_id)
+    """Try settings not saved yet, under the name typed for them (with `channel_id`: an
+    edit of that channel)."""
+    reach = await asyncio.to_thread(
+        channels.reach_unsaved, kind, settings, secrets, channel_id, name
+    )
     return await _send(reach)
 
 
@@ -41,7 +45,8 @@ async def _send(reach: Reach) -> TestResult:
     where = reach.target()
     message = Message(
         "Stackyard: test message",
-        f"Notifications from Stackyard reach {reach.name!r}.",
+        "A test message: notifications from Stackyard reach "
+        + (f"the channel {reach.name!r}." if reach.name else "this channel."),
         "info",
         {"events": [], "test": True},
     )

@@ -52,6 +52,16 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     return bool(mallopt is not None and mallopt(_M_ARENA_MAX, arenas) == 1)
 
 
+def return_freed_memory() -> bool:
+    """Give the heap memory freed so far back to the system (glibc's malloc_trim), as
+    after start-up, whose imports and warm-up freed a few MiB that malloc would otherwise
+    keep for good. False where the C library is not glibc."""
+    if LIBC is None:
+        return False
+    malloc_trim = getattr(ctypes.CDLL(LIBC), "malloc_trim", None)
+    return bool(malloc_trim is not None and malloc_trim(0) == 1)
+
+
 #: How much nicer than the service children started `in_background` are: on a busy host
 #: the kernel gives a waiting request about ten times their share of the CPU.
 BACKGROUND_NICE = 10

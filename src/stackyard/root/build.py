@@ -36,6 +36,7 @@ from stackyard.notifications.service import Notifications
 from stackyard.root.database import admin_settings, database
 from stackyard.root.host import host
 from stackyard.root.services import AgentServices, CentralServices, Services
+from stackyard.root.stack_names import StackNames
 from stackyard.schedules.scheduler import Scheduler
 from stackyard.schedules.store import ScheduleStore
 from stackyard.settings import Settings
@@ -74,6 +75,7 @@ def central_services(settings: Settings, db: Database, admin: AdminSettings) -> 
         signin_failures, notifications.emit, functools.partial(account_named, db)
     )
     agents = Agents(db, key, settings.app_version, settings.agent_timeout)
+    notifications.known_stacks = StackNames(machine.store, agents, settings.agent_timeout)
     fleet = FleetDashboard(
         functools.partial(asyncio.to_thread, host_report, on_host.stacks, settings.app_version),
         agents,

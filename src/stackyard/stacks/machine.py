@@ -103,7 +103,7 @@ class Machine:
     @functools.cached_property
     def streams(self) -> EngineStreams:
         """Logs, resource use and events: async streams from the engine (made, with the
-        httpx they are read with, when first asked for: a start needs none)."""
+        aiohttp they are read with, when first asked for: a start needs none)."""
         from stackyard.docker.streams import EngineStreams
 
         return EngineStreams(self.settings.docker_host)

@@ -88,6 +88,9 @@ class RunState:
     artifact: str | None = None  # what the run made: a backup's archive name
     summary: str | None = None  # what it did, in a line (the paths a restore wrote)
     rollback: Rollback | None = None  # an update that failed its health gate
+    #: Its output was left out of this answer (for whoever may not read the stack's
+    #: logs): its lines are not "none".
+    output_hidden: bool = False
 
 
 _RUN_STATE = TypeAdapter(RunState)
@@ -100,7 +103,7 @@ def without_output(state: RunState) -> RunState:
     hold secrets): for whoever may not read the stack's logs."""
     errors = [OUTPUT_HIDDEN] if state.progress.errors else []
     progress = dataclasses.replace(state.progress, lines=[], errors=errors)
-    return dataclasses.replace(state, progress=progress)
+    return dataclasses.replace(state, progress=progress, output_hidden=True)
 
 
 def dump_state(state: RunState) -> Any:

@@ -95,9 +95,7 @@ class StackService:
         prefs = self.machine.prefs.all()
         default = self.machine.prefs.default_policy()
         return [
-            self._view(
-                stack_id, project, index, prefs.get(stack_id, StackPrefs()).effective(default)
-            )
+            self._view(stack_id, project, index, prefs.get(stack_id, StackPrefs()), default)
             for stack_id, project in projects.items()
         ]
 
@@ -106,7 +104,8 @@ class StackService:
         files = self.machine.store.read(stack_id)
         index = ContainerIndex(compose_containers(self.machine.docker), self.machine.roots())
         project = self.machine.resolve_all([stack_id])[stack_id]
-        view = self._view(stack_id, project, index, self.machine.prefs.policy(stack_id))
+        prefs = self.machine.prefs
+        view = self._view(stack_id, project, index, prefs.get(stack_id), prefs.default_policy())
         return StackDetail(
             **vars(view),
             compose_file=files.compose_name,
@@ -120,7 +119,8 @@ class StackService:
         stack_id: str,
         project: Project | StackyardError,
         index: ContainerIndex,
-        policy: UpdatePolicy,
+        prefs: StackPrefs,
+        default: UpdatePolicy,
     ) -> StackView:
         resolved: Project | None
         if isinstance(project, StackyardError):
@@ -128,11 +128,13 @@ class StackService:
         else:
             resolved, error = project, None
         containers = index.of(stack_id, resolved.name if resolved else None)
-        status = stack_status(stack_id, resolved, containers, error)
+        last = prefs.last_update
+        rolled_back = last is not None and last.outcome in ("rolled_back", "rollback_failed")
+        status = stack_status(stack_id, resolved, containers, error, rolled_back)
         return StackView(
             **vars(status),
             busy=self.machine.runs.busy(stack_id),
-            auto_update=policy.mode == "auto",
+            auto_update=prefs.effective(default).mode == "auto",
         )
 
     def require(self, stack_id: str) -> None:

@@ -1,4 +1,6 @@
-"""A stack's status from its containers: running, partially running or stopped."""
+"""A stack's status from its containers: one state word that includes their health, so
+that the stacks list, a stack's page, the side list and the fleet dashboard (which all
+read it from here) say the same of a stack."""
 
 from __future__ import annotations
 
@@ -11,7 +13,18 @@ from pydantic import Field, computed_field
 from stackyard.compose.project import Project
 from stackyard.docker.containers import ContainerInfo
 
-State = Literal["running", "partial", "stopped", "invalid"]
+#: One word per stack, the first that holds in this order (most pressing first):
+#: restarting: a container is restarting (a restart loop serves nothing);
+#: unhealthy: a running container fails its healthcheck;
+#: invalid: the compose file cannot be read and nothing of it runs;
+#: partial: some of the services run, not all (or containers of no service run);
+#: rolled_back: every service runs and is healthy (or starting), but the last update
+#: failed its health gate and the previous images run again;
+#: running: every service runs, none unhealthy (health "starting" is running);
+#: stopped: nothing runs.
+State = Literal[
+    "running", "unhealthy", "partial", "restarting", "rolled_back", "stopped", "invalid"
+]
 
 
 @dataclass(frozen=True)
@@ -29,7 +42,14 @@ class ServiceStatus:
 @dataclass(frozen=True)
 class StackStatus:
     id: str
-    state: State
+    state: Annotated[
+        State,
+        Field(
+            description="One word that includes health, the first that holds of: restarting, "
+            "unhealthy, invalid, partial (some services run), rolled_back (all run, but the "
+            "last update was rolled back), running, stopped"
+        ),
+    ]
     services: tuple[ServiceStatus, ...]
     error: Annotated[str | None, Field(description="Why the compose file could not be read")] = None
 
@@ -60,7 +80,9 @@ def stack_status(
     project: Project | None,
     containers: list[ContainerInfo],
     error: str | None = None,
+    rolled_back: bool = False,
 ) -> StackStatus:
+    """`rolled_back`: the stack's last update was rolled back (its preferences say)."""
     by_service: dict[str, list[ContainerInfo]] = {}
     for c in containers:
         by_service.setdefault(c.service, []).append(c)
@@ -79,11 +101,18 @@ def stack_status(
     )
     expected = [s for s in services if project is None or s.name in images]
     running = [s for s in expected if s.running]
-    if project is None and error:
-        state: State = "invalid" if not running else "partial"
+    anything_runs = any(s.running for s in services)
+    if any(c.state == "restarting" for c in containers):
+        state: State = "restarting"
+    elif any(c.state == "running" and c.health == "unhealthy" for c in containers):
+        state = "unhealthy"
+    elif project is None and error and not running:
+        state = "invalid"
+    elif project is None and error:
+        state = "partial"
     elif expected and len(running) == len(expected):
-        state = "running"
-    elif running or any(s.running for s in services):
+        state = "rolled_back" if rolled_back else "running"
+    elif anything_runs:
         state = "partial"
     else:
         state = "stopped"

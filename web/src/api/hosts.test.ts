@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createFakeFetch, installFakeFetch, json, noContent } from "../test/fakeFetch";
 import { CSRF_HEADER } from "./client";
 import { unwrap } from "./errors";
-import { createHostClient, hostApi, hostPath, isHostLocal } from "./hosts";
+import { createHostClient, hostApi, hostOfPath, hostPath, isHostLocal } from "./hosts";
 
 describe("hostPath", () => {
   it("leaves every path alone on this host", () => {
@@ -26,6 +26,7 @@ describe("hostPath", () => {
     // Served by the central itself for an agent's archive (a transfer through it).
     ["/api/backups/web-2025.tar/push", "/api/agents/3/backups/web-2025.tar/push"],
     ["/api/fleet/host", "/api/agents/3/fleet/host"],
+    ["/api/streams/0b6a-name/end", "/api/agents/3/streams/0b6a-name/end"],
   ])("sends the host-local %s to the agent's proxy", (path, proxied) => {
     expect(hostPath(path, 3)).toBe(proxied);
   });
@@ -42,6 +43,15 @@ describe("hostPath", () => {
   ])("keeps the central's own %s on the central", (path) => {
     expect(isHostLocal(path)).toBe(false);
     expect(hostPath(path, 3)).toBe(path);
+  });
+});
+
+describe("hostOfPath", () => {
+  it("reads the host back from a path made for it (an agent's own route, or this host's)", () => {
+    expect(hostOfPath("/api/agents/3/stacks/web/logs?tail=10")).toBe(3);
+    expect(hostOfPath("/api/stacks/web/logs")).toBeNull();
+    // A transfer of an agent's archives is the central's run, served by the central.
+    expect(hostOfPath("/api/agents/3/transfers/web/run/events")).toBeNull();
   });
 });
 

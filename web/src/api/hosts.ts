@@ -14,10 +14,10 @@ export const LOCAL_HOST: HostId = null;
 
 /**
  * What every host serves: stacks (runs, logs, shell), the containers outside them, resource use, files, backups, system
- * info, its own version check and self-update, fleet report. (Pushing an agent's archive, `/api/agents/{id}/backups/{name}/push`, is
+ * info, its own version check and self-update, fleet report, the end of a stream it serves. (Pushing an agent's archive, `/api/agents/{id}/backups/{name}/push`, is
  * served by the central itself, which holds the destinations: the same address all the same.)
  */
-const HOST_LOCAL = /^\/api\/(?:stacks|containers|usage|files|backups|system\/(?:info|update)|fleet\/host)(?:\/|$)/;
+const HOST_LOCAL = /^\/api\/(?:stacks|containers|usage|files|backups|streams|system\/(?:info|update)|fleet\/host)(?:\/|$)/;
 
 /** Whether `path` (a pathname, no query) is a route every host serves, reached for an agent at `/api/agents/{id}/…`. */
 export function isHostLocal(path: string): boolean {
@@ -36,6 +36,13 @@ export function hostPath(path: string, host: HostId): string {
   const pathname = cut === -1 ? path : path.slice(0, cut);
   if (!isHostLocal(pathname)) return path;
   return `/api/agents/${host}/${path.slice("/api/".length)}`;
+}
+
+/** The host whose route `path` (made by `hostPath`) is: the agent's id, or null for this host. */
+export function hostOfPath(path: string): HostId {
+  const proxied = /^\/api\/agents\/(\d+)(\/[^?#]*)/.exec(path);
+  if (!proxied?.[1] || !proxied[2] || !isHostLocal(`/api${proxied[2]}`)) return null;
+  return Number(proxied[1]);
 }
 
 const NO_BODY = new Set(["GET", "HEAD"]);

@@ -137,6 +137,7 @@ export type ContainerAction = operations["outsideContainerAction"]["parameters"]
 
 /** CPU and memory of a stack's containers over the last minutes. */
 export type UsageHistory = components["schemas"]["UsageHistory"];
+export type UsagePoint = components["schemas"]["UsagePoint"];
 
 /** What can be sent (events) and where (kinds of channel, each with the fields of its form). */
 export type NotificationCatalogue = ResponseBody<"/api/notifications/catalogue", "get">;

@@ -16,7 +16,10 @@ export class FakeEventSource {
   /** Every source created since `installFakeEventSource()`, oldest first. */
   static instances: FakeEventSource[] = [];
 
+  /** The address as its route sees it: without the `stream` name `openNamedStream` adds. */
   readonly url: string;
+  /** The name the page gave the stream (`?stream=`), to ask the server to end it. */
+  readonly name: string | null;
   readonly withCredentials: boolean;
   readyState: number = FakeEventSource.CONNECTING;
   onopen: ((event: Event) => void) | null = null;
@@ -25,7 +28,9 @@ export class FakeEventSource {
   private listeners = new Map<string, Set<Listener>>();
 
   constructor(url: string | URL, init?: { withCredentials?: boolean }) {
-    this.url = String(url);
+    const [address, named] = String(url).split(/[?&]stream=/);
+    this.url = address ?? "";
+    this.name = named ?? null;
     this.withCredentials = Boolean(init?.withCredentials);
     FakeEventSource.instances.push(this);
   }
@@ -60,6 +65,14 @@ export class FakeEventSource {
       for (const listener of this.listeners.get(type) ?? []) listener(event);
       await settle();
     });
+  }
+
+  /**
+   * The server ended its answer (as after a run's `end`, or when the page asked it to end
+   * the stream): the browser would connect again, so an error comes, its state CONNECTING.
+   */
+  async complete() {
+    await this.fail(false);
   }
 
   /** A failed connection: `closed` = the server refused it (the browser gives up). */

@@ -35,3 +35,7 @@ if (typeof Range !== "undefined" && !("getClientRects" in Range.prototype)) {
 afterEach(() => {
   sessionStorage.clear();
 });
+
+// jsdom draws nothing and says so on every canvas it is asked for: charts see no canvas
+// (`getContext` gives null, as a browser without one would) and show their figures in words.
+HTMLCanvasElement.prototype.getContext = (() => null) as typeof HTMLCanvasElement.prototype.getContext;

@@ -74,6 +74,7 @@ export function makeRun(overrides: Partial<Omit<Run, "progress">> = {}, progress
     started_at: "2025-03-01T10:00:00Z",
     finished_at: null,
     exit_code: null,
+    output_hidden: false,
     ...overrides,
     progress: makeProgress(progress),
   };

@@ -495,3 +495,24 @@ describe("agents' versions and updates", () => {
     expect(screen.queryByRole("alertdialog")).not.toBeInTheDocument();
   });
 });
+
+describe("when an agent was last seen", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("stays true as time passes, though the list does not change", async () => {
+    vi.useFakeTimers({ shouldAdvanceTime: true });
+    const seen = new Date(Date.now() - 10_000).toISOString();
+    const gone = makeAgent({ id: 5, name: "pi", last_seen_at: seen, last_error: "Agent 'pi' is unreachable: connection refused at 10.0.0.5:8443: nothing listens there" });
+    installFakeFetch(routes([gone]));
+    renderApp("/agents");
+
+    await screen.findByRole("table", { name: "Agents" });
+    expect(rowOf("pi")).toHaveTextContent("Last seen just now");
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(3 * 60_000);
+    });
+    expect(rowOf("pi")).toHaveTextContent("Last seen 3 min ago");
+  });
+});

@@ -8,6 +8,7 @@ import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatAgo, formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
+import { useNow } from "../../hooks/useNow";
 import { useCan } from "../auth/permissions";
 import { withHost } from "../hosts/host";
 import { AgentDialog } from "./AgentDialog";
@@ -18,11 +19,13 @@ import { agentStatus, isHttps, missingCapabilities } from "./status";
 
 const COLUMNS = ["Agent", "Status", "Version", "Capabilities"] as const;
 
+/** How long ago, kept true as time passes (the list may not change for minutes). */
 function When({ at }: { at: string | null }) {
+  const now = useNow();
   if (!at) return <>never</>;
   return (
     <time dateTime={at} title={formatDateTime(at)}>
-      {formatAgo(at)}
+      {formatAgo(at, now)}
     </time>
   );
 }

@@ -112,7 +112,8 @@ export function BackupDialog({ stackId, onClose }: { stackId: string; onClose: (
               inventory.data.folder_size +
                 inventory.data.assets.filter((a) => selection.has(a.key)).reduce((sum, a) => sum + (a.size ?? 0), 0),
             )}{" "}
-            with the stack folder ({formatBytes(inventory.data.folder_size)})
+            of data to read, the stack folder ({formatBytes(inventory.data.folder_size)}) with it. The archive is
+            compressed: smaller, as a rule.
           </p>
           {create.isError && <ErrorText error={create.error} />}
           <FormActions label="Start backup" busyLabel="Starting…" busy={create.isPending} onCancel={onClose} />

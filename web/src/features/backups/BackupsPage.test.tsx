@@ -405,7 +405,7 @@ describe("back up from the stack page", () => {
     expect(within(dialog).getByRole("row", { name: /share/ })).toHaveTextContent("NFS");
     // What the archive will hold: the stack folder's files and the chosen data.
     expect(within(dialog).getByTestId("backup-total")).toHaveTextContent(
-      "1 of 3 chosen · about 3.2 MB with the stack folder (1.2 MB)",
+      "1 of 3 chosen · about 3.2 MB of data to read, the stack folder (1.2 MB) with it. The archive is compressed",
     );
     await user.click(media);
     await user.click(within(dialog).getByRole("button", { name: "Start backup" }));

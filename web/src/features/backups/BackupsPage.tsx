@@ -9,7 +9,7 @@ import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatBytes, formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { ProgressBar } from "../../components/ProgressBar";
-import { RowActions, Table } from "../../components/Table";
+import { Cell, Row, RowActions, Table } from "../../components/Table";
 import { useCan } from "../auth/permissions";
 import { destinationKeys, invalidateAfterTransfer } from "../destinations/queries";
 import { useHostInfo } from "../hosts/capabilities";
@@ -29,6 +29,8 @@ import {
 import { RestoreDialog } from "./RestoreDialog";
 
 const COLUMNS = ["Archive", "Stack", "Host", "Made", "Size", "Holds"] as const;
+/** The columns that leave the table, in this order, when its box is too narrow for all. */
+const FOLD = ["Holds", "Host", "Stack", "Size", "Made"] as const;
 
 /**
  * Picks an archive file and uploads it with its progress; the server checks it through.
@@ -141,21 +143,31 @@ function ArchiveRow({
   const mayAdminister = useCan("backups.administer");
   const mayPush = useCan("destinations.manage");
   return (
-    <tr>
+    <Row>
       <th scope="row">
         <code>{archive.name}</code>
         {archive.error && <div className="error small">{archive.error}</div>}
         {verify.data && <VerifyResult report={verify.data} />}
         {verify.isError && <div className="error small">{errorMessage(verify.error)}</div>}
       </th>
-      <td>{archive.stack_id ? <Link to={withHost(`/stacks/${encodeURIComponent(archive.stack_id)}`, host)}>{archive.stack_id}</Link> : "—"}</td>
-      <td>{archive.host ?? "—"}</td>
-      <td className="nowrap">{formatDateTime(archive.created_at)}</td>
-      <td className="nowrap">{formatBytes(archive.size)}</td>
-      <td className="small">
+      <Cell column="Stack" className="nowrap">
+        {archive.stack_id ? (
+          <Link to={withHost(`/stacks/${encodeURIComponent(archive.stack_id)}`, host)}>{archive.stack_id}</Link>
+        ) : (
+          "—"
+        )}
+      </Cell>
+      <Cell column="Host">{archive.host ?? "—"}</Cell>
+      <Cell column="Made" className="nowrap">
+        {formatDateTime(archive.created_at)}
+      </Cell>
+      <Cell column="Size" className="nowrap">
+        {formatBytes(archive.size)}
+      </Cell>
+      <Cell column="Holds" className="small">
         {archive.assets.length} volume{archive.assets.length === 1 ? "" : "s"} and folders
         {archive.format_version === 1 && " (version 1)"}
-      </td>
+      </Cell>
       <RowActions>
         <button type="button" onClick={() => verify.mutate(archive.name)} disabled={verify.isPending}>
           {verify.isPending ? "Checking…" : "Verify"}
@@ -179,7 +191,7 @@ function ArchiveRow({
           </>
         )}
       </RowActions>
-    </tr>
+    </Row>
   );
 }
 
@@ -207,7 +219,7 @@ function HostBackups() {
   const [started, setStarted] = useState<{ run: Run; title: string; transfer?: boolean } | null>(null);
 
   return (
-    <main className="page">
+    <main className="page page-wide">
       <div className="page-head">
         <h1>Backups</h1>
         <div className="page-tools">
@@ -249,7 +261,7 @@ function HostBackups() {
       ) : archives.data.length === 0 ? (
         <p className="muted">No archives yet.</p>
       ) : (
-        <Table label="Archives" columns={COLUMNS} actions>
+        <Table label="Archives" columns={COLUMNS} actions fold={FOLD}>
           {archives.data.map((archive) => (
             <ArchiveRow
               key={archive.name}

@@ -50,10 +50,8 @@ function ContainerRow({
   return (
     <tr>
       <th scope="row">
-        {container.name}{" "}
-        <span className="badge" title="No stack folder on this host owns it">
-          not in a stack
-        </span>
+        {/* (No "not in a stack" badge: the page lists only those, and says so above.) */}
+        {container.name}
         {act.isError && (
           <p className="error small" role="alert">
             {errorMessage(act.error)}

@@ -56,7 +56,9 @@ describe("logs on the stack page", () => {
     expect(view).not.toHaveTextContent("web-app-1"); // one container: no names
 
     await source?.emit("message", { lines: [line("from the db", { container: "web-db-1", service: "db" })], end: false });
-    await waitFor(() => expect(view).toHaveTextContent("web-db-1"));
+    // Named without the stack's prefix ("db-1", as compose's own log says), the whole name on hover.
+    await waitFor(() => expect(within(view).getByTitle("web-db-1")).toHaveTextContent(/^db-1$/));
+    expect(within(view).getAllByTitle("web-app-1")[0]).toHaveTextContent(/^app-1$/);
     expect(within(card).getByRole("status")).toHaveTextContent("Following · 3 lines");
   });
 

@@ -8,6 +8,7 @@ import {
   useState,
   type ReactNode,
 } from "react";
+import { openNamedStream } from "../../api/streams";
 import type { LogBatch } from "../../api/types";
 import { useHost } from "../hosts/host";
 import {
@@ -54,7 +55,9 @@ function useLogStream(url: string, paused: boolean) {
   useEffect(() => {
     let seq = 0;
     pending.current = [];
-    const source = new EventSource(url);
+    // Named, so that leaving asks the server to end it (not cut: see openNamedStream).
+    const stream = openNamedStream(url);
+    const source = stream.source;
     source.onopen = () => setStatus("live");
     source.onmessage = (event: MessageEvent<string>) => {
       let batch: LogBatch;
@@ -68,7 +71,7 @@ function useLogStream(url: string, paused: boolean) {
       pending.current = appendBounded(pending.current, numbered);
       if (batch.end) {
         setStatus("ended");
-        source.close();
+        stream.done();
       }
     };
     source.onerror = () => {
@@ -89,7 +92,7 @@ function useLogStream(url: string, paused: boolean) {
       setLines((shown) => appendBounded(shown, arrived));
     }, DRAW_MS);
     return () => {
-      source.close();
+      stream.end();
       window.clearInterval(timer);
     };
   }, [url, attempt]);
@@ -111,7 +114,16 @@ export interface LogSource {
 }
 
 /** A stack's logs: every container, one service's or one container's, as the user picks. */
-export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSource[] }) {
+export function LogsCard({
+  stackId,
+  sources,
+  embedded = false,
+}: {
+  stackId: string;
+  sources: LogSource[];
+  /** Inside a card that names it (the stack's console tabs): no card and no visible title of its own. */
+  embedded?: boolean;
+}) {
   // "" all; "service:NAME"; "container:NAME".
   const [choice, setChoice] = useState("");
   const [kind, name] = choice ? (choice.split(/:(.*)/s) as [string, string]) : ["", ""];
@@ -144,6 +156,8 @@ export function LogsCard({ stackId, sources }: { stackId: string; sources: LogSo
       url={logStreamUrl(host, stackId, filter)}
       downloadUrl={logDownloadUrl(host, stackId, filter)}
       tools={picker}
+      embedded={embedded}
+      containerPrefix={`${stackId}-`}
     />
   );
 }
@@ -157,11 +171,16 @@ export function LogPanel({
   downloadUrl,
   tools,
   title = "Logs",
+  embedded = false,
+  containerPrefix = "",
 }: {
   url: string;
   downloadUrl?: string;
   tools?: ReactNode;
   title?: string;
+  embedded?: boolean;
+  /** Left out of the containers' names where lines say them (a stack's: "web-1", not "stack-web-1"). */
+  containerPrefix?: string;
 }) {
   const [search, setSearch] = useState("");
   const [paused, setPaused] = useState(false);
@@ -188,8 +207,10 @@ export function LogPanel({
   }
 
   return (
-    <section className="card logs-card" aria-labelledby={titleId}>
-      <h2 id={titleId}>{title}</h2>
+    <section className={embedded ? "logs-card" : "card logs-card"} aria-labelledby={titleId}>
+      <h2 id={titleId} className={embedded ? "visually-hidden" : undefined}>
+        {title}
+      </h2>
       <div className="log-tools">
         {tools}
         <label htmlFor={searchId} className="log-search">
@@ -250,7 +271,13 @@ export function LogPanel({
                   {shortTime(line.time)}
                 </time>
               )}
-              {containers > 1 && <span className="log-container">{line.container}</span>}
+              {containers > 1 && (
+                <span className="log-container" title={line.container}>
+                  {containerPrefix && line.container.startsWith(containerPrefix)
+                    ? line.container.slice(containerPrefix.length)
+                    : line.container}
+                </span>
+              )}
               {line.stream === "stderr" && <span className="log-stream" title="standard error">err</span>}
               {/* lineHtml escapes the text; only its colour codes become spans. */}
               <span className="log-text" dangerouslySetInnerHTML={{ __html: lineHtml(line.text) }} />

@@ -1,9 +1,10 @@
 import { useQuery } from "@tanstack/react-query";
-import type { ContainerUsage, UsageHistory } from "../../api/types";
+import { useMemo } from "react";
+import type { ContainerUsage, UsageHistory, UsagePoint, UsageTotals } from "../../api/types";
 import { ErrorText } from "../../components/ErrorText";
 import { formatBytes } from "../../components/format";
-import { Sparkline } from "../../components/Sparkline";
-import { Table } from "../../components/Table";
+import { TimeChart } from "../../components/chart/TimeChart";
+import { Cell, Row, Table, useFoldedColumns } from "../../components/Table";
 import { useHost } from "../hosts/host";
 import { usageHistoryQueryOptions, usageQueryOptions } from "./queries";
 
@@ -40,7 +41,33 @@ function memory(usage: ContainerUsage): string {
   return `${formatBytes(usage.memory_used)}${limit}`;
 }
 
-/** The last minutes of CPU and memory of each container that has two points or more. */
+/** The columns that leave the table, in this order, when its box is too narrow for all. */
+const FOLD = ["Health", "Restarts", "Processes", "Disk read / write", "Network in / out", "Up for"] as const;
+
+/** The stack's sums, under its containers; the columns without a sum are left empty. */
+function TotalRow({ total }: { total: UsageTotals }) {
+  const folded = useFoldedColumns();
+  const empty = ["Processes", "Restarts", "Up for", "Health"].filter((column) => !folded.has(column)).length;
+  return (
+    <Row className="total-row">
+      <th scope="row">Stack ({total.containers} running)</th>
+      <td className="nowrap">{percent(total.cpu_percent)}</td>
+      <td className="nowrap">{formatBytes(total.memory_used)}</td>
+      <Cell column="Network in / out" className="nowrap">
+        {formatBytes(total.network_rx)} / {formatBytes(total.network_tx)}
+      </Cell>
+      <Cell column="Disk read / write" className="nowrap">
+        {formatBytes(total.block_read)} / {formatBytes(total.block_write)}
+      </Cell>
+      {empty > 0 && <td colSpan={empty} />}
+    </Row>
+  );
+}
+
+/**
+ * The last minutes of CPU and memory of each container that has two points or more, as
+ * charts with their times, values and peaks.
+ */
 function UsageCharts({ history, containers }: { history: UsageHistory; containers: string[] }) {
   const shown = containers.filter((name) => (history.containers[name] ?? []).length > 1);
   if (shown.length === 0) return null;
@@ -51,28 +78,44 @@ function UsageCharts({ history, containers }: { history: UsageHistory; container
         The last {minutes > 0 ? `${minutes} min` : "minute"} <span className="muted small">(kept while someone looks)</span>
       </h3>
       <ul className="plain">
-        {shown.map((name) => {
-          const points = history.containers[name] ?? [];
-          const cpu = points.map((p) => p.cpu_percent);
-          const memory = points.map((p) => p.memory_used);
-          const peakCpu = Math.max(0, ...cpu.map((v) => v ?? 0));
-          const peakMemory = Math.max(0, ...memory.map((v) => v ?? 0));
-          return (
-            <li key={name} className="usage-chart">
-              <code>{name}</code>
-              <span className="chart-pair">
-                <Sparkline values={cpu} label={`CPU of ${name}, peak ${percent(peakCpu)}`} />
-                <span className="muted small">CPU, peak {percent(peakCpu)}</span>
-              </span>
-              <span className="chart-pair">
-                <Sparkline values={memory} label={`Memory of ${name}, peak ${formatBytes(peakMemory)}`} />
-                <span className="muted small">Memory, peak {formatBytes(peakMemory)}</span>
-              </span>
-            </li>
-          );
-        })}
+        {shown.map((name) => (
+          <ContainerCharts key={name} name={name} points={history.containers[name] ?? []} step={history.step_seconds} />
+        ))}
       </ul>
     </div>
+  );
+}
+
+/**
+ * The points as the charts draw them: where samples are missing (no one looked, the
+ * container was stopped) a point without figures, so the line breaks there rather than
+ * drawing a straight line over the time nothing was read.
+ */
+export function withGaps(points: readonly UsagePoint[], step: number): UsagePoint[] {
+  const drawn: UsagePoint[] = [];
+  points.forEach((point, index) => {
+    const before = points[index - 1];
+    if (before && point.at - before.at > step * 1.5) {
+      drawn.push({ at: before.at + step, cpu_percent: null, memory_used: null });
+    }
+    drawn.push(point);
+  });
+  return drawn;
+}
+
+function ContainerCharts({ name, points, step }: { name: string; points: UsagePoint[]; step: number }) {
+  const drawn = useMemo(() => withGaps(points, step), [points, step]);
+  const times = useMemo(() => drawn.map((p) => p.at), [drawn]);
+  const cpu = useMemo(() => drawn.map((p) => p.cpu_percent), [drawn]);
+  const memory = useMemo(() => drawn.map((p) => p.memory_used), [drawn]);
+  return (
+    <li className="usage-chart">
+      <code>{name}</code>
+      <div className="usage-chart-pair">
+        <TimeChart title={`CPU of ${name}`} times={times} values={cpu} format={percent} />
+        <TimeChart title={`Memory of ${name}`} times={times} values={memory} format={formatBytes} />
+      </div>
+    </li>
   );
 }
 
@@ -104,40 +147,29 @@ export function UsageCard({
       ) : mine.length === 0 ? (
         <p className="muted">No container of this stack is running.</p>
       ) : (
-        <Table label="Resource use" columns={COLUMNS}>
+        <Table label="Resource use" columns={COLUMNS} fold={FOLD}>
           {mine.map((c) => (
-            <tr key={c.id}>
+            <Row key={c.id}>
               <th scope="row">
                 <code>{c.name}</code>
               </th>
               <td className="nowrap">{percent(c.cpu_percent)}</td>
               <td className="nowrap">{memory(c)}</td>
-              <td className="nowrap">
+              <Cell column="Network in / out" className="nowrap">
                 {bytes(c.network_rx)} / {bytes(c.network_tx)}
-              </td>
-              <td className="nowrap">
+              </Cell>
+              <Cell column="Disk read / write" className="nowrap">
                 {bytes(c.block_read)} / {bytes(c.block_write)}
-              </td>
-              <td>{c.pids ?? "—"}</td>
-              <td>{c.restarts ?? "—"}</td>
-              <td className="nowrap">{uptime(c.started_at)}</td>
-              <td>{c.health ?? "—"}</td>
-            </tr>
+              </Cell>
+              <Cell column="Processes">{c.pids ?? "—"}</Cell>
+              <Cell column="Restarts">{c.restarts ?? "—"}</Cell>
+              <Cell column="Up for" className="nowrap">
+                {uptime(c.started_at)}
+              </Cell>
+              <Cell column="Health">{c.health ?? "—"}</Cell>
+            </Row>
           ))}
-          {total && mine.length > 1 && (
-            <tr className="total-row">
-              <th scope="row">Stack ({total.containers} running)</th>
-              <td className="nowrap">{percent(total.cpu_percent)}</td>
-              <td className="nowrap">{formatBytes(total.memory_used)}</td>
-              <td className="nowrap">
-                {formatBytes(total.network_rx)} / {formatBytes(total.network_tx)}
-              </td>
-              <td className="nowrap">
-                {formatBytes(total.block_read)} / {formatBytes(total.block_write)}
-              </td>
-              <td colSpan={4} />
-            </tr>
-          )}
+          {total && mine.length > 1 && <TotalRow total={total} />}
         </Table>
       )}
       {history && <UsageCharts history={history} containers={containers.map((c) => c.name)} />}

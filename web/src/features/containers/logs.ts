@@ -1,6 +1,7 @@
 import { AnsiUp } from "ansi_up";
 import { hostPath, type HostId } from "../../api/hosts";
 import type { LogLine } from "../../api/types";
+import { formatTime } from "../../components/format";
 
 /** Lines a log view keeps; older ones are dropped (the whole log is a download away). */
 export const MAX_LINES = 5_000;
@@ -64,10 +65,7 @@ export function lineHtml(text: string): string {
   return converter.ansi_to_html(text);
 }
 
-/** "15:04:05.123" of an engine timestamp, in local time. */
+/** "15:04:05.123" of an engine timestamp, in local time (the UI's one time format). */
 export function shortTime(stamp: string): string {
-  const date = new Date(stamp);
-  if (Number.isNaN(date.getTime())) return stamp;
-  const pad = (n: number, width = 2) => String(n).padStart(width, "0");
-  return `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}.${pad(date.getMilliseconds(), 3)}`;
+  return formatTime(stamp, { millis: true });
 }

@@ -1,9 +1,10 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
-import { adminUser, signedInAs, systemInfo } from "../../test/fixtures";
+import { adminUser, signedInAs, systemInfo, viewerUser } from "../../test/fixtures";
 import { makeAttention, makeFleet, makeHost, makeReport } from "../../test/fleetFixtures";
 import { renderApp } from "../../test/renderApp";
+import { makeSummary } from "../../test/stackFixtures";
 import { fleetQueryOptions } from "./queries";
 
 const offlineAgent = makeHost({
@@ -84,6 +85,30 @@ describe("dashboard", () => {
     expect(screen.queryByRole("list", { name: "Needs attention" })).not.toBeInTheDocument();
   });
 
+  it("offers New stack when no host has a stack yet, to those who may make one", async () => {
+    const empty = makeFleet();
+    const none = { ...empty, kpis: { ...empty.kpis, stacks: 0, stacks_running: 0 } };
+    installFakeFetch({ ...fleetRoutes(none), "GET /api/stacks": [], "GET /api/stacks/updates": makeSummary([]) });
+    const { user } = renderApp("/");
+
+    const first = await screen.findByRole("region", { name: "No stacks yet" });
+    await user.click(within(first).getByRole("link", { name: "New stack" }));
+    // The Stacks page, its New stack form open.
+    expect(await screen.findByRole("form", { name: "New stack" })).toBeInTheDocument();
+    expect(screen.getByTestId("location")).toHaveTextContent("/stacks");
+  });
+
+  it("offers no New stack to a viewer, nor on a fleet that has stacks", async () => {
+    const empty = makeFleet();
+    installFakeFetch({
+      ...fleetRoutes({ ...empty, kpis: { ...empty.kpis, stacks: 0, stacks_running: 0 } }),
+      ...signedInAs(viewerUser),
+    });
+    renderApp("/");
+    const first = await screen.findByRole("region", { name: "No stacks yet" });
+    expect(within(first).queryByRole("link", { name: "New stack" })).toBeNull();
+  });
+
   it("shows the headline figures and the stacks by state", async () => {
     installFakeFetch(fleetRoutes());
     renderApp("/");
@@ -97,9 +122,8 @@ describe("dashboard", () => {
     const breakdown = within(screen.getByRole("region", { name: "Stacks by state" })).getByRole("list");
     expect(within(breakdown).getAllByRole("listitem").map((li) => li.textContent)).toEqual([
       "Running: 2",
-      "Partially running: 1",
+      "Partly running: 1",
       "Stopped: 1",
-      "Invalid: 0",
     ]);
   });
 

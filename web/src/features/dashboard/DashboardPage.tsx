@@ -1,9 +1,11 @@
 import { useQuery } from "@tanstack/react-query";
+import { Link } from "react-router";
 import { errorMessage } from "../../api/errors";
 import type { SystemInfo } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
+import { useCan } from "../auth/permissions";
 import { AttentionList, Headline, StackBreakdown } from "./FleetSections";
 import { HostCards } from "./HostCards";
 import { fleetQueryOptions, systemInfoQueryOptions } from "./queries";
@@ -63,6 +65,26 @@ function SystemCard() {
   );
 }
 
+/** No stack on any host yet: where to begin, for those who may make one. */
+function FirstStack() {
+  const mayCreate = useCan("stacks.create");
+  return (
+    <section className="card first-stack" aria-labelledby="first-stack-title">
+      <h2 id="first-stack-title">No stacks yet</h2>
+      <p className="muted">
+        {mayCreate
+          ? "Write a compose file, paste one, or convert a docker run command; or put a folder with a compose file in the stacks folder."
+          : "An admin makes stacks here, or puts a folder with a compose file in the stacks folder."}
+      </p>
+      {mayCreate && (
+        <Link className="button primary" to="/stacks?new=1">
+          New stack
+        </Link>
+      )}
+    </section>
+  );
+}
+
 /**
  * The fleet: what needs attention first, then the headline figures, stacks by state and a
  * card per host; read again every 15 s. When the fleet cannot be read and nothing was read
@@ -92,6 +114,7 @@ export function DashboardPage() {
               </button>
             </p>
           )}
+          {fleet.data.kpis.stacks === 0 && <FirstStack />}
           <AttentionList items={fleet.data.attention} />
           <Headline kpis={fleet.data.kpis} />
           <HostCards hosts={fleet.data.hosts} />

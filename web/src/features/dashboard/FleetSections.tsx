@@ -1,7 +1,7 @@
 import { Link } from "react-router";
 import type { Attention, Fleet, Kpis } from "../../api/types";
 import type { Tone } from "../../components/tone";
-import { STATE_TONES } from "../stacks/StackStatus";
+import { STATE_LABEL, STATE_ORDER, STATE_TONES } from "../stacks/state";
 import { attentionHref, byPriority, SEVERITY_LABELS, SEVERITY_TONES } from "./attention";
 
 /** What needs someone, most pressing first; each item names its host and stack (a link to it). */
@@ -91,12 +91,8 @@ export function Headline({ kpis }: { kpis: Kpis }) {
   );
 }
 
-const STATES = [
-  { key: "running", label: "Running" },
-  { key: "partial", label: "Partially running" },
-  { key: "stopped", label: "Stopped" },
-  { key: "invalid", label: "Invalid" },
-] as const;
+/** Each state by its word, the same as the stacks list's (older agents count fewer states). */
+const STATES = STATE_ORDER.map((key) => ({ key, label: STATE_LABEL[key] }));
 
 /** Stacks by state over the hosts that answered: a bar and its legend. */
 export function StackBreakdown({ breakdown }: { breakdown: Fleet["breakdown"] }) {
@@ -117,7 +113,8 @@ export function StackBreakdown({ breakdown }: { breakdown: Fleet["breakdown"] })
         </div>
       )}
       <ul className="plain breakdown-legend" aria-label="Stacks by state">
-        {STATES.map(({ key, label }) => (
+        {/* Running and stopped always; the other states when a stack is in them. */}
+        {STATES.filter(({ key }) => key === "running" || key === "stopped" || (breakdown[key] ?? 0) > 0).map(({ key, label }) => (
           <li key={key}>
             <span className={`legend-swatch tone-${STATE_TONES[key]}`} aria-hidden="true" />
             {label}: <strong>{breakdown[key] ?? 0}</strong>

@@ -91,6 +91,7 @@ describe("the channel dialog", () => {
     expect(passed).toHaveClass("success");
     expect(await fake.calls("POST", "/api/notifications/channels/test")[0]?.json()).toEqual({
       kind: "webhook",
+      name: "hook", // what the test message calls it
       settings: {},
       secrets: { url: "http://127.0.0.1:9000/in", signing_key: "s3cret" },
     });
@@ -203,6 +204,7 @@ describe("the channel dialog", () => {
     await waitFor(() => expect(fake.calls("POST", "/api/notifications/channels/test")).toHaveLength(1));
     expect(await fake.calls("POST", "/api/notifications/channels/test")[0]?.json()).toEqual({
       kind: "webhook",
+      name: "ops hook",
       settings: {},
       secrets: { url: "https://hooks.example.net/v2" },
       channel_id: 1, // the stored key, never sent back, is the server's to add

@@ -65,9 +65,9 @@ export function ChannelDialog({
     } else if (channel) {
       // The stored secrets left out are the server's to fill in (never sent back here).
       const secrets = secretsOf(spec, values, removed);
-      test.mutate({ kind: spec.kind, settings: settingsOf(spec, values), secrets, channel_id: channel.id });
+      test.mutate({ kind: spec.kind, name, settings: settingsOf(spec, values), secrets, channel_id: channel.id });
     } else {
-      test.mutate({ kind: spec.kind, settings: settingsOf(spec, values), secrets: secretsOf(spec, values) });
+      test.mutate({ kind: spec.kind, name, settings: settingsOf(spec, values), secrets: secretsOf(spec, values) });
     }
   }
 

@@ -6,6 +6,7 @@ import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
 import { adminUser, signedInAs } from "../../test/fixtures";
 import { catalogue, failures, hook, images, phone } from "../../test/notificationFixtures";
 import { renderApp } from "../../test/renderApp";
+import { makeStack } from "../../test/stackFixtures";
 
 const nas = makeAgent({ id: 3, name: "nas" });
 const lab = makeAgent({ id: 4, name: "lab", enabled: false });
@@ -17,6 +18,8 @@ function routes(extra: Routes = {}): Routes {
     "GET /api/notifications/channels": [hook, phone],
     "GET /api/notifications/rules": [failures, images],
     "GET /api/agents": [nas, lab],
+    "GET /api/stacks": [makeStack({ id: "web" }), makeStack({ id: "db" })],
+    "GET /api/agents/3/stacks": [makeStack({ id: "media" }), makeStack({ id: "web" })],
     ...extra,
   };
 }
@@ -58,7 +61,17 @@ describe("the rule dialog", () => {
     expect(await within(hosts).findByRole("checkbox", { name: "lab (disabled)" })).toBeInTheDocument();
     await user.click(within(hosts).getByRole("checkbox", { name: "nas" }));
     await user.click(within(hosts).getByRole("checkbox", { name: "This host" }));
-    await user.type(within(dialog).getByLabelText("Stacks (empty: all stacks)"), "web, db web");
+    // The stacks offered are those of the hosts ticked (this host and nas), each once.
+    const stacks = within(dialog).getByRole("group", { name: "Stacks" });
+    await waitFor(() =>
+      expect(within(stacks).getAllByRole("checkbox").map((c) => c.parentElement?.textContent)).toEqual([
+        "db",
+        "media",
+        "web",
+      ]),
+    );
+    await user.click(within(stacks).getByRole("checkbox", { name: "web" }));
+    await user.click(within(stacks).getByRole("checkbox", { name: "db" }));
 
     const channels = within(dialog).getByRole("group", { name: "Channels" });
     expect(channels).toHaveTextContent("None ticked: every channel, those added later too.");
@@ -72,14 +85,21 @@ describe("the rule dialog", () => {
       events: ["backup_failed", "schedule_missed"],
       min_severity: "warning",
       hosts: [0, 3],
-      stacks: ["web", "db"],
+      stacks: ["db", "web"],
       channels: [2],
     });
     expect(screen.getByText("Rule backups saved.")).toBeInTheDocument();
   });
 
   it("edits a rule as it is; warns of events below its minimum; shows gone channels and the server's refusal", async () => {
-    const rule: NotificationRule = { ...images, id: 5, name: "mine", stacks: ["web"], hosts: [0], channels: [1, 7] };
+    const rule: NotificationRule = {
+      ...images,
+      id: 5,
+      name: "mine",
+      stacks: ["web", "old"],
+      hosts: [0],
+      channels: [1, 7],
+    };
     const fake = installFakeFetch(
       routes({
         "GET /api/notifications/rules": [rule],
@@ -93,7 +113,11 @@ describe("the rule dialog", () => {
     expect(within(dialog).getByRole("checkbox", { name: "Newer images are available (info)" })).toBeChecked();
     expect(within(dialog).getByRole("combobox", { name: "Minimum severity" })).toHaveValue("info");
     expect(within(dialog).getByRole("checkbox", { name: "This host" })).toBeChecked();
-    expect(within(dialog).getByLabelText("Stacks (empty: all stacks)")).toHaveValue("web");
+    // Its stacks ticked among this host's; one since gone still shows, to be unticked.
+    const stacks = within(dialog).getByRole("group", { name: "Stacks" });
+    expect(await within(stacks).findByRole("checkbox", { name: "old (not on these hosts)" })).toBeChecked();
+    expect(within(stacks).getByRole("checkbox", { name: "web" })).toBeChecked();
+    expect(within(stacks).getByRole("checkbox", { name: "db" })).not.toBeChecked();
     const channels = within(dialog).getByRole("group", { name: "Channels" });
     expect(within(channels).getByRole("checkbox", { name: "ops hook" })).toBeChecked();
     expect(within(channels).getByRole("checkbox", { name: "Channel #7 (deleted)" })).toBeChecked();

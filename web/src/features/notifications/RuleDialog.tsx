@@ -1,5 +1,5 @@
-import { useQuery } from "@tanstack/react-query";
-import { useId, useState, type FormEvent, type ReactNode } from "react";
+import { useQueries, useQuery } from "@tanstack/react-query";
+import { useState, type FormEvent, type ReactNode } from "react";
 import type {
   EventName,
   NotificationCatalogue,
@@ -12,9 +12,10 @@ import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { FormActions } from "../../components/FormActions";
 import { agentsQueryOptions } from "../agents/queries";
+import { stacksQueryOptions } from "../stacks/queries";
 import { eventsBelow, groupEvents, MIN_SEVERITY_LABELS, SEVERITIES, SEVERITY_LABELS } from "./events";
 import { channelsQueryOptions, useCreateRule, useUpdateRule } from "./queries";
-import { channelLabel, hostLabel, parseStacks, THIS_HOST } from "./ruleSummary";
+import { channelLabel, hostLabel, THIS_HOST } from "./ruleSummary";
 
 /** `set` with `value` in or out. */
 function toggled<T>(set: ReadonlySet<T>, value: T, on: boolean): Set<T> {
@@ -112,6 +113,31 @@ function EventPicks({
 }
 
 /**
+ * The stacks a rule may name: those of the hosts it covers (none ticked: this host and
+ * every enabled agent), each once; a name the rule has that none of them has (a stack
+ * since deleted) shows too, marked, so that it can be unticked.
+ */
+function useStackItems(hosts: ReadonlySet<number>, named: ReadonlySet<string>) {
+  const agents = useQuery(agentsQueryOptions());
+  const covered =
+    hosts.size > 0 ? [...hosts] : [THIS_HOST, ...(agents.data ?? []).filter((a) => a.enabled).map((a) => a.id)];
+  const lists = useQueries({
+    queries: covered.map((host) => ({
+      ...stacksQueryOptions(host === THIS_HOST ? null : host),
+      refetchInterval: false as const,
+    })),
+  });
+  const known = new Set(lists.flatMap((list) => (list.data ?? []).map((stack) => stack.id)));
+  const loading = lists.some((list) => list.isPending);
+  const missing = [...named].filter((name) => !known.has(name) && !loading);
+  const items = [
+    ...[...known].sort().map((name) => ({ value: name, label: name })),
+    ...missing.sort().map((name) => ({ value: name, label: `${name} (not on these hosts)` })),
+  ];
+  return { items, loading };
+}
+
+/**
  * Add a rule (`rule` null) or edit one: which events (none ticked: every one), from which
  * severity up, on which hosts and stacks (none: all), to which channels (none: every one).
  */
@@ -136,9 +162,9 @@ export function RuleDialog({
   const [events, setEvents] = useState<ReadonlySet<EventName>>(new Set(rule?.events ?? []));
   const [minimum, setMinimum] = useState<NotificationSeverity>(rule?.min_severity ?? "info");
   const [hosts, setHosts] = useState<ReadonlySet<number>>(new Set(rule?.hosts ?? []));
-  const [stacks, setStacks] = useState((rule?.stacks ?? []).join(", "));
+  const [stacks, setStacks] = useState<ReadonlySet<string>>(new Set(rule?.stacks ?? []));
   const [picked, setPicked] = useState<ReadonlySet<number>>(new Set(rule?.channels ?? []));
-  const stacksHelp = useId();
+  const stackItems = useStackItems(hosts, stacks);
 
   // Hosts and channels the rule names that are gone still show, so that they can be unticked.
   const hostIds = [THIS_HOST, ...(agents.data ?? []).map((a) => a.id)];
@@ -160,7 +186,7 @@ export function RuleDialog({
       events: catalogue.events.map((e) => e.name).filter((n) => events.has(n)),
       min_severity: minimum,
       hosts: [...hosts].sort((a, b) => a - b),
-      stacks: parseStacks(stacks),
+      stacks: [...stacks].sort(),
       channels: [...picked].sort((a, b) => a - b),
     };
     if (rule) update.mutate({ id: rule.id, spec }, { onSuccess: onSaved });
@@ -194,20 +220,17 @@ export function RuleDialog({
           <Checks items={hostItems} checked={hosts} onChange={setHosts} />
           {agents.isError && <ErrorText error={agents.error} />}
         </fieldset>
-        <Field label="Stacks (empty: all stacks)">
-          <input
-            maxLength={2000}
-            spellCheck={false}
-            autoComplete="off"
-            placeholder="web, db"
-            aria-describedby={stacksHelp}
-            value={stacks}
-            onChange={(e) => setStacks(e.target.value)}
-          />
-        </Field>
-        <p className="muted small" id={stacksHelp}>
-          Stack names (their folders), separated by commas, on whichever host the rule covers.
-        </p>
+        <fieldset>
+          <legend>Stacks</legend>
+          <NoneMeans count={stacks.size} all="all stacks, those added later too" onClear={() => setStacks(new Set())} />
+          {stackItems.loading && stackItems.items.length === 0 ? (
+            <p className="muted small">Reading the stacks of the hosts the rule covers…</p>
+          ) : stackItems.items.length === 0 ? (
+            <p className="muted small">No stacks on the hosts the rule covers.</p>
+          ) : (
+            <Checks items={stackItems.items} checked={stacks} onChange={setStacks} />
+          )}
+        </fieldset>
         <fieldset>
           <legend>Channels</legend>
           <NoneMeans count={picked.size} all="every channel, those added later too" onClear={() => setPicked(new Set())} />

@@ -1,8 +1,6 @@
 import { useQuery } from "@tanstack/react-query";
 import { useId, useMemo, useState, type FormEvent } from "react";
-import { errorMessage } from "../../api/errors";
 import type { Schedule, ScheduleSpec } from "../../api/types";
-import { useDebounced } from "../../hooks/useDebounced";
 import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
@@ -13,10 +11,10 @@ import { destinationsQueryOptions } from "../destinations/queries";
 import { useHostInfo } from "../hosts/capabilities";
 import { parseHost } from "../hosts/host";
 import { stacksQueryOptions } from "../stacks/queries";
-import { timetableQueryOptions, useCreateSchedule, useUpdateSchedule } from "./queries";
+import { NextRuns } from "./NextRuns";
+import { useCreateSchedule, useUpdateSchedule } from "./queries";
 import {
   browserTimeZone,
-  formatInZone,
   knownTimeZones,
   PRESETS,
   presetOf,
@@ -25,42 +23,6 @@ import {
 import { FormActions } from "../../components/FormActions";
 
 type TimetableChoice = Preset | "custom";
-
-/** What the form says about a timetable: its next runs as the server computes them. */
-function NextRuns({ cron, timezone }: { cron: string; timezone: string }) {
-  const settled = { cron: useDebounced(cron.trim(), 300), timezone: useDebounced(timezone.trim(), 300) };
-  const preview = useQuery(timetableQueryOptions(settled.cron, settled.timezone));
-  const headingId = useId();
-  let body;
-  if (!settled.cron || !settled.timezone) {
-    body = <p className="muted small">Give a timetable and a time zone.</p>;
-  } else if (preview.isError) {
-    body = <p className="error small">{errorMessage(preview.error)}</p>;
-  } else if (!preview.data) {
-    body = <Loading label="Reading the timetable…" />;
-  } else {
-    body = (
-      <>
-        <ol aria-labelledby={headingId} className="next-runs">
-          {preview.data.next.map((time) => (
-            <li key={time}>
-              <time dateTime={time}>{formatInZone(time, settled.timezone)}</time>
-            </li>
-          ))}
-        </ol>
-        <p className="muted small">
-          Cron expression: <code>{preview.data.cron}</code>, in {settled.timezone}
-        </p>
-      </>
-    );
-  }
-  return (
-    <div className="next-runs-preview" aria-live="polite">
-      <h3 id={headingId}>Next runs</h3>
-      {body}
-    </div>
-  );
-}
 
 function NumberField({
   label,

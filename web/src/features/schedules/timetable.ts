@@ -1,3 +1,5 @@
+import { formatDateTime } from "../../components/format";
+
 export type Preset = "hourly" | "daily" | "weekly" | "monthly";
 
 /**
@@ -43,22 +45,12 @@ export function knownTimeZones(): string[] {
   }
 }
 
-/** A time as it reads in `timezone` ("Mon, Nov 24, 2026, 03:00"); the browser's zone when that one is unknown. */
+/** A time as it reads in `timezone` ("Mon 2026-11-24 03:00"); the browser's zone when that one is unknown. */
 export function formatInZone(value: string, timezone: string): string {
-  const date = new Date(value);
-  if (Number.isNaN(date.getTime())) return value;
-  const style: Intl.DateTimeFormatOptions = {
-    weekday: "short",
-    year: "numeric",
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-  };
   try {
-    return date.toLocaleString(undefined, { ...style, timeZone: timezone });
+    return formatDateTime(value, { seconds: false, weekday: true, zone: timezone });
   } catch {
-    return date.toLocaleString(undefined, style);
+    return formatDateTime(value, { seconds: false, weekday: true });
   }
 }
 

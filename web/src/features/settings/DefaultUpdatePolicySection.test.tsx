@@ -101,3 +101,29 @@ describe("the default update policy", () => {
     expect(fake.calls("PUT", "/api/stacks/update-policy")).toHaveLength(0);
   });
 });
+
+describe("the maintenance window", () => {
+  it("shows the next windows of the cron as the server reads it, start to end, in the policy's zone", async () => {
+    const fake = installFakeFetch(
+      adminRoutes({
+        "GET /api/stacks/update-policy": makePolicy({ timezone: "UTC" }),
+        "GET /api/timetable": {
+          cron: "0 3 * * *",
+          next: ["2026-11-24T03:00:00Z", "2026-11-25T03:00:00Z", "2026-11-26T03:00:00Z"],
+        },
+      }),
+    );
+    const { user } = renderApp("/settings");
+    const form = await screen.findByRole("form", { name: "Default update policy" });
+    expect(within(form).getByText("No window: the auto-update applies an update at any time.")).toBeInTheDocument();
+    await user.type(within(form).getByLabelText("Maintenance window (cron)"), "daily");
+
+    const windows = await within(form).findByRole("list", { name: "Next maintenance windows" });
+    const items = within(windows).getAllByRole("listitem").map((li) => li.textContent);
+    expect(items).toHaveLength(3);
+    expect(items[0]).toMatch(/2026-11-24 03:00 – 05:00$/); // 120 minutes each
+    expect(within(form).getByText("0 3 * * *")).toBeInTheDocument();
+    const asked = new URL(fake.calls("GET", "/api/timetable").at(-1)?.url ?? "").searchParams;
+    expect([asked.get("cron"), asked.get("timezone")]).toEqual(["daily", "UTC"]);
+  });
+});

@@ -8,7 +8,7 @@ import { Field } from "../../components/Field";
 import { Loading } from "../../components/Loading";
 import { PasswordInput } from "../../components/PasswordInput";
 import { ROLES } from "../auth/permissions";
-import { identityProviderQueryOptions, useSetIdentityProvider } from "./queries";
+import { identityProviderQueryOptions, useSetIdentityProvider, useTestIdentityProvider } from "./queries";
 
 type RoleRule = IdentityProviderConfig["roles"][number];
 
@@ -76,17 +76,22 @@ function RoleRules({
 
 function ProviderForm({ shown }: { shown: IdentityProviderSettings }) {
   const save = useSetIdentityProvider();
+  const test = useTestIdentityProvider();
   const [config, setConfig] = useState<IdentityProviderConfig>(shown.config);
   const [secret, setSecret] = useState("");
   // As typed (a space starts the next scope); the list is what is saved.
   const [scopes, setScopes] = useState(shown.config.scopes.join(" "));
   const readOnly = shown.from_settings_variables;
-  const change = (part: Partial<IdentityProviderConfig>) => setConfig({ ...config, ...part });
+  const change = (part: Partial<IdentityProviderConfig>) => {
+    test.reset();
+    setConfig({ ...config, ...part });
+  };
+  const typed = () => ({ config: { ...config, scopes: scopes.split(/[\s,]+/).filter(Boolean) }, client_secret: secret || null });
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const saved = { ...config, scopes: scopes.split(/[\s,]+/).filter(Boolean) };
-    save.mutate({ config: saved, client_secret: secret || null }, { onSuccess: () => setSecret("") });
+    test.reset();
+    save.mutate(typed(), { onSuccess: () => setSecret("") });
   }
 
   return (
@@ -172,10 +177,27 @@ function ProviderForm({ shown }: { shown: IdentityProviderSettings }) {
           Saved.
         </p>
       )}
+      {test.isError && <ErrorText error={test.error} />}
+      {test.isSuccess && (
+        <p className="success" role="status" data-testid="provider-test">
+          Test passed: {test.data.detail}.
+        </p>
+      )}
       {!readOnly && (
         <div className="actions">
           <button type="submit" className="primary" disabled={save.isPending}>
             Save
+          </button>
+          <button
+            type="button"
+            disabled={test.isPending || !config.issuer}
+            title="Read the provider's discovery document, as Save does when sign-in through it is on; nothing is saved"
+            onClick={() => {
+              save.reset();
+              test.mutate(typed());
+            }}
+          >
+            {test.isPending ? "Testing…" : "Test"}
           </button>
         </div>
       )}

@@ -1,3 +1,4 @@
+import type { MouseEvent } from "react";
 import { useCan } from "../auth/permissions";
 import { useCurrentUser } from "../auth/queries";
 import { VersionSection } from "../system/VersionSection";
@@ -8,6 +9,40 @@ import { IdentityProviderSection } from "./IdentityProviderSection";
 import { RegistriesSection } from "./RegistriesSection";
 import { TokensSection } from "./TokensSection";
 import { UsersSection } from "./UsersSection";
+
+/** A section of the page: its heading's id (each section names itself by it) and its link's text. */
+interface Part {
+  heading: string;
+  label: string;
+}
+
+/**
+ * Links to the page's sections, at its side on a wide screen (staying in view) and above
+ * them on a narrow one: a link scrolls to its section and moves the focus to its heading.
+ */
+function SectionLinks({ parts }: { parts: Part[] }) {
+  function jump(event: MouseEvent<HTMLAnchorElement>, heading: string) {
+    const target = document.getElementById(heading);
+    if (!target) return;
+    event.preventDefault();
+    (target.closest("section") ?? target).scrollIntoView({ block: "start" });
+    if (!target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+    target.focus({ preventScroll: true });
+  }
+  return (
+    <nav className="section-links" aria-label="Settings sections">
+      <ul className="plain">
+        {parts.map((part) => (
+          <li key={part.heading}>
+            <a href={`#${part.heading}`} onClick={(event) => jump(event, part.heading)}>
+              {part.label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
 
 export function SettingsPage() {
   const mayManageUsers = useCan("admin.users");
@@ -20,17 +55,36 @@ export function SettingsPage() {
   // account alone. One tree either way, so that the account section (and the recovery codes
   // it shows once) stays mounted when set-up ends and the other sections appear.
   const due = user?.two_factor_due === true;
+  const parts: Part[] = [
+    ...(!due ? [{ heading: "version-title", label: "Stackyard version" }] : []),
+    { heading: "account-title", label: "Account" },
+    ...(!due ? [{ heading: "tokens-title", label: "API tokens" }] : []),
+    ...(!due && mayManageUsers
+      ? [
+          { heading: "users-title", label: "Users" },
+          { heading: "identity-provider-title", label: "Identity provider" },
+        ]
+      : []),
+    ...(!due && mayManageRegistries ? [{ heading: "registries-title", label: "Registry credentials" }] : []),
+    ...(!due && maySetDefaultPolicy ? [{ heading: "default-policy-title", label: "Default update policy" }] : []),
+    ...(!due && mayReadAudit ? [{ heading: "audit-title", label: "Audit log" }] : []),
+  ];
   return (
-    <main className="page">
+    <main className="page settings-page">
       <h1>Settings</h1>
-      {!due && <VersionSection />}
-      <AccountSection />
-      {!due && <TokensSection />}
-      {!due && mayManageUsers && <UsersSection />}
-      {!due && mayManageUsers && <IdentityProviderSection />}
-      {!due && mayManageRegistries && <RegistriesSection />}
-      {!due && maySetDefaultPolicy && <DefaultUpdatePolicySection />}
-      {!due && mayReadAudit && <AuditSection />}
+      <div className="settings-layout">
+        {parts.length > 1 && <SectionLinks parts={parts} />}
+        <div className="settings-sections">
+          {!due && <VersionSection />}
+          <AccountSection />
+          {!due && <TokensSection />}
+          {!due && mayManageUsers && <UsersSection />}
+          {!due && mayManageUsers && <IdentityProviderSection />}
+          {!due && mayManageRegistries && <RegistriesSection />}
+          {!due && maySetDefaultPolicy && <DefaultUpdatePolicySection />}
+          {!due && mayReadAudit && <AuditSection />}
+        </div>
+      </div>
     </main>
   );
 }

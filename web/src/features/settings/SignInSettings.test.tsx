@@ -5,6 +5,7 @@ import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeF
 import { adminUser, identityProvider as provider, signedInAs } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { makePolicy } from "../../test/stackFixtures";
+import twoFactorSetup from "../../test/twoFactorSetup.json";
 
 
 const LOCAL = { email: null, two_factor: false, two_factor_required: false, provider_account: false };
@@ -51,11 +52,8 @@ describe("two-factor sign-in of your account", () => {
     const fake = installFakeFetch(
       routes({
         "GET /api/auth/me": () => json({ ...adminUser, two_factor: on, recovery_codes_left: on ? 10 : 0 }),
-        "POST /api/auth/two-factor/setup": {
-          secret: "JBSWY3DPEHPK3PXP",
-          uri: "otpauth://totp/Stackyard:alice?secret=JBSWY3DPEHPK3PXP",
-          qr_svg: '<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>',
-        },
+        // What the server sends (tests/auth/test_totp.py keeps it so).
+        "POST /api/auth/two-factor/setup": twoFactorSetup,
         "POST /api/auth/two-factor/confirm": () => {
           on = true;
           return json({ recovery_codes: ["aaa111-bbb222", "ccc333-ddd444"] });
@@ -68,7 +66,10 @@ describe("two-factor sign-in of your account", () => {
     await user.click(within(section).getByRole("button", { name: "Set up" }));
 
     const qr = await within(section).findByRole("img", { name: /QR code/ });
-    expect(qr.getAttribute("src")).toMatch(/^data:image\/svg\+xml;utf8,%3Csvg/);
+    // A standalone SVG document, namespace and all: a browser draws nothing without it.
+    const src = qr.getAttribute("src") ?? "";
+    expect(src).toMatch(/^data:image\/svg\+xml;utf8,%3Csvg/);
+    expect(decodeURIComponent(src.split(",")[1] ?? "")).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
     expect(within(section).getByTestId("totp-secret")).toHaveTextContent("JBSWY3DPEHPK3PXP");
     await user.type(within(section).getByLabelText("Code from the app"), "123456");
     await user.click(within(section).getByRole("button", { name: "Turn on" }));
@@ -88,11 +89,7 @@ describe("two-factor sign-in of your account", () => {
       routes({
         "GET /api/auth/me": () =>
           json({ ...adminUser, two_factor: on, two_factor_due: !on, recovery_codes_left: on ? 10 : 0 }),
-        "POST /api/auth/two-factor/setup": {
-          secret: "JBSWY3DPEHPK3PXP",
-          uri: "otpauth://totp/Stackyard:alice?secret=JBSWY3DPEHPK3PXP",
-          qr_svg: "<svg xmlns='http://www.w3.org/2000/svg'/>",
-        },
+        "POST /api/auth/two-factor/setup": twoFactorSetup,
         "POST /api/auth/two-factor/confirm": () => {
           on = true;
           return json({ recovery_codes: ["aaa111-bbb222"] });
@@ -241,12 +238,32 @@ describe("the identity provider, for an admin", () => {
     expect(await within(section).findByText("The scopes must include openid")).toBeInTheDocument();
   });
 
+  it("tests the provider's discovery document as typed, without saving", async () => {
+    const where = "https://sso.example.com/realms/homelab/.well-known/openid-configuration";
+    let answer = json({ detail: `The discovery document at ${where} names the sign-in at https://sso/auth and the token endpoint at https://sso/token` });
+    const fake = installFakeFetch(routes({ "POST /api/identity-provider/test": () => answer }));
+    const { user } = renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Identity provider" });
+    await user.click(await within(section).findByRole("button", { name: "Test" }));
+    expect(await within(section).findByTestId("provider-test")).toHaveTextContent(
+      `Test passed: The discovery document at ${where} names the sign-in at https://sso/auth`,
+    );
+    expect(fake.calls("PUT", "/api/identity-provider")).toHaveLength(0);
+    const [sent] = fake.calls("POST", "/api/identity-provider/test");
+    expect(((await sent?.json()) as { config: { issuer: string } }).config.issuer).toBe(provider.config.issuer);
+
+    answer = json({ detail: `The discovery document at ${where} cannot be used: not found` }, { status: 400 });
+    await user.click(within(section).getByRole("button", { name: "Test" }));
+    expect(await within(section).findByRole("alert")).toHaveTextContent("cannot be used: not found");
+  });
+
   it("is read-only when set by settings variables", async () => {
     installFakeFetch(routes({ "GET /api/identity-provider": { ...provider, from_settings_variables: true } }));
     renderApp("/settings");
     const section = await screen.findByRole("region", { name: "Identity provider" });
     expect(await within(section).findByText(/Set by STACKYARD_OIDC_\* settings variables/)).toBeInTheDocument();
     expect(within(section).queryByRole("button", { name: "Save" })).not.toBeInTheDocument();
+    expect(within(section).queryByRole("button", { name: "Test" })).not.toBeInTheDocument();
     expect(within(section).getByLabelText("Issuer")).toHaveAttribute("readonly");
     expect(within(section).getByText("Client secret: saved.")).toBeInTheDocument();
     expect(within(section).queryByRole("button", { name: "Add a group" })).not.toBeInTheDocument();

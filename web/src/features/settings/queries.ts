@@ -183,6 +183,13 @@ export function useSetIdentityProvider() {
   });
 }
 
+/** Reads the provider's discovery document as a save would; nothing is saved. */
+export function useTestIdentityProvider() {
+  return useMutation({
+    mutationFn: (body: IdentityProviderChange) => unwrap(api.POST("/api/identity-provider/test", { body })),
+  });
+}
+
 /** Your own two-factor sign-in: a new secret to scan (asks for the password again). */
 export function useBeginTwoFactor() {
   return useMutation({

@@ -3,13 +3,21 @@ import { ErrorText } from "../../components/ErrorText";
 import { useCan } from "../auth/permissions";
 import { useSetAutoUpdate } from "./queries";
 
-/** The toggle for roles that may set auto-update; a plain statement for the others. */
-export function AutoUpdate({ stackId, enabled }: { stackId: string; enabled: boolean }) {
+/**
+ * Whether the stack updates itself. Where the host has update policies, it is the policy's
+ * Mode, changed in the policy's form and saved with it (one control, saved one way): this
+ * only says it. On an agent of an earlier version, without policies, it is a toggle for the
+ * roles that may set it (saved at once: there is no form).
+ */
+export function AutoUpdate({ stackId, enabled, policy }: { stackId: string; enabled: boolean; policy: boolean }) {
   const mayToggle = useCan("stacks.autoUpdate");
-  if (mayToggle) return <AutoUpdateToggle stackId={stackId} enabled={enabled} />;
+  if (mayToggle && !policy) return <AutoUpdateToggle stackId={stackId} enabled={enabled} />;
   return (
     <div className="auto-update">
-      <span data-testid="auto-update-state">Auto-update is {enabled ? "on" : "off"}.</span>
+      <span data-testid="auto-update-state">
+        Auto-update is {enabled ? "on" : "off"}
+        {policy ? " (the update policy's Mode, below)." : "."}
+      </span>
     </div>
   );
 }

@@ -75,8 +75,14 @@ function PlanText({ plan, removeVolumes }: { plan: DeletePlan; removeVolumes: bo
 function DeleteStackDialog({ stackId, onClose }: { stackId: string; onClose: () => void }) {
   const host = useHost();
   const plan = useQuery(stackDeletePlanQueryOptions(host, stackId));
-  const remove = useDeleteStack();
   const navigate = useNavigate();
+  // Away to the Stacks page, with what was done, before the stack's queries are dropped.
+  const remove = useDeleteStack({
+    onDeleted: (result) => {
+      const state: DeletedState = { deleted: { stack: result.stack, trash: result.trash } };
+      void navigate(withHost("/stacks", host), { replace: true, state });
+    },
+  });
   const [removeVolumes, setRemoveVolumes] = useState(false);
   const [typed, setTyped] = useState("");
   const nameRef = useRef<HTMLInputElement>(null);
@@ -85,15 +91,7 @@ function DeleteStackDialog({ stackId, onClose }: { stackId: string; onClose: () 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
     if (!matches || !plan.data || remove.isPending) return;
-    remove.mutate(
-      { id: stackId, confirm: typed, removeVolumes },
-      {
-        onSuccess: (result) => {
-          const state: DeletedState = { deleted: { stack: result.stack, trash: result.trash } };
-          void navigate(withHost("/stacks", host), { replace: true, state });
-        },
-      },
-    );
+    remove.mutate({ id: stackId, confirm: typed, removeVolumes });
   }
 
   return (

@@ -4,7 +4,7 @@ import { MemoryRouter } from "react-router";
 import { describe, expect, it } from "vitest";
 import { createQueryClient } from "../../queryClient";
 import { installFakeEventSource, openSource, sourcesOf } from "../../test/fakeEventSource";
-import { installFakeFetch, json } from "../../test/fakeFetch";
+import { installFakeFetch, json, noContent } from "../../test/fakeFetch";
 import { adminUser, signedInAs } from "../../test/fixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeDetail, makeRun, makeStackUpdate, makeSummary } from "../../test/stackFixtures";
@@ -233,7 +233,10 @@ describe("deploy console rendering", () => {
 describe("deploy console following a run", () => {
   it("connects to a run in progress when the page opens and follows its states", async () => {
     installFakeEventSource();
-    installFakeFetch({ "GET /api/stacks/web/run": makeRun({}, { percent: 5 }) });
+    const fake = installFakeFetch({
+      "GET /api/stacks/web/run": makeRun({}, { percent: 5 }),
+      "POST /api/streams/:name/end": () => noContent(),
+    });
     const { unmount } = renderConsole();
 
     const bar = await screen.findByRole("progressbar", { name: "Deploy progress" });
@@ -252,7 +255,12 @@ describe("deploy console following a run", () => {
     expect(screen.getByRole("log", { name: "Output" }).children).toHaveLength(1);
     expect(screen.getByRole("log", { name: "Output" })).toHaveTextContent("Container web-app-1 Started");
 
+    // Leaving asks the server to end the stream (a cut one is a failed request to the
+    // browser), and closes it once the server has ended the answer.
     unmount();
+    await waitFor(() => expect(fake.calls("POST", `/api/streams/${source?.name}/end`)).toHaveLength(1));
+    expect(source?.closed).toBe(false);
+    await source?.complete();
     expect(source?.closed).toBe(true);
     expect(sourcesOf("/run/events")).toHaveLength(1);
   });
@@ -294,6 +302,8 @@ describe("deploy console following a run", () => {
       "state",
       makeRun({ status: "succeeded", finished_at: "2025-03-01T10:00:30Z", exit_code: 0 }, { percent: 100 }),
     );
+    // Closed once the server has ended its answer (`end` follows the final state).
+    await source?.complete();
     expect(source?.closed).toBe(true);
     expect(screen.getByRole("progressbar", { name: "Deploy progress" })).toHaveAttribute("aria-valuenow", "100");
     expect(screen.getByRole("region", { name: "Deploy web" })).toHaveTextContent("start succeeded");
@@ -324,6 +334,7 @@ describe("deploy console following a run", () => {
     await waitFor(() => expect(openSource()).toBeDefined());
     const source = openSource();
     await source?.emit("end");
+    await source?.complete();
     expect(source?.closed).toBe(true);
     expect(await screen.findByText("start succeeded")).toBeInTheDocument();
     expect(runReads).toBe(2);
@@ -344,5 +355,34 @@ describe("deploy console following a run", () => {
 
     await source?.fail(true);
     expect(source?.closed).toBe(true);
+  });
+});
+
+describe("what a finished run says", () => {
+  it("says a backup's outcome, and that its output is for operators and admins when left out", async () => {
+    installFakeEventSource();
+    installFakeFetch({
+      "GET /api/stacks/web/run": makeRun(
+        {
+          action: "backup",
+          status: "succeeded",
+          finished_at: "2025-03-01T10:00:30Z",
+          exit_code: 0,
+          summary: "archive web--nas--20250301T100000Z.tar (4.1 kB)",
+          output_hidden: true,
+        },
+        { mode: "transfer", percent: 100 },
+      ),
+    });
+    renderConsole();
+
+    await waitFor(() =>
+      expect(screen.getByRole("status")).toHaveTextContent(
+        "backup succeeded: archive web--nas--20250301T100000Z.tar (4.1 kB)",
+      ),
+    );
+    const output = screen.getByRole("log", { name: "Output" });
+    expect(output).toHaveTextContent("Its output is shown to operators and admins");
+    expect(output).not.toHaveTextContent("No output");
   });
 });

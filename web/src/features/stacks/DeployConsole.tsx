@@ -2,12 +2,13 @@ import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useEffectEvent, useLayoutEffect, useRef, type ReactNode } from "react";
 import type { Run, RunImage, RunLine, RunProgress } from "../../api/types";
 import type { HostId } from "../../api/hosts";
+import { openNamedStream } from "../../api/streams";
 import { ErrorText } from "../../components/ErrorText";
 import { formatBytes, formatTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { percentText, ProgressBar } from "../../components/ProgressBar";
 import { useHost } from "../hosts/host";
-import { invalidateStacks, runEventsUrl, stackRunQueryOptions } from "./queries";
+import { invalidateStacks, runEventsUrl, runNameQueryOptions, stackRunQueryOptions } from "./queries";
 
 function isRun(value: unknown): value is Run {
   return Boolean(value && typeof value === "object" && "status" in value && "progress" in value);
@@ -27,14 +28,15 @@ function useRunEvents(host: HostId, stackId: string, transfer: boolean, run: Run
   useEffect(() => {
     if (!running) return undefined;
     const { queryKey } = stackRunQueryOptions(host, stackId, transfer);
-    const source = new EventSource(eventsUrl);
+    const stream = openNamedStream(eventsUrl);
+    const source = stream.source;
     let over = false;
     let sawFinal = false;
 
     const finish = () => {
       if (over) return;
       over = true;
-      source.close();
+      stream.done(); // (the server ends it: not cut, see openNamedStream)
       // Without a final state the cached run still says "running": read it again.
       if (!sawFinal) void queryClient.invalidateQueries({ queryKey });
       void invalidateStacks(queryClient, host);
@@ -65,7 +67,7 @@ function useRunEvents(host: HostId, stackId: string, transfer: boolean, run: Run
 
     return () => {
       over = true;
-      source.close();
+      stream.end(); // (asked to end, not cut: see openNamedStream)
     };
   }, [queryClient, host, stackId, transfer, eventsUrl, runId, running]);
 }
@@ -112,7 +114,7 @@ function ImageBar({ image, index }: { image: RunImage; index: number }) {
 const LEVEL_LABEL: Record<RunLine["level"], string> = { info: "", warning: "Warning: ", error: "Error: " };
 
 /** The raw output, one line per layer or container (updated in place), kept scrolled to the end. */
-function OutputLog({ lines, running }: { lines: RunLine[]; running: boolean }) {
+function OutputLog({ lines, running, hidden = false }: { lines: RunLine[]; running: boolean; hidden?: boolean }) {
   const box = useRef<HTMLDivElement>(null);
   const stick = useRef(true);
 
@@ -134,7 +136,11 @@ function OutputLog({ lines, running }: { lines: RunLine[]; running: boolean }) {
         stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
       }}
     >
-      {lines.length === 0 ? (
+      {hidden ? (
+        <div className="line line-info muted">
+          Its output is shown to operators and admins (what commands print may hold secrets).
+        </div>
+      ) : lines.length === 0 ? (
         <div className="line line-info muted">{running ? "No output yet." : "No output."}</div>
       ) : (
         lines.map((line, i) => (
@@ -148,26 +154,31 @@ function OutputLog({ lines, running }: { lines: RunLine[]; running: boolean }) {
   );
 }
 
-function StatusLine({ run }: { run: Run }) {
+function StatusLine({ run, name }: { run: Run; name: string }) {
   const errors = run.progress.errors;
   let text: ReactNode;
   let className = "console-status";
   if (run.status === "running") {
-    text = `Running ${run.action}…`;
+    text = `Running ${name}…`;
   } else if (run.status === "succeeded") {
-    text = <strong>{run.action} succeeded</strong>;
+    text = (
+      <>
+        <strong>{name} succeeded</strong>
+        {run.summary && `: ${run.summary}`}
+      </>
+    );
     className += " success";
   } else if (run.status === "interrupted") {
     text = (
       <>
-        <strong>{run.action} interrupted</strong>: the service stopped while it ran (killed or restarted)
+        <strong>{name} interrupted</strong>: the service stopped while it ran (killed or restarted)
       </>
     );
     className += " error";
   } else if (run.status === "partial") {
     text = (
       <>
-        <strong>{run.action} done in part</strong>: some of what was asked for was left out (the lines starting
+        <strong>{name} done in part</strong>: some of what was asked for was left out (the lines starting
         &ldquo;Not&rdquo; say what and why)
       </>
     );
@@ -177,7 +188,7 @@ function StatusLine({ run }: { run: Run }) {
     const why = errors.map((e) => e.replace(/^rolled back:\s*/i, ""));
     text = (
       <>
-        <strong>{run.action} rolled back</strong>
+        <strong>{name} rolled back</strong>
         {why.length > 0 && `: ${why.join("; ")}`}. The previous images run again.
       </>
     );
@@ -185,7 +196,7 @@ function StatusLine({ run }: { run: Run }) {
   } else if (run.status === "failed" && run.rollback === "failed") {
     text = (
       <>
-        <strong>{run.action} failed, and so did its rollback</strong>
+        <strong>{name} failed, and so did its rollback</strong>
         {errors.length > 0 && `: ${errors.join("; ")}`}
       </>
     );
@@ -193,7 +204,7 @@ function StatusLine({ run }: { run: Run }) {
   } else {
     text = (
       <>
-        <strong>{run.action} failed</strong>
+        <strong>{name} failed</strong>
         {errors.length > 0 && `: ${errors.join("; ")}`}
       </>
     );
@@ -207,7 +218,7 @@ function StatusLine({ run }: { run: Run }) {
 }
 
 /** Draws one run's state: status, the weighted bar, per-image bars, counters and output. */
-function RunView({ run }: { run: Run }) {
+function RunView({ run, name = run.action }: { run: Run; name?: string }) {
   const { progress } = run;
   const counter = counterText(progress);
   const containers = containersText(progress);
@@ -224,7 +235,7 @@ function RunView({ run }: { run: Run }) {
   const showErrors = run.status === "running" && progress.errors.length > 0;
   return (
     <div className="run">
-      <StatusLine run={run} />
+      <StatusLine run={run} name={name} />
       {showErrors && (
         <ul className="console-errors error" role="alert" aria-label="Errors">
           {progress.errors.map((err, i) => (
@@ -252,7 +263,7 @@ function RunView({ run }: { run: Run }) {
           ))}
         </ul>
       )}
-      <OutputLog lines={progress.lines} running={run.status === "running"} />
+      <OutputLog lines={progress.lines} running={run.status === "running"} hidden={run.output_hidden === true} />
       <p className="console-times muted">
         Started {formatTime(run.started_at)}
         {run.finished_at && <> · finished {formatTime(run.finished_at)}</>}
@@ -272,6 +283,7 @@ export function DeployConsole({
   busy,
   title,
   transfer = false,
+  embedded = false,
   onClose,
 }: {
   stackId: string;
@@ -280,6 +292,8 @@ export function DeployConsole({
   title?: ReactNode;
   /** On an agent: follow the central's push or pull of the stack's archives, not the stack's run. */
   transfer?: boolean;
+  /** Inside a card that names it (the stack's console tabs): no card and no visible title of its own. */
+  embedded?: boolean;
   onClose?: () => void;
 }) {
   const queryClient = useQueryClient();
@@ -288,6 +302,7 @@ export function DeployConsole({
   const runQuery = useQuery(options);
   const run = runQuery.data;
   const runStatus = run?.status;
+  const named = useQuery({ ...runNameQueryOptions(host, stackId), enabled: !transfer }).data;
   useRunEvents(host, stackId, transfer, run);
 
   // An action started elsewhere (another tab, the CLI, auto-update): pick it up, when the
@@ -302,8 +317,8 @@ export function DeployConsole({
   }, [busy, host, stackId]);
 
   return (
-    <section className="card console" aria-label={`Deploy ${stackId}`}>
-      <div className="console-head">
+    <section className={embedded ? "console" : "card console"} aria-label={`Deploy ${stackId}`}>
+      <div className={embedded ? "console-head visually-hidden" : "console-head"}>
         <h2>{title ?? "Deploy console"}</h2>
         {onClose && (
           <button type="button" className="link-button" aria-label={`Close console of ${stackId}`} onClick={onClose}>
@@ -312,7 +327,7 @@ export function DeployConsole({
         )}
       </div>
       {run ? (
-        <RunView run={run} />
+        <RunView run={run} name={named?.run === run.id ? named.name : run.action} />
       ) : runQuery.isError ? (
         <ErrorText error={runQuery.error} />
       ) : runQuery.isPending ? (

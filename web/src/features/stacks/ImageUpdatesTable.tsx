@@ -1,6 +1,6 @@
 import type { ImageRelease, ImageUpdate } from "../../api/types";
 import { formatDateTime, shortDigest } from "../../components/format";
-import { Table } from "../../components/Table";
+import { Cell, Row, Table } from "../../components/Table";
 import { JumpBadge } from "./UpdatePill";
 
 const IMAGE_STATE: Record<ImageUpdate["state"], { label: string; className: string }> = {
@@ -54,35 +54,39 @@ function NewVersion({ image }: { image: ImageUpdate }) {
 }
 
 const IMAGE_COLUMNS = ["Service", "Image", "State", "New version", "Local", "Registry", "Checked"] as const;
+/** The columns that leave the table, in this order, when its box is too narrow for all. */
+const IMAGE_FOLD = ["Checked", "Registry", "Local", "Image", "New version"] as const;
 
 /** Each image of the stack: whether its registry has a newer one, and what that is. */
 export function ImageUpdatesTable({ images }: { images: readonly ImageUpdate[] }) {
   if (images.length === 0) return <p className="muted">No images to check.</p>;
   return (
-    <Table label="Image updates" columns={IMAGE_COLUMNS}>
+    <Table label="Image updates" columns={IMAGE_COLUMNS} fold={IMAGE_FOLD}>
       {images.map((image) => {
         const state = IMAGE_STATE[image.state];
         return (
-          <tr key={`${image.service}-${image.image}`}>
-            <td>{image.service}</td>
-            <td className="detail">
+          <Row key={`${image.service}-${image.image}`}>
+            <th scope="row">{image.service}</th>
+            <Cell column="Image" className="detail">
               <code>{image.image}</code>
-            </td>
+            </Cell>
             <td>
               <span className={state.className}>{state.label}</span>
               {image.error && <div className="error small">{image.error}</div>}
             </td>
-            <td>
+            <Cell column="New version">
               <NewVersion image={image} />
-            </td>
-            <td>
+            </Cell>
+            <Cell column="Local">
               <code title={image.local_digest ?? undefined}>{shortDigest(image.local_digest)}</code>
-            </td>
-            <td>
+            </Cell>
+            <Cell column="Registry">
               <code title={image.remote_digest ?? undefined}>{shortDigest(image.remote_digest)}</code>
-            </td>
-            <td className="nowrap">{formatDateTime(image.checked_at)}</td>
-          </tr>
+            </Cell>
+            <Cell column="Checked" className="nowrap">
+              {formatDateTime(image.checked_at)}
+            </Cell>
+          </Row>
         );
       })}
     </Table>

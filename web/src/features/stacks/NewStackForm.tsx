@@ -1,13 +1,15 @@
 import { useState, type FormEvent } from "react";
 import { useNavigate } from "react-router";
 import { errorMessage } from "../../api/errors";
+import { CodeEditor } from "../../components/editor/CodeEditor";
 import { Field } from "../../components/Field";
 import { useCreateStack } from "./queries";
 import { useHost, withHost } from "../hosts/host";
 import { FormActions } from "../../components/FormActions";
 import { DockerRunConverter } from "./DockerRunConverter";
 
-const COMPOSE_PLACEHOLDER = `services:
+/** What "Start from an example" puts in the editor: real text to change, not a hint. */
+const COMPOSE_EXAMPLE = `services:
   web:
     image: nginx:1.27
     ports:
@@ -15,8 +17,9 @@ const COMPOSE_PLACEHOLDER = `services:
 `;
 
 /**
- * Admin: a new stack folder from a name, a compose file (typed, or converted from a
- * `docker run` command) and an optional .env.
+ * Admin: a new stack folder from a name, a compose file (written in the same editor as a
+ * stack's page has, pasted, started from an example, or converted from a `docker run`
+ * command) and an optional .env.
  */
 export function NewStackForm({ onCancel }: { onCancel: () => void }) {
   const create = useCreateStack();
@@ -25,9 +28,14 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
   const [name, setName] = useState("");
   const [compose, setCompose] = useState("");
   const [env, setEnv] = useState("");
+  const [empty, setEmpty] = useState(false);
 
   function onSubmit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
+    if (!compose.trim()) {
+      setEmpty(true);
+      return;
+    }
     create.mutate(
       { name: name.trim(), compose, env },
       { onSuccess: (stack) => void navigate(withHost(`/stacks/${encodeURIComponent(stack.id)}`, host)) },
@@ -45,30 +53,42 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
           compose={compose}
           onConverted={(converted) => {
             setCompose(converted.compose);
+            setEmpty(false);
             if (!name.trim()) setName(converted.service);
           }}
         />
-        <Field label="Compose file">
-          <textarea
-            className="code-editor"
-            required
-            rows={14}
-            spellCheck={false}
-            placeholder={COMPOSE_PLACEHOLDER}
+        <div className="field">
+          <span>Compose file</span>
+          <CodeEditor
             value={compose}
-            onChange={(e) => setCompose(e.target.value)}
+            language="yaml"
+            label="Compose file"
+            onChange={(value) => {
+              setCompose(value);
+              setEmpty(false);
+            }}
           />
-        </Field>
-        <Field label=".env (optional)">
-          <textarea
-            className="code-editor"
-            rows={4}
-            spellCheck={false}
-            placeholder="KEY=value"
-            value={env}
-            onChange={(e) => setEnv(e.target.value)}
-          />
-        </Field>
+          {!compose.trim() && (
+            <p className={empty ? "error small" : "muted small"} role={empty ? "alert" : undefined}>
+              {empty ? "Write the compose file first: " : "Write or paste the compose file, or "}
+              <button
+                type="button"
+                className="link-button"
+                onClick={() => {
+                  setCompose(COMPOSE_EXAMPLE);
+                  setEmpty(false);
+                }}
+              >
+                start from an example
+              </button>
+              .
+            </p>
+          )}
+        </div>
+        <div className="field short-editor">
+          <span>.env (optional)</span>
+          <CodeEditor value={env} language="env" label=".env (optional)" onChange={setEnv} />
+        </div>
         {create.isError && (
           <pre className="error error-detail" role="alert">
             {errorMessage(create.error)}

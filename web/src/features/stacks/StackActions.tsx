@@ -1,8 +1,23 @@
-import type { Run, Stack, StackAction } from "../../api/types";
+import { useQuery } from "@tanstack/react-query";
+import type { Run, Stack, StackAction, UpdateOutcome } from "../../api/types";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { ErrorText } from "../../components/ErrorText";
+import { formatAgo, formatDateTime } from "../../components/format";
 import { useCan } from "../auth/permissions";
-import { useStackAction } from "./queries";
+import { useHost } from "../hosts/host";
+import { stackUpdatesQueryOptions, useStackAction } from "./queries";
+import { lastTryRolledBack } from "./UpdatePill";
+
+/**
+ * The stack's last update, when it was rolled back and the update it tried is still the one
+ * on offer. Read from the update summary the page already holds (`hasUpdate` came from it).
+ */
+function useRolledBack(stackId: string, hasUpdate: boolean): UpdateOutcome | null {
+  const host = useHost();
+  const updates = useQuery({ ...stackUpdatesQueryOptions(host), enabled: hasUpdate });
+  const update = updates.data?.stacks.find((u) => u.stack === stackId);
+  return hasUpdate && update && lastTryRolledBack(update) ? update.last_update : null;
+}
 
 const BUTTONS: readonly { action: StackAction; label: string }[] = [
   { action: "start", label: "Start" },
@@ -36,6 +51,8 @@ function StackActionButtons({
   const invalid = stack.state === "invalid";
   const disabled = Boolean(stack.busy) || mutation.isPending || invalid;
   const stopped = stack.state === "stopped";
+  // An update whose last try was rolled back is no call to action: said, with when.
+  const rolledBack = useRolledBack(stack.id, hasUpdate);
 
   function run(action: StackAction) {
     mutation.mutate({ id: stack.id, action }, { onSuccess: (started) => onStarted?.(started) });
@@ -48,9 +65,15 @@ function StackActionButtons({
           <button
             key={action}
             type="button"
-            className={action === "update" && hasUpdate ? "primary" : undefined}
+            className={action === "update" && hasUpdate && !rolledBack ? "primary" : undefined}
             disabled={disabled || (stopped && (action === "stop" || action === "restart"))}
-            title={action === "update" ? "Pull the latest images and recreate the containers" : undefined}
+            title={
+              action !== "update"
+                ? undefined
+                : rolledBack
+                  ? `The last update (${formatDateTime(rolledBack.at)}) failed its health gate and was rolled back${rolledBack.detail ? `: ${rolledBack.detail.replace(/^rolled back:\s*/i, "")}` : ""}. Update tries it again.`
+                  : "Pull the latest images and recreate the containers"
+            }
             onClick={() => run(action)}
           >
             {label}
@@ -65,6 +88,15 @@ function StackActionButtons({
           Down
         </ConfirmButton>
       </div>
+      {rolledBack && (
+        <p className="muted small" data-testid="rolled-back-note">
+          Last update rolled back{" "}
+          <time dateTime={rolledBack.at} title={formatDateTime(rolledBack.at)}>
+            {formatAgo(rolledBack.at)}
+          </time>
+          {rolledBack.outcome === "rollback_failed" && ", and the rollback failed too"}.
+        </p>
+      )}
       {mutation.isError && <ErrorText error={mutation.error} />}
     </div>
   );

@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it, vi } from "vitest";
-import type { StackDetail } from "../../api/types";
+import type { StackDetail, UpdatePolicy } from "../../api/types";
 import { codeEditorIn, setText, textOf, typeAtEnd } from "../../test/codeEditor";
 import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
@@ -45,7 +45,7 @@ describe("stack detail", () => {
   it("shows services, containers, image updates and the last run", async () => {
     installFakeEventSource();
     installFakeFetch(detailRoutes());
-    renderApp("/stacks/web");
+    const { user } = renderApp("/stacks/web");
 
     expect(await screen.findByRole("heading", { level: 1, name: "web" })).toBeInTheDocument();
     const services = await screen.findByRole("table", { name: "Services" });
@@ -63,10 +63,18 @@ describe("stack detail", () => {
     expect(imageRow).toHaveTextContent("0123456789ab");
     expect(imageRow).toHaveTextContent("fedcba987654");
     expect(screen.getByText("Update", { selector: ".pill" })).toBeInTheDocument();
-    expect(screen.getByRole("checkbox", { name: "Auto-update" })).toBeChecked();
+    // One control: the policy's Mode (saved with the policy); the card only says it.
+    expect(screen.getByTestId("auto-update-state")).toHaveTextContent("Auto-update is on (the update policy's Mode, below).");
+    expect(screen.queryByRole("checkbox", { name: "Auto-update" })).not.toBeInTheDocument();
     expect(screen.getByTestId("last-auto-update")).toHaveTextContent(/Last auto-update .+: failed \(pull access denied\)/);
 
-    const deploy = screen.getByRole("region", { name: "Deploy web" });
+    // The last run succeeded: the console beside the editor opens on the logs, and its
+    // Deploy tab has the run.
+    const console = screen.getByRole("region", { name: "Console" });
+    expect(within(console).getByRole("tab", { name: "Logs" })).toHaveAttribute("aria-selected", "true");
+    expect(within(console).queryByRole("region", { name: "Deploy web" })).toBeNull();
+    await user.click(within(console).getByRole("tab", { name: "Deploy" }));
+    const deploy = within(console).getByRole("region", { name: "Deploy web" });
     await waitFor(() => expect(within(deploy).getByRole("status")).toHaveTextContent("start succeeded"));
     expect(within(deploy).getByRole("progressbar", { name: "Deploy progress" })).toHaveAttribute("aria-valuenow", "100");
     expect(openSource()).toBeUndefined();
@@ -82,11 +90,14 @@ describe("stack detail", () => {
     );
     const { user } = renderApp("/stacks/web");
 
-    const deploy = await screen.findByRole("region", { name: "Deploy web" });
-    expect(await within(deploy).findByText("start succeeded")).toBeInTheDocument();
+    const console = await screen.findByRole("region", { name: "Console" });
+    expect(within(console).getByRole("tab", { name: "Logs" })).toHaveAttribute("aria-selected", "true");
     const reads = fake.calls("GET", "/api/stacks/web").length;
     await user.click(within(screen.getByRole("group", { name: "Actions for web" })).getByRole("button", { name: "Update" }));
 
+    // The run that began brings the deploy console forward.
+    const deploy = await within(console).findByRole("region", { name: "Deploy web" });
+    expect(within(console).getByRole("tab", { name: "Deploy" })).toHaveAttribute("aria-selected", "true");
     expect(await within(deploy).findByText("Running update…")).toBeInTheDocument();
     await waitFor(() => expect(openSource()?.url).toBe("/api/stacks/web/run/events"));
     await waitFor(() => expect(fake.calls("GET", "/api/stacks/web").length).toBeGreaterThan(reads));
@@ -174,11 +185,15 @@ describe("stack detail", () => {
     expect(screen.queryByRole("form", { name: ".secrets" })).not.toBeInTheDocument();
   });
 
-  it("turns auto-update on", async () => {
+  /** An agent of an earlier version: no update policies, auto-update a switch of its own. */
+  const withoutPolicy = (enabled: boolean) =>
+    makeSummary([{ ...makeStackUpdate({ stack: "web", auto_update: enabled }), policy: undefined as unknown as UpdatePolicy }]);
+
+  it("turns auto-update on where the host has no policies (a switch saved at once)", async () => {
     let enabled = false;
     const fake = installFakeFetch(
       detailRoutes({
-        "GET /api/stacks/updates": () => json(makeSummary([makeStackUpdate({ stack: "web", auto_update: enabled })])),
+        "GET /api/stacks/updates": () => json(withoutPolicy(enabled)),
         "PUT /api/stacks/web/auto-update": async (request) => {
           enabled = ((await request.json()) as { enabled: boolean }).enabled;
           return noContent();
@@ -201,6 +216,7 @@ describe("stack detail", () => {
   it("puts the box back and shows the detail when auto-update cannot be saved", async () => {
     installFakeFetch(
       detailRoutes({
+        "GET /api/stacks/updates": withoutPolicy(true),
         "PUT /api/stacks/web/auto-update": () => json({ detail: "Stack 'web' not found" }, { status: 404 }),
       }),
     );
@@ -354,6 +370,9 @@ describe("stack file editors", () => {
     await user.click(within(form).getByRole("button", { name: "Save and deploy" }));
     await waitFor(() => expect(order).toEqual(["save", "start"]));
     await waitFor(() => expect(openSource()?.url).toBe("/api/stacks/web/run/events"));
+    // The console calls it what the user asked for: a deploy, not a "start".
+    const deploy = screen.getByRole("region", { name: "Deploy web" });
+    expect(await within(deploy).findByText("Running deploy…")).toBeInTheDocument();
   });
 
   it("refuses to deploy what compose refused: nothing starts", async () => {
@@ -494,7 +513,7 @@ describe("stack detail for an operator", () => {
     const actions = screen.getByRole("group", { name: "Actions for web" });
     expect(within(actions).getByRole("button", { name: "Restart" })).toBeEnabled();
     expect(screen.getByRole("button", { name: "Check now" })).toBeInTheDocument();
-    expect(await screen.findByRole("checkbox", { name: "Auto-update" })).toBeEnabled();
+    expect(screen.getByRole("combobox", { name: "Mode" })).toBeEnabled();
     expect(fake.calls("GET", "/api/stacks/web/secrets")).toHaveLength(0);
   });
 });
@@ -507,9 +526,11 @@ describe("stack detail for a viewer", () => {
 
     expect(await screen.findByRole("table", { name: "Services" })).toBeInTheDocument();
     expect(await screen.findByRole("table", { name: "Image updates" })).toBeInTheDocument();
+    // No logs for a viewer: the console is the deploy console alone, no tabs.
     const deploy = screen.getByRole("region", { name: "Deploy web" });
+    expect(screen.queryByRole("tab")).toBeNull();
     await waitFor(() => expect(within(deploy).getByRole("status")).toHaveTextContent("start succeeded"));
-    expect(screen.getByTestId("auto-update-state")).toHaveTextContent("Auto-update is on.");
+    expect(screen.getByTestId("auto-update-state")).toHaveTextContent("Auto-update is on (the update policy's Mode, below).");
     expect(screen.getByLabelText("compose.yaml")).toHaveAttribute("readonly");
 
     expect(screen.queryByRole("group", { name: "Actions for web" })).not.toBeInTheDocument();
@@ -561,5 +582,67 @@ describe("the stack workspace", () => {
 
     const services = await screen.findByRole("table", { name: "Services" });
     expect(within(services).getByRole("link", { name: /8080/ })).toHaveAttribute("href", "http://nas.lan:8080");
+  });
+});
+
+describe("the console beside the editor", () => {
+  it("opens on the deploy when the last run did not succeed, and moves between its tabs with the arrow keys", async () => {
+    installFakeEventSource();
+    installFakeFetch(
+      detailRoutes({
+        "GET /api/stacks/web/run": makeRun(
+          { status: "failed", finished_at: "2025-03-01T10:00:20Z", exit_code: 1 },
+          { errors: ["pull access denied"] },
+        ),
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+
+    const console = await screen.findByRole("region", { name: "Console" });
+    const deployTab = await within(console).findByRole("tab", { name: "Deploy", selected: true });
+    expect(within(console).getByRole("region", { name: "Deploy web" })).toHaveTextContent("pull access denied");
+    deployTab.focus();
+    await user.keyboard("{ArrowRight}");
+    expect(within(console).getByRole("tab", { name: "Logs" })).toHaveAttribute("aria-selected", "true");
+    expect(within(console).getByRole("tab", { name: "Logs" })).toHaveFocus();
+    expect(within(console).getByRole("region", { name: "Logs" })).toBeInTheDocument();
+    expect(within(console).queryByRole("region", { name: "Deploy web" })).toBeNull();
+  });
+
+  it("says beside the editor what became of Save and deploy, to its end", async () => {
+    installFakeFetch(
+      detailRoutes({
+        "PUT /api/stacks/web/compose": async (request) => {
+          const { content } = (await request.json()) as { content: string };
+          return json({ ...detail, compose: content });
+        },
+        "POST /api/stacks/web/actions/start": () =>
+          json(makeRun({ id: "run-9", action: "start" }, { percent: 0 }), { status: 202 }),
+      }),
+    );
+    const { user } = renderApp("/stacks/web");
+    const form = await screen.findByRole("form", { name: "compose.yaml" });
+    typeAtEnd(await codeEditorIn(form, "compose.yaml"), "# deployed\n");
+    await user.click(within(form).getByRole("button", { name: "Save and deploy" }));
+
+    expect(await within(form).findByText(/^compose\.yaml saved\. Deploying it \(compose up\)/)).toHaveAttribute(
+      "role",
+      "status",
+    );
+    expect(screen.getByRole("tab", { name: "Deploy" })).toHaveAttribute("aria-selected", "true");
+    await waitFor(() => expect(openSource()?.url).toBe("/api/stacks/web/run/events"));
+    await openSource()?.emit(
+      "state",
+      makeRun({ id: "run-9", action: "start", status: "failed", finished_at: "2025-03-01T10:00:20Z" }, {
+        errors: ["port 8080 is already allocated"],
+      }),
+    );
+    expect(
+      await within(form).findByText(
+        "compose.yaml saved, but the deploy failed: port 8080 is already allocated. The deploy console has its output.",
+      ),
+    ).toBeInTheDocument();
+    // The deploy stays in view after it ended, for its outcome to be read.
+    expect(screen.getByRole("tab", { name: "Deploy" })).toHaveAttribute("aria-selected", "true");
   });
 });

@@ -5,62 +5,63 @@ import { ApiError } from "../../api/errors";
 import type { StackDetail, StackService } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { Loading } from "../../components/Loading";
-import { RowActions, Table } from "../../components/Table";
+import { Cell, Row, RowActions, Table, useFoldedColumns } from "../../components/Table";
 import { useCan } from "../auth/permissions";
 import { useHostInfo, type HostCapability } from "../hosts/capabilities";
 import { useHost, withHost } from "../hosts/host";
 import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { BackupDialog } from "../backups/BackupDialog";
-import { LogsCard } from "../containers/LogsCard";
 import { UsageCard } from "../containers/UsageCard";
-import { DeployConsole } from "./DeployConsole";
 import { DeleteStackCard } from "./DeleteStack";
 import { PortList } from "./PortList";
 import { stackQueryOptions, stackUpdatesQueryOptions } from "./queries";
+import { StackConsole } from "./StackConsole";
 import { StackActions } from "./StackActions";
 import { ReadOnlyStackFile, SecretsEditor, StackFileEditor } from "./StackFiles";
+import { healthTone } from "./state";
 import { BusyIndicator, StateBadge } from "./StackStatus";
 import { StackUpdatesCard } from "./StackUpdatesCard";
 import { StackUpdatePill } from "./UpdatePill";
 
+const SERVICE_COLUMNS = ["Service", "State", "Image", "Ports"] as const;
+
+/** One row per container: its service and name, state and health, image, ports and shell. */
 function ServiceRows({ stackId, service, mayShell }: { stackId: string; service: StackService; mayShell: boolean }) {
   const host = useHost();
+  const folded = useFoldedColumns();
   if (service.containers.length === 0) {
     return (
-      <tr>
+      <Row>
         <th scope="row">{service.name}</th>
-        <td colSpan={mayShell ? 6 : 5} className="muted">
+        <td colSpan={SERVICE_COLUMNS.length - 1 - folded.size + (mayShell ? 1 : 0)} className="muted">
           No container{service.image ? ` (image ${service.image})` : ""}
         </td>
-      </tr>
+      </Row>
     );
   }
   return (
     <>
-      {service.containers.map((c, i) => (
-        <tr key={c.name}>
-          {i === 0 && (
-            <th scope="row" rowSpan={service.containers.length}>
-              {service.name}
-            </th>
-          )}
-          <td>
-            <code>{c.name}</code>
-          </td>
+      {service.containers.map((c) => (
+        <Row key={c.name}>
+          <th scope="row">
+            {service.name}
+            <div className="row-sub">
+              <code>{c.name}</code>
+            </div>
+          </th>
           <td>
             <span className={c.state === "running" ? "status tone-good" : "status tone-bad"}>{c.state}</span>
+            {c.health && (
+              <>
+                {" · "}
+                <span className={`status tone-${healthTone(c.health)}`}>{c.health}</span>
+              </>
+            )}
             <div className="muted small">{c.status}</div>
           </td>
-          <td>
-            {c.health ? (
-              <span className={c.health === "healthy" ? "status tone-good" : "status tone-bad"}>{c.health}</span>
-            ) : (
-              <span className="muted">—</span>
-            )}
-          </td>
-          <td className="detail">
+          <Cell column="Image" className="detail">
             <code>{c.image}</code>
-          </td>
+          </Cell>
           <td>
             <PortList ports={c.ports} />
           </td>
@@ -77,13 +78,11 @@ function ServiceRows({ stackId, service, mayShell }: { stackId: string; service:
               )}
             </RowActions>
           )}
-        </tr>
+        </Row>
       ))}
     </>
   );
 }
-
-const SERVICE_COLUMNS = ["Service", "Container", "State", "Health", "Image", "Ports"] as const;
 
 /** `withShell`: the host offers container shells (the user's role is checked here). */
 function ServicesCard({ stack, withShell }: { stack: StackDetail; withShell: boolean }) {
@@ -94,7 +93,7 @@ function ServicesCard({ stack, withShell }: { stack: StackDetail; withShell: boo
       {stack.services.length === 0 ? (
         <p className="muted">No services{stack.state === "invalid" ? " (the compose file does not resolve)" : ""}.</p>
       ) : (
-        <Table label="Services" columns={SERVICE_COLUMNS} actions={mayShell}>
+        <Table label="Services" columns={SERVICE_COLUMNS} actions={mayShell} fold={["Image"]}>
           {stack.services.map((service) => (
             <ServiceRows key={service.name} stackId={stack.id} service={service} mayShell={mayShell} />
           ))}
@@ -179,25 +178,18 @@ export function StackDetailPage() {
         )}
       </div>
       {backingUp && <BackupDialog stackId={data.id} onClose={() => setBackingUp(false)} />}
-      {/* On wide screens the files sit beside the rest, the compose editor in view (styles.css). */}
-      <div className="stack-columns">
-        <DeployConsole stackId={data.id} busy={data.busy} />
-        <ServicesCard stack={data} withShell={has("shell")} />
-        {has("usage") && (
-          <UsageCard
-            stackId={data.id}
-            containers={data.services.flatMap((s) =>
-              s.containers.map((c) => ({ name: c.name, running: c.state === "running" })),
-            )}
-          />
-        )}
-        {mayReadLogs && (
-          <LogsCard
-            stackId={data.id}
-            sources={data.services.map((s) => ({ service: s.name, containers: s.containers.map((c) => c.name) }))}
-          />
-        )}
-        {has("updates") && <StackUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />}
+      {/* From 1024 px the console (deploy output, logs) and the files (the compose editor)
+          side by side, in view together; the other cards below (styles.css). */}
+      <div className="stack-panes">
+        <StackConsole
+          stackId={data.id}
+          busy={data.busy}
+          logs={
+            mayReadLogs
+              ? data.services.map((s) => ({ service: s.name, containers: s.containers.map((c) => c.name) }))
+              : null
+          }
+        />
         <section className="card stack-files" aria-labelledby="files-title">
           <h2 id="files-title">Files</h2>
           {mayEditFiles ? (
@@ -223,6 +215,16 @@ export function StackDetailPage() {
           )}
         </section>
       </div>
+      <ServicesCard stack={data} withShell={has("shell")} />
+      {has("usage") && (
+        <UsageCard
+          stackId={data.id}
+          containers={data.services.flatMap((s) =>
+            s.containers.map((c) => ({ name: c.name, running: c.state === "running" })),
+          )}
+        />
+      )}
+      {has("updates") && <StackUpdatesCard stackId={data.id} update={update} lastCheck={updates.data?.last_check} />}
       {mayDelete && <DeleteStackCard stackId={data.id} />}
     </main>
   );

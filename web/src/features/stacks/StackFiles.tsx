@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useEffect, useId, useState, type FormEvent } from "react";
+import { useEffect, useId, useState, type FormEvent, type ReactNode } from "react";
 import { useLocation, useNavigate } from "react-router";
 import { ApiError, errorMessage, isUnauthorized } from "../../api/errors";
 import { ErrorText } from "../../components/ErrorText";
@@ -17,7 +17,9 @@ import { CodeEditor } from "../../components/editor/CodeEditor";
 import type { EditorLanguage } from "../../components/editor/codemirror";
 import { useCan } from "../auth/permissions";
 import { useHost } from "../hosts/host";
+import type { Run } from "../../api/types";
 import {
+  stackRunQueryOptions,
   stackSecretsQueryOptions,
   useSaveSecrets,
   useSaveStackFile,
@@ -57,6 +59,7 @@ function TextFileForm({
   draftKey,
   invalidLabel,
   deploy,
+  deployNote,
 }: {
   label: string;
   content: string;
@@ -65,6 +68,8 @@ function TextFileForm({
   invalidLabel?: string;
   /** Offers "Save and deploy": after a successful save, this runs (`up -d`). */
   deploy?: () => void;
+  /** After "Save and deploy": what became of the deploy, said instead of "saved". */
+  deployNote?: ReactNode;
   save: {
     mutate: (content: string, options: { onSuccess: () => void; onError: (error: unknown) => void }) => void;
     isPending: boolean;
@@ -80,6 +85,7 @@ function TextFileForm({
   const [base, setBase] = useState(content);
   const [draft, setDraft] = useState(restored ?? content);
   const [saved, setSaved] = useState(false);
+  const [deployed, setDeployed] = useState(false);
   const hintId = useId();
   if (content !== base) {
     // The server's copy changed: follow it unless the user has edits.
@@ -95,10 +101,14 @@ function TextFileForm({
 
   function doSave(thenDeploy: boolean) {
     setSaved(false);
+    setDeployed(false);
     save.mutate(draft, {
       onSuccess: () => {
         setSaved(true);
-        if (thenDeploy) deploy?.();
+        if (thenDeploy && deploy) {
+          setDeployed(true);
+          deploy();
+        }
       },
       onError: (error) => {
         if (!isUnauthorized(error) || !draftKey) return;
@@ -117,7 +127,7 @@ function TextFileForm({
   }
 
   return (
-    <form className="form wide" onSubmit={onSubmit} aria-label={label}>
+    <form className={language === "env" ? "form wide short-editor" : "form wide"} onSubmit={onSubmit} aria-label={label}>
       <div className="field">
         <CodeEditor
           value={draft}
@@ -165,7 +175,8 @@ function TextFileForm({
         </p>
       )}
       {save.isError && <SaveError error={save.error} invalidLabel={invalidLabel} />}
-      {saved && !save.isError && (
+      {saved && !save.isError && deployed && deployNote}
+      {saved && !save.isError && !(deployed && deployNote) && (
         <p className="success" role="status">
           {label} saved.
         </p>
@@ -212,19 +223,73 @@ export function StackFileEditor({
   const save = useSaveStackFile(stackId, kind);
   const action = useStackAction();
   const mayRun = useCan("stacks.run");
+  const run = useQuery(stackRunQueryOptions(host, stackId)).data;
   return (
     <>
       <TextFileForm
         label={label}
         content={content}
         language={kind === "compose" ? "yaml" : "env"}
-        deploy={mayRun ? () => action.mutate({ id: stackId, action: "start" }) : undefined}
+        deploy={mayRun ? () => action.mutate({ id: stackId, action: "start", name: "deploy" }) : undefined}
+        deployNote={<DeployNote label={label} action={action} run={run} />}
         save={save}
         draftKey={host === null ? `stack:${stackId}:${kind}` : `stack@${host}:${stackId}:${kind}`}
         invalidLabel={kind === "compose" ? "Invalid compose file" : "Invalid .env file"}
       />
-      {action.isError && <ErrorText error={action.error} />}
     </>
+  );
+}
+
+/**
+ * What "Save and deploy" did, followed to its end: the file saved, then the deploy that
+ * started (its run, followed in the console beside), and how it ended; or why it did not
+ * start.
+ */
+function DeployNote({
+  label,
+  action,
+  run,
+}: {
+  label: string;
+  action: { isPending: boolean; isError: boolean; error: unknown; data?: Run | undefined };
+  run: Run | null | undefined;
+}) {
+  if (action.isError) {
+    return (
+      <div className="error" role="alert">
+        {label} saved, but the deploy did not start: {errorMessage(action.error)}
+      </div>
+    );
+  }
+  const started = action.data;
+  const current = started && run?.id === started.id ? run : started;
+  if (!current || action.isPending) {
+    return (
+      <p className="console-note" role="status">
+        {label} saved. Starting the deploy…
+      </p>
+    );
+  }
+  if (current.status === "running") {
+    return (
+      <p className="console-note" role="status">
+        {label} saved. Deploying it (compose up): its progress is in the deploy console.
+      </p>
+    );
+  }
+  if (current.status === "succeeded") {
+    return (
+      <p className="success" role="status">
+        {label} saved and deployed: compose up succeeded.
+      </p>
+    );
+  }
+  const why = current.progress.errors.join("; ");
+  return (
+    <p className="error" role="status">
+      {label} saved, but the deploy {current.status === "partial" ? "was done in part" : "failed"}
+      {why ? `: ${why}` : ""}. The deploy console has its output.
+    </p>
   );
 }
 

@@ -3,7 +3,7 @@ import { useState } from "react";
 import { NavLink } from "react-router";
 import { useHost, withHost } from "../hosts/host";
 import { stacksQueryOptions } from "./queries";
-import { STATE_LABEL, STATE_TONES } from "./StackStatus";
+import { STATE_LABEL, STATE_TONES } from "./state";
 
 /**
  * The stacks of the host beside a stack's page (wide screens only, styles.css): switch

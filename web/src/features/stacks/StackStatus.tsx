@@ -1,27 +1,12 @@
 import type { StackState } from "../../api/types";
-import type { Tone } from "../../components/tone";
+import { STATE_LABEL, STATE_MEANING, STATE_TONES } from "./state";
 
-export const STATE_LABEL: Record<StackState, string> = {
-  running: "Running",
-  partial: "Partially running",
-  stopped: "Stopped",
-  invalid: "Invalid",
-};
-
-/** The colour of each state, here and in the dashboard's breakdown. */
-export const STATE_TONES: Record<StackState, Tone> = {
-  running: "good",
-  partial: "warn",
-  stopped: "off",
-  invalid: "bad",
-};
-
-/** "Running", "Partially running", "Stopped" or "Invalid" (with compose's error as a tooltip). */
+/** The stack's state word (with what it means, or compose's error, as a tooltip). */
 export function StateBadge({ state, error }: { state: StackState; error?: string | null }) {
   return (
     <span
       className={`state tone-${STATE_TONES[state]}`}
-      title={state === "invalid" && error ? error : undefined}
+      title={state === "invalid" && error ? error : STATE_MEANING[state]}
       data-testid="stack-state"
     >
       {STATE_LABEL[state]}

@@ -22,7 +22,7 @@ export function StackUpdatesCard({
     <section className="card" aria-labelledby="updates-title">
       <h2 id="updates-title">Updates</h2>
       <div className="card-tools">
-        <AutoUpdate stackId={stackId} enabled={update?.auto_update ?? false} />
+        <AutoUpdate stackId={stackId} enabled={update?.auto_update ?? false} policy={Boolean(update?.policy)} />
         <CheckUpdates lastCheck={lastCheck} />
       </div>
       <LastUpdate outcome={update?.last_update ?? null} />

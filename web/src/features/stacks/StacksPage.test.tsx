@@ -1,6 +1,7 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import type { Stack } from "../../api/types";
+import { codeEditorIn, setText, textOf, typeAtEnd } from "../../test/codeEditor";
 import { installFakeEventSource, openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs, viewerUser } from "../../test/fixtures";
@@ -81,7 +82,7 @@ describe("stacks list", () => {
 
     expect(within(rowOf("web")).getByText("Running")).toBeInTheDocument();
     expect(within(rowOf("web")).getByText("1 of 1 running")).toBeInTheDocument();
-    expect(within(rowOf("db")).getByText("Partially running")).toBeInTheDocument();
+    expect(within(rowOf("db")).getByText("Partly running")).toBeInTheDocument();
     expect(within(rowOf("db")).getByText("1 of 2 running")).toBeInTheDocument();
     expect(within(rowOf("broken")).getByText("Invalid")).toHaveAttribute("title", "services.app.image must be a string");
     expect(within(rowOf("broken")).getByText("services.app.image must be a string")).toBeInTheDocument();
@@ -259,6 +260,17 @@ describe("update pills and registry quotas", () => {
     expect(within(rowOf("db")).queryByText(/Update/, { selector: ".pill" })).not.toBeInTheDocument();
     expect(within(rowOf("idle")).getByText("Update", { selector: ".pill" })).toHaveClass("pill-update");
     expect(within(rowOf("idle")).queryByTestId("jump")).not.toBeInTheDocument();
+
+    // No blue Update where the last try was rolled back: said, and when.
+    const update = within(within(web).getByRole("group", { name: "Actions for web" })).getByRole("button", {
+      name: "Update",
+    });
+    expect(update).not.toHaveClass("primary");
+    expect(update.title).toMatch(/^The last update \(.+\) failed its health gate and was rolled back: app is unhealthy\. Update/);
+    expect(within(web).getByTestId("rolled-back-note")).toHaveTextContent(/^Last update rolled back .+ ago\.$/);
+    const idle = within(rowOf("idle")).getByRole("group", { name: "Actions for idle" });
+    expect(within(idle).getByRole("button", { name: "Update" })).toHaveClass("primary");
+    expect(within(rowOf("idle")).queryByTestId("rolled-back-note")).not.toBeInTheDocument();
   });
 
   it("lists each registry's quota, and the ones the background check waits for", async () => {
@@ -364,13 +376,14 @@ describe("new stack", () => {
     await user.click(await screen.findByRole("button", { name: "New stack" }));
     const form = screen.getByRole("form", { name: "New stack" });
     await user.type(within(form).getByLabelText("Name"), "My App");
-    await user.type(within(form).getByLabelText("Compose file"), "services:\n  app:\n    imagee: x");
+    const editor = await codeEditorIn(form, "Compose file");
+    setText(editor, "services:\n  app:\n    imagee: x");
     await user.click(within(form).getByRole("button", { name: "Create stack" }));
 
     expect(await within(form).findByRole("alert")).toHaveTextContent(
       "services.app Additional property imagee is not allowed",
     );
-    expect(within(form).getByLabelText("Compose file")).toHaveValue("services:\n  app:\n    imagee: x");
+    expect(textOf(editor)).toBe("services:\n  app:\n    imagee: x");
     expect(await fake.calls("POST", "/api/stacks")[0]?.json()).toEqual({
       name: "My App",
       compose: "services:\n  app:\n    imagee: x",
@@ -393,12 +406,31 @@ describe("new stack", () => {
     await user.click(await screen.findByRole("button", { name: "New stack" }));
     const form = screen.getByRole("form", { name: "New stack" });
     await user.type(within(form).getByLabelText("Name"), "My App");
-    await user.type(within(form).getByLabelText("Compose file"), "services:\n  app:\n    image: busybox");
-    await user.type(within(form).getByLabelText(".env (optional)"), "A=1");
+    setText(await codeEditorIn(form, "Compose file"), "services:\n  app:\n    image: busybox");
+    setText(await codeEditorIn(form, ".env (optional)"), "A=1");
     await user.click(within(form).getByRole("button", { name: "Create stack" }));
 
     expect(await screen.findByRole("heading", { level: 1, name: "my-app" })).toBeInTheDocument();
     expect(screen.getByTestId("location")).toHaveTextContent("/stacks/my-app");
+  });
+});
+
+describe("new stack in the code editor", () => {
+  it("opens with an empty editor, offers an example as real text, and asks for a compose file", async () => {
+    const fake = installFakeFetch(stackRoutes());
+    const { user } = renderApp("/stacks?new=1"); // the empty dashboard's "New stack"
+
+    const form = await screen.findByRole("form", { name: "New stack" });
+    const editor = await codeEditorIn(form, "Compose file");
+    expect(textOf(editor)).toBe("");
+    await user.type(within(form).getByLabelText("Name"), "web");
+    await user.click(within(form).getByRole("button", { name: "Create stack" }));
+    expect(within(form).getByRole("alert")).toHaveTextContent("Write the compose file first");
+    expect(fake.calls("POST", "/api/stacks")).toHaveLength(0);
+
+    await user.click(within(form).getByRole("button", { name: "start from an example" }));
+    expect(textOf(editor)).toContain("image: nginx:1.27");
+    expect(within(form).queryByRole("alert")).toBeNull();
   });
 });
 
@@ -420,7 +452,8 @@ describe("new stack from a docker run command", () => {
     await user.type(within(form).getByLabelText("docker run command"), "docker run --rm --name web nginx:1.27");
     await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
 
-    await waitFor(() => expect(within(form).getByLabelText("Compose file")).toHaveValue(converted.compose));
+    const editor = await codeEditorIn(form, "Compose file");
+    await waitFor(() => expect(textOf(editor)).toBe(converted.compose));
     expect(within(form).getByLabelText("Name")).toHaveValue("web");
     expect(within(form).getByRole("list", { name: "Left out" })).toHaveTextContent("Left out --rm");
     expect(await fake.calls("POST", "/api/stacks/convert")[0]?.json()).toEqual({
@@ -428,14 +461,14 @@ describe("new stack from a docker run command", () => {
     });
 
     // A compose file the user changed is replaced only when they say so.
-    await user.type(within(form).getByLabelText("Compose file"), "# mine");
+    typeAtEnd(editor, "# mine");
     await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
     const ask = await screen.findByRole("alertdialog", { name: "Replace the compose file?" });
     await user.click(within(ask).getByRole("button", { name: "Cancel" }));
-    expect(within(form).getByLabelText("Compose file")).toHaveValue(`${converted.compose}# mine`);
+    expect(textOf(editor)).toBe(`${converted.compose}# mine`);
     await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
     await user.click(within(await screen.findByRole("alertdialog")).getByRole("button", { name: "Replace" }));
-    expect(within(form).getByLabelText("Compose file")).toHaveValue(converted.compose);
+    expect(textOf(editor)).toBe(converted.compose);
   });
 
   it("names each option that gives the container the host, before the stack is made", async () => {
@@ -469,7 +502,7 @@ describe("new stack from a docker run command", () => {
       "--privileged: every capability and every device of the host: root on it",
       "-v /:/host: the host's /: the container reads and writes it",
     ]);
-    expect(within(form).getByLabelText("Compose file")).toHaveValue(
+    expect(textOf(await codeEditorIn(form, "Compose file"))).toBe(
       "services:\n  alpine:\n    image: alpine\n    privileged: true\n",
     );
   });
@@ -490,7 +523,7 @@ describe("new stack from a docker run command", () => {
     await user.click(within(form).getByRole("button", { name: "Convert to compose" }));
 
     expect(await within(form).findByRole("alert")).toHaveTextContent("unrecognized arguments: --x");
-    expect(within(form).getByLabelText("Compose file")).toHaveValue("");
+    expect(textOf(await codeEditorIn(form, "Compose file"))).toBe("");
     expect(within(form).getByLabelText("Name")).toHaveValue("");
   });
 });

@@ -17,12 +17,9 @@ import type { DeletedState } from "./DeleteStack";
 import { PortList } from "./PortList";
 import { RegistryQuotas } from "./RegistryQuotas";
 import { StackActions } from "./StackActions";
+import { STATE_ORDER, servicesSummary } from "./state";
 import { BusyIndicator, StateBadge } from "./StackStatus";
 import { StackUpdatePill } from "./UpdatePill";
-
-function runningCount(stack: Stack): number {
-  return stack.services.filter((s) => s.running).length;
-}
 
 /** The published ports of a stack's containers (those with a host port). */
 function publishedPorts(stack: Stack): string[] {
@@ -31,7 +28,6 @@ function publishedPorts(stack: Stack): string[] {
 
 export type StackSort = "name" | "state" | "update";
 const SORTS: Record<StackSort, string> = { name: "Name", state: "State", update: "Update available" };
-const STATE_ORDER: Record<Stack["state"], number> = { running: 0, partial: 1, stopped: 2, invalid: 3 };
 
 /** Whether the stack's name, one of its services or one of its images contains `query`. */
 export function matchesStack(stack: Stack, query: string): boolean {
@@ -46,7 +42,7 @@ export function matchesStack(stack: Stack, query: string): boolean {
 
 export function sortStacks(stacks: Stack[], sort: StackSort, hasUpdate: (id: string) => boolean): Stack[] {
   const byName = (a: Stack, b: Stack) => a.id.localeCompare(b.id);
-  const rank = (s: Stack) => (sort === "state" ? STATE_ORDER[s.state] : sort === "update" ? (hasUpdate(s.id) ? 0 : 1) : 0);
+  const rank = (s: Stack) => (sort === "state" ? STATE_ORDER.indexOf(s.state) : sort === "update" ? (hasUpdate(s.id) ? 0 : 1) : 0);
   return [...stacks].sort((a, b) => rank(a) - rank(b) || byName(a, b));
 }
 
@@ -83,13 +79,7 @@ function StackRow({
         {stack.state === "invalid" && stack.error && <p className="error small stack-error">{stack.error}</p>}
       </td>
       <td className="nowrap">
-        {services === 0 ? (
-          <span className="muted">No services</span>
-        ) : (
-          <>
-            {runningCount(stack)} of {services} running
-          </>
-        )}
+        {services === 0 ? <span className="muted">No services</span> : servicesSummary(stack)}
       </td>
       <td>
         <PortList ports={publishedPorts(stack)} />
@@ -123,8 +113,9 @@ function HostStacks() {
   const stackHref = useStackHref();
   const stacks = useQuery({ ...stacksQueryOptions(host), enabled: usable });
   const updates = useQuery({ ...stackUpdatesQueryOptions(host), enabled: withUpdates });
-  const [creating, setCreating] = useState(false);
   const [params, setParams] = useSearchParams();
+  // `?new=1` (the empty dashboard's "New stack") opens the form at once.
+  const [creating, setCreating] = useState(() => params.get("new") === "1");
   const query = params.get("q") ?? "";
   const sortParam = params.get("sort");
   const sort: StackSort = sortParam === "state" || sortParam === "update" ? sortParam : "name";
@@ -178,7 +169,14 @@ function HostStacks() {
       {updates.isError && !stacks.isError && (
         <ErrorBanner error={updates.error} onRetry={() => void updates.refetch()} />
       )}
-      {mayCreate && creating && <NewStackForm onCancel={() => setCreating(false)} />}
+      {mayCreate && creating && (
+        <NewStackForm
+          onCancel={() => {
+            setCreating(false);
+            setParam("new", "", "");
+          }}
+        />
+      )}
       {watching.map((id) => (
         <DeployConsole
           key={id}

@@ -2,6 +2,7 @@ import { useId, useState, type FormEvent, type ReactNode } from "react";
 import type { UpdatePolicy } from "../../api/types";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
+import { NextRuns } from "../schedules/NextRuns";
 import {
   fromDraft,
   MODE_LABEL,
@@ -159,6 +160,13 @@ export function UpdatePolicyForm({
           ))}
         </datalist>
       )}
+      <NextRuns
+        cron={draft.window}
+        timezone={draft.timezone}
+        title="Next maintenance windows"
+        minutes={Number(draft.window_minutes) || undefined}
+        blank="No window: the auto-update applies an update at any time."
+      />
       <p className="muted small policy-hint">
         The health gate: an updated service must be healthy (or, without a healthcheck, run the settle time without a
         restart) within the timeout, or the update is rolled back. The cooldown and the window apply to the

@@ -2,7 +2,7 @@ import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@ta
 import { api } from "../../api/client";
 import { ApiError, unwrap } from "../../api/errors";
 import { hostApi, hostPath, type HostId } from "../../api/hosts";
-import type { NewStack, Run, StackAction, StackDetail, UpdatePolicy } from "../../api/types";
+import type { DeleteResult, NewStack, Run, StackAction, StackDetail, UpdatePolicy } from "../../api/types";
 import { hostKey, useHost } from "../hosts/host";
 
 /** Every key names its host second (`hostKey`): each host has its own cache. */
@@ -15,6 +15,8 @@ export const stackKeys = {
   detail: (host: HostId, id: string) => ["stacks", hostKey(host), "detail", id] as const,
   /** The current or last run; kept apart so refreshing stacks never re-reads a run. */
   run: (host: HostId, id: string) => ["stack-run", hostKey(host), id] as const,
+  /** What this page called the run it started, when not its action ("deploy": a start after a save). */
+  runName: (host: HostId, id: string) => ["stack-run-name", hostKey(host), id] as const,
   secrets: (host: HostId, id: string) => ["stack-secrets", hostKey(host), id] as const,
   deletePlan: (host: HostId, id: string) => ["stack-delete-plan", hostKey(host), id] as const,
   /** A push or pull of an agent's archives of the stack: a run of the central, not of the agent. */
@@ -39,12 +41,17 @@ export function stacksQueryOptions(host: HostId) {
   });
 }
 
+/** A stack's detail, polled while it is there: a stack that is gone (404) is not asked for again. */
 export function stackQueryOptions(host: HostId, id: string) {
   return queryOptions({
     queryKey: stackKeys.detail(host, id),
     queryFn: () => unwrap(hostApi(host).GET("/api/stacks/{stack_id}", { params: { path: { stack_id: id } } })),
-    refetchInterval: STACKS_REFETCH_MS,
+    refetchInterval: (query) => (isNotFound(query.state.error) ? false : STACKS_REFETCH_MS),
   });
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 404;
 }
 
 /**
@@ -86,6 +93,19 @@ export function stackRunQueryOptions(host: HostId, id: string, transfer = false)
   });
 }
 
+/**
+ * What the console calls a run: its action, or the name the page that started it gave it
+ * (a start after "Save and deploy" is the deploy). Kept in this tab only.
+ */
+export function runNameQueryOptions(host: HostId, id: string) {
+  return queryOptions({
+    queryKey: stackKeys.runName(host, id),
+    queryFn: (): { run: string; name: string } | null => null,
+    staleTime: Infinity,
+    gcTime: Infinity,
+  });
+}
+
 /** Admin only; loaded when the admin asks for it. */
 export function stackSecretsQueryOptions(host: HostId, id: string) {
   return queryOptions({
@@ -118,11 +138,13 @@ export function useStackAction() {
   const queryClient = useQueryClient();
   const host = useHost();
   return useMutation({
-    mutationFn: ({ id, action }: { id: string; action: StackAction }) =>
+    /** `name`: what the console calls the run, when not its action ("deploy" for a start after a save). */
+    mutationFn: ({ id, action }: { id: string; action: StackAction; name?: string }) =>
       unwrap(
         hostApi(host).POST("/api/stacks/{stack_id}/actions/{action}", { params: { path: { stack_id: id, action } } }),
       ),
-    onSuccess: (run, { id }) => {
+    onSuccess: (run, { id, name }) => {
+      queryClient.setQueryData(stackKeys.runName(host, id), name ? { run: run.id, name } : null);
       queryClient.setQueryData(stackKeys.run(host, id), run);
     },
     onSettled: () => invalidateStacks(queryClient, host),
@@ -276,7 +298,13 @@ export function stackDeletePlanQueryOptions(host: HostId, id: string) {
  * `.trash` in the stacks folder. `confirm` is the stack's name as the user typed it: the
  * server refuses anything but the exact id.
  */
-export function useDeleteStack() {
+/**
+ * Delete a stack. `onDeleted` runs before the stack's queries are dropped: it leaves the
+ * page (`DeleteStack`), since dropping the queries of the page shown unmounts what asked
+ * for the deletion (a callback given to `mutate` would then never run) and makes the page
+ * ask for the stack again, for a 404. Its detail and run are not asked for meanwhile.
+ */
+export function useDeleteStack({ onDeleted }: { onDeleted: (result: DeleteResult) => void }) {
   const queryClient = useQueryClient();
   const host = useHost();
   return useMutation({
@@ -286,7 +314,13 @@ export function useDeleteStack() {
           params: { path: { stack_id: id }, query: { confirm, remove_volumes: removeVolumes } },
         }),
       ),
-    onSuccess: (_data, { id }) => {
+    onMutate: ({ id }) =>
+      Promise.all([
+        queryClient.cancelQueries({ queryKey: stackKeys.detail(host, id) }),
+        queryClient.cancelQueries({ queryKey: stackKeys.run(host, id) }),
+      ]),
+    onSuccess: (result, { id }) => {
+      onDeleted(result);
       queryClient.removeQueries({ queryKey: stackKeys.detail(host, id) });
       queryClient.removeQueries({ queryKey: stackKeys.run(host, id) });
       queryClient.removeQueries({ queryKey: stackKeys.secrets(host, id) });
