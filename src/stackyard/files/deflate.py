@@ -97,6 +97,7 @@ class DeflatePool:
         self._ahead = 2 * self._threads * CHUNK  # bytes read ahead of the zip, at most
         self._queue: collections.deque[Any] = collections.deque()
         self._queued = 0  # bytes of the blocks in the queue
+        self._started = False
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -133,7 +134,12 @@ class DeflatePool:
             yield _END
 
     def _next(self, items: Iterator[Any]) -> Any:
-        """The next item, with the queue topped up to `ahead` bytes (None at the end)."""
+        """The next item, with the queue topped up to `ahead` bytes (None at the end). The
+        first (the root folder) is not kept waiting for the reading ahead: its header is
+        the download's first bytes."""
+        if not self._started:
+            self._started = True
+            return next(items, None)
         while not self._queue or (
             self._queued < self._ahead and len(self._queue) < MAX_ITEMS_AHEAD
         ):
