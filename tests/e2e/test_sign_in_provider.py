@@ -180,6 +180,7 @@ def test_a_recovery_code_signs_in_once(page, browser, service, provider):
 def test_two_factor_required_by_an_admin_is_set_up_before_anything_else(page, service, provider):
     make_user(service, "vera", "operator", two_factor_required=True)
     page.goto(f"{service.url}/stacks")
+    page.wait_for_url(f"{service.url}/login")  # (sent there: the form typed into is its)
     submit_sign_in(page, "vera", USER_PASSWORD)
     # Sent to the account's set-up instead of a page of refusals.
     page.wait_for_url(f"{service.url}/settings")
