@@ -97,7 +97,6 @@ class DeflatePool:
         self._ahead = 2 * self._threads * CHUNK  # bytes read ahead of the zip, at most
         self._queue: collections.deque[Any] = collections.deque()
         self._queued = 0  # bytes of the blocks in the queue
-        self._started = False
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -106,13 +105,17 @@ class DeflatePool:
     def members(self, entries: Iterator[Entry]) -> Iterator[tuple[Any, ...]]:
         """stream-zip's members for `entries`, their blocks deflated ahead."""
         items = self._items(entries)
-        while (item := self._next(items)) is not None:
+        # The first (the root folder) is not kept waiting for the reading ahead: its
+        # header is the download's first bytes.
+        item = next(items, None)
+        while item is not None:
             entry: Entry = item
             if entry.size is None:
                 yield entry.name, entry.modified, entry.mode, ZIP_32, ()
-                continue
-            method = _Deflated(entry.size, self.level)
-            yield entry.name, entry.modified, entry.mode, method, self._blocks(items, method)
+            else:
+                method = _Deflated(entry.size, self.level)
+                yield entry.name, entry.modified, entry.mode, method, self._blocks(items, method)
+            item = self._next(items)
 
     def _blocks(self, items: Iterator[Any], method: _Deflated) -> Iterator[bytes]:
         while (item := self._next(items)) is not _END:
@@ -134,12 +137,7 @@ class DeflatePool:
             yield _END
 
     def _next(self, items: Iterator[Any]) -> Any:
-        """The next item, with the queue topped up to `ahead` bytes (None at the end). The
-        first (the root folder) is not kept waiting for the reading ahead: its header is
-        the download's first bytes."""
-        if not self._started:
-            self._started = True
-            return next(items, None)
+        """The next item, with the queue topped up to `ahead` bytes (None at the end)."""
         while not self._queue or (
             self._queued < self._ahead and len(self._queue) < MAX_ITEMS_AHEAD
         ):
