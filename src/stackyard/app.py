@@ -51,6 +51,9 @@ class Kind:
     first_page: tuple[str, ...]
     #: Requests served to no one signed in, whose bodies are read before that is known.
     public: frozenset[tuple[str, str]]
+    #: Paths beginning so are served to no one signed in too (the git hosts' webhooks,
+    #: which the route checks by their signature).
+    public_prefixes: tuple[str, ...]
     #: What else it serves and does with each request (the UI and the docs' assets; the
     #: audit entries an agent hands its central).
     furnish: Callable[[FastAPI], None]
@@ -78,6 +81,7 @@ CENTRAL = Kind(
     parts=routes.CENTRAL,
     first_page=routes.CENTRAL_FIRST_PAGE,
     public=frozenset({("POST", "/api/auth/login")}),
+    public_prefixes=("/api/git/hooks/",),
     furnish=_pages,
 )
 AGENT = Kind(
@@ -88,6 +92,7 @@ AGENT = Kind(
     parts=routes.HOST,
     first_page=routes.AGENT_FIRST_PAGE,
     public=frozenset(),
+    public_prefixes=(),
     furnish=_relayed_audit,
 )
 KINDS: dict[Mode, Kind] = {"central": CENTRAL, "agent": AGENT}
@@ -148,6 +153,7 @@ def create_app(settings: Settings, mode: Mode = "central") -> FastAPI:
         authenticate=authenticate,
         max_bytes=lambda: services_of(app).settings.max_json_bytes,
         public=kind.public,
+        public_prefixes=kind.public_prefixes,
         streamed=_streamed(kind.prefix),
     )
     # Before anything that looks at the routes (the body check asks whether one serves

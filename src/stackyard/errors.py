@@ -95,6 +95,21 @@ class DestinationDenied(DestinationError):
     pinned one."""
 
 
+class GitError(StackyardError):
+    """A git server or repository failed us (a ref it does not have, an answer git could
+    not use). Classified where the git CLI's failures enter (`git/remote.py`)."""
+
+
+class GitUnreachable(GitError):
+    """Retry later: the git server could not be reached or timed out; the stacks keep
+    running the commit they run."""
+
+
+class GitDenied(GitError):
+    """Fix the repository's settings: the server refused the token or deploy key, or its
+    SSH host key is not the pinned one."""
+
+
 # -- agents: classified where aiohttp's errors and statuses enter (agents/client.py) --------
 
 

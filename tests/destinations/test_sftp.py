@@ -17,8 +17,9 @@ from tests.support.waiting import wait_until
 from stackyard.destinations import sftp
 from stackyard.destinations.base import PARTIAL_PREFIX
 from stackyard.destinations.model import Secrets, SftpSettings
-from stackyard.destinations.sftp import SftpDestination, fetch_host_key, fingerprint_of
+from stackyard.destinations.sftp import SftpDestination, fetch_host_key
 from stackyard.errors import DestinationDenied, DestinationUnreachable
+from stackyard.sshkeys import fingerprint_of
 
 
 def folder_of(server: SftpServer) -> tuple[str, Path]:

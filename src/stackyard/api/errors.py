@@ -32,6 +32,9 @@ STATUS: dict[type[errors.StackyardError], int] = {
     errors.Unavailable: 503,
     errors.ConfigError: 500,
     errors.ComputeFailed: 500,
+    errors.GitError: 502,
+    errors.GitUnreachable: 503,  # retry later
+    errors.GitDenied: 502,  # fix the token, the deploy key or the host key
     # Agents are upstream hosts: their failures are gateway errors, never 401/403.
     errors.AgentError: 502,
     errors.AgentDenied: 502,  # the agent's token or pinned certificate: fix them

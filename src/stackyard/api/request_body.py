@@ -35,6 +35,7 @@ class AuthenticatedBoundedBody:
         authenticate: Authenticate,
         max_bytes: Callable[[], int],
         public: frozenset[Route] = frozenset(),
+        public_prefixes: tuple[str, ...] = (),
         streamed: Callable[[str, str], bool] = lambda _method, _path: False,
         prefixes: tuple[str, ...] = ("/api/", "/agent/"),
     ) -> None:
@@ -42,6 +43,7 @@ class AuthenticatedBoundedBody:
         self.authenticate = authenticate
         self.max_bytes = max_bytes
         self.public = public
+        self.public_prefixes = public_prefixes
         self.streamed = streamed
         self.prefixes = prefixes
 
@@ -59,7 +61,10 @@ class AuthenticatedBoundedBody:
             return
         route = (scope["method"], scope["path"])
         try:
-            if route not in self.public:
+            public = route in self.public or (
+                bool(self.public_prefixes) and scope["path"].startswith(self.public_prefixes)
+            )
+            if not public:
                 connection = HTTPConnection(scope)
                 await to_thread.run_sync(self.authenticate, connection, scope["method"])
             if self.streamed(*route):

@@ -60,6 +60,7 @@ HOST = (
     _part("backups", "router", "backups", "stacks"),
     _part("files", "router", "files"),
     _part("streams", "router", "streams"),
+    _part("git", "router", "git"),
 )
 #: The central's own and its host's, under /api (beside the health check).
 CENTRAL = (
@@ -68,6 +69,7 @@ CENTRAL = (
     _part("auth", "router", "auth"),
     _part("fleet", "router", "dashboard"),
     *HOST,
+    _part("git", "hooks", "git"),
     _part("identity", "router", "identity-provider"),
     _part("users", "router", "users"),
     _part("audit", "router", "audit"),

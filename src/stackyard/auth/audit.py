@@ -59,6 +59,9 @@ AuditAction = Literal[
     "destination.archive.delete", "destination.create", "destination.delete",
     "destination.test", "destination.update",
     "file.delete", "file.mkdir", "file.move", "file.save", "file.upload",
+    "git.repository.create", "git.repository.delete", "git.repository.update",
+    "git.repository.key", "git.repository.webhook", "git.sync", "git.apply",
+    "git.stack.create", "git.stack.adopt", "git.stack.update", "git.stack.detach",
     "notification.channel.create", "notification.channel.delete",
     "notification.channel.test", "notification.channel.update",
     "notification.rule.create", "notification.rule.delete", "notification.rule.update",
@@ -74,7 +77,9 @@ ACTIONS: frozenset[str] = frozenset(get_args(AuditAction))
 #: What a host's routes (and so an agent's) audit: an agent's relayed entry of another
 #: action (a user's, an agent's, a destination's) is dropped.
 HOST_ACTIONS = frozenset(
-    a for a in ACTIONS if a.startswith(("stack.", "container.", "file.", "backup.", "system."))
+    a
+    for a in ACTIONS
+    if a.startswith(("stack.", "container.", "file.", "backup.", "system.", "git."))
 )
 #: The outcomes an entry records.
 OUTCOMES = frozenset({"success", "failure", "started"})

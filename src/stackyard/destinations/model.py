@@ -168,11 +168,3 @@ class RemoteArchive:
     name: str
     size: int
     modified: datetime
-
-
-@dataclass(frozen=True)
-class HostKey:
-    """An SSH server's host key: the OpenSSH public key line and its SHA-256 fingerprint."""
-
-    key: str
-    fingerprint: str

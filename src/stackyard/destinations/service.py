@@ -31,7 +31,6 @@ from stackyard.destinations import nfs
 from stackyard.destinations.base import Destination
 from stackyard.destinations.model import (
     SECRET_FIELDS,
-    HostKey,
     NfsSettings,
     RemoteArchive,
     S3Settings,
@@ -44,6 +43,7 @@ from stackyard.docker.engine import Engine
 from stackyard.docker.helper import Helpers
 from stackyard.errors import Conflict, Invalid, NotFound, SecretUnreadable
 from stackyard.sealing import Sealer
+from stackyard.sshkeys import HostKey
 
 _SETTINGS: TypeAdapter[SftpSettings | S3Settings | NfsSettings] = TypeAdapter(Settings)
 
@@ -323,7 +323,7 @@ def _host_key(settings: SftpSettings | S3Settings | NfsSettings, line: str | Non
 
 
 def _fingerprint(line: str) -> str:
-    from stackyard.destinations.sftp import fingerprint_of
+    from stackyard.sshkeys import fingerprint_of
 
     return fingerprint_of(line)
 

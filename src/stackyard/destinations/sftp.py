@@ -29,7 +29,7 @@ from stackyard.destinations.base import (
     partial_name,
     probe_name,
 )
-from stackyard.destinations.model import HostKey, Progress, RemoteArchive, Secrets, SftpSettings
+from stackyard.destinations.model import Progress, RemoteArchive, Secrets, SftpSettings
 from stackyard.errors import (
     Conflict,
     DestinationDenied,
@@ -39,6 +39,7 @@ from stackyard.errors import (
     NotFound,
     StackyardError,
 )
+from stackyard.sshkeys import HostKey, server_host_key
 
 CONNECT_TIMEOUT = 15.0
 # AES-GCM first: with AES-NI it moves archives about twice as fast as asyncssh's
@@ -58,29 +59,15 @@ def load_private_key(text: str, passphrase: str | None) -> asyncssh.SSHKey:
         raise Invalid(f"The private key cannot be read: {exc}") from exc
 
 
-def _host_key_of(key: asyncssh.SSHKey) -> HostKey:
-    line = key.export_public_key("openssh").decode().strip()
-    return HostKey(key=line, fingerprint=key.get_fingerprint("sha256"))
-
-
-def fingerprint_of(line: str) -> str:
-    """The SHA-256 fingerprint of an OpenSSH public key line; Invalid for anything else."""
-    try:
-        return _host_key_of(asyncssh.import_public_key(line.strip())).fingerprint
-    except (asyncssh.KeyImportError, ValueError) as exc:
-        raise Invalid("The host key is not an OpenSSH public key line") from exc
-
-
 async def fetch_host_key(settings: SftpSettings) -> HostKey:
     """The host key the server offers now (no credential is sent to read it)."""
     try:
-        async with asyncio.timeout(CONNECT_TIMEOUT):
-            key = await asyncssh.get_server_host_key(settings.host, settings.port, config=None)
+        key = await server_host_key(settings.host, settings.port, CONNECT_TIMEOUT)
     except (OSError, TimeoutError, asyncssh.Error) as exc:
         raise _classified(exc, settings) from exc
     if key is None:
         raise DestinationError(f"{settings.host}:{settings.port} offered no host key")
-    return _host_key_of(key)
+    return key
 
 
 def _classified(exc: BaseException, settings: SftpSettings) -> StackyardError:

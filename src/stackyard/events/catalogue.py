@@ -22,6 +22,12 @@ EventName = Literal[
     "update_applied",
     "update_failed",
     "update_rolled_back",
+    # Stacks from git
+    "git_deployed",
+    "git_deploy_failed",
+    "git_change_pending",
+    "git_sync_failed",
+    "git_commit_refused",
     # Backups, schedules, restores
     "backup_succeeded",
     "backup_failed",
@@ -69,6 +75,15 @@ KINDS: Final[dict[EventName, Kind]] = {
     "update_applied": Kind("info", "Stack updated", from_agents=True),
     "update_failed": Kind("critical", "Update failed", from_agents=True),
     "update_rolled_back": Kind("critical", "Update rolled back", from_agents=True),
+    "git_deployed": Kind("info", "Stack deployed from git", from_agents=True),
+    "git_deploy_failed": Kind("critical", "Deploy from git failed", from_agents=True),
+    "git_change_pending": Kind(
+        "info", "A git change waits for review", condition=True, from_agents=True
+    ),
+    "git_sync_failed": Kind(
+        "warning", "Sync from git failed", condition=True, announces_end=True, from_agents=True
+    ),
+    "git_commit_refused": Kind("critical", "Commit refused: not signed", from_agents=True),
     "backup_succeeded": Kind("info", "Backup succeeded", from_agents=True),
     "backup_failed": Kind("critical", "Backup failed", condition=True, from_agents=True),
     "schedule_missed": Kind("warning", "Scheduled backup missed"),

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from stackyard.auth.audit import Recorder
 from stackyard.backups.service import BackupService
 from stackyard.db.admin_settings import AdminSettings
+from stackyard.git.service import GitService
+from stackyard.git.store import GitStore
 from stackyard.root.services import Services
 from stackyard.settings import Mode, Settings
 from stackyard.stacks.machine import Machine
@@ -26,6 +28,9 @@ def host(
     request asked for is audited (the central's log; none on an agent)."""
     machine = Machine(settings, admin_settings=admin)
     stacks = StackService(machine, audit)
+    git = GitService(
+        stacks, GitStore(settings.data_dir, settings.effective_secret_key), settings.data_dir
+    )
     return Services(
         settings=settings,
         machine=machine,
@@ -39,4 +44,5 @@ def host(
             mode,
             settings.update_health_seconds,
         ),
+        git=git,
     )

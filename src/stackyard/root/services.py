@@ -2,7 +2,8 @@
 (`stackyard.root.build`), read by the app's lifespan, the routers' dependencies
 (api/deps.py) and the commands (cli/services.py) alike.
 
-Every host has the same part (`Services`: its stacks, backups, self-update). The central
+Every host has the same part (`Services`: its stacks, backups, self-update, stacks
+from git). The central
 adds its own (`CentralServices`: the database and what lives in it, the agents, the
 notifications, the schedules); an agent adds the events the central follows
 (`AgentServices`). Which of the two a service is, is what its mode is. `Jobs`: what a
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from stackyard.destinations.service import Destinations
     from stackyard.destinations.transfers import Transfers
     from stackyard.fleet.dashboard import FleetDashboard
+    from stackyard.git.service import GitService
     from stackyard.identity.service import IdentityService
     from stackyard.notifications.relay import EventBuffer
     from stackyard.notifications.service import Notifications
@@ -49,6 +51,8 @@ class Services:
     stacks: StackService
     backups: BackupService
     self_update: SelfUpdate
+    #: Stacks from git repositories (fetched by the host that runs them).
+    git: GitService
 
 
 @dataclass(frozen=True, kw_only=True)

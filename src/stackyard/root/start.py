@@ -72,7 +72,11 @@ def central(
         ),
     ):
         _awaited_at_stop(stack, cleaned, work)
-    clean_ups = (services.backups.clean_up, services.agent_transfers.clean_up)
+    clean_ups = (
+        services.backups.clean_up,
+        services.agent_transfers.clean_up,
+        services.git.clean_up,
+    )
     warm_up = _warm_up(services, stack, routes, clean_ups, cleaned)
     return services, Jobs(first_admin, warm_up)
 
@@ -85,7 +89,8 @@ def agent(
     cleaned = asyncio.get_running_loop().create_future()
     _host_resources(services, stack)
     _update_checks(services, stack, cleaned)
-    warm_up = _warm_up(services, stack, routes, (services.backups.clean_up,), cleaned)
+    clean_ups = (services.backups.clean_up, services.git.clean_up)
+    warm_up = _warm_up(services, stack, routes, clean_ups, cleaned)
     no_accounts = asyncio.get_running_loop().create_future()
     no_accounts.set_result(None)
     return services, Jobs(no_accounts, warm_up)
@@ -101,9 +106,11 @@ def _host_resources(services: Services, stack: AsyncExitStack) -> None:
 
 
 def _update_checks(services: Services, stack: AsyncExitStack, cleaned: Ready) -> None:
+    """The image update checks, and the polls of the git repositories."""
     interval = services.settings.update_check_interval
     if interval:
         _cancelled_at_stop(stack, cleaned, services.stacks.watch(interval))
+    _cancelled_at_stop(stack, cleaned, services.git.poll())
 
 
 def _cancelled_at_stop(stack: AsyncExitStack, cleaned: Ready, work: Work) -> None:

@@ -14,10 +14,11 @@ now. Volumes and bind folders are not touched."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from stackyard.clock import utcnow
@@ -31,6 +32,7 @@ from stackyard.stacks.machine import Machine
 from stackyard.stacks.policy import UpdatePolicy
 from stackyard.stacks.prefs import StackPrefs, UpdateOutcome
 from stackyard.stacks.runs import RUN_ORIGIN, Run
+from stackyard.stacks.tree import Tree
 
 log = logging.getLogger(__name__)
 
@@ -47,12 +49,18 @@ class Before:
     running: tuple[Running, ...]
     images: dict[str, str]  # service -> the image reference its compose file names
     compose: str | None = None  # the compose file as it was
+    #: Other files of the stack folder the update writes, as they were (None: absent).
+    files: Tree = field(default_factory=dict)
 
     def as_data(self) -> dict[str, Any]:
         return {
             "running": [[r.service, r.container_id, r.image_id] for r in self.running],
             "images": self.images,
             "compose": self.compose,
+            "files": {
+                path: None if data is None else base64.b64encode(data).decode()
+                for path, data in self.files.items()
+            },
         }
 
     @classmethod
@@ -61,7 +69,11 @@ class Before:
         running = tuple(Running(str(s), str(c), str(i)) for s, c, i in data["running"])
         images = {str(k): str(v) for k, v in dict(data["images"]).items()}
         compose = data.get("compose")
-        return cls(running, images, compose if isinstance(compose, str) else None)
+        files = {
+            str(path): None if text is None else base64.b64decode(str(text))
+            for path, text in dict(data.get("files") or {}).items()
+        }
+        return cls(running, images, compose if isinstance(compose, str) else None, files)
 
 
 #: Edits the compose file to newer version tags and says what to pull: (image name -> its
@@ -99,13 +111,16 @@ class GuardedUpdate:
     def docker(self) -> Engine:
         return self.machine.docker
 
-    async def perform(self, images: dict[str, str], prepare: Prepare) -> int:
+    async def perform(
+        self, images: dict[str, str], prepare: Prepare, files: tuple[str, ...] = ()
+    ) -> int:
         """Pull, `up -d`, the gate, and the rollback when needed; the exit code (non-zero
         when the update did not apply). `images`: each service's image reference as the
-        compose file names it before the update. What ran before is in the journal until
-        the update ends, so that a start after a kill undoes it (`undo_interrupted`). The
-        outcome is kept for the stack."""
-        before = await asyncio.to_thread(self._before, images)
+        compose file names it before the update; `files`: other files of the stack folder
+        that `prepare` writes (put back as they were by a rollback). What ran before is in
+        the journal until the update ends, so that a start after a kill undoes it
+        (`undo_interrupted`). The outcome is kept for the stack."""
+        before = await asyncio.to_thread(self._before, images, files)
         await asyncio.to_thread(self._keep, before)
         data = {**before.as_data(), "project": self.project}
         with self.machine.journal.updating(self.stack_id, data) as record:
@@ -125,7 +140,7 @@ class GuardedUpdate:
         before = Before.of_data(data)
         self.moved = {str(k): str(v) for k, v in dict(data.get("moved") or {}).items()}
         now = {r.container_id for r in await asyncio.to_thread(self._containers)}
-        edited = await asyncio.to_thread(self._compose_now) != before.compose
+        edited = await asyncio.to_thread(self._edited, before)
         if not edited and now == {r.container_id for r in before.running}:
             self._say("Nothing had been replaced yet: nothing to undo")
             return
@@ -200,22 +215,38 @@ class GuardedUpdate:
         self._record(outcome, rolled_back=rolled_back)
 
     async def _restore_compose(self, before: Before) -> None:
+        """The stack's files as they were before the update (those it wrote)."""
+        if before.files and await asyncio.to_thread(self._files_now, before) != before.files:
+            self._say(f"The stack's files are as before again ({', '.join(sorted(before.files))})")
+            await asyncio.to_thread(self.machine.store.put_files, self.stack_id, before.files)
         if (
             before.compose is not None
             and await asyncio.to_thread(self._compose_now) != before.compose
         ):
-            self._say("The compose file names the previous tags again")
+            self._say("The compose file is as before again")
             await asyncio.to_thread(
                 self.machine.store.write, self.stack_id, "compose", before.compose
             )
 
     # -- the engine (blocking: called in threads) ------------------------------------
-    def _before(self, images: dict[str, str]) -> Before:
+    def _before(self, images: dict[str, str], files: tuple[str, ...]) -> Before:
         running = self._containers()
-        return Before(tuple(r for r in running if r.service in images), images, self._compose_now())
+        written = self.machine.store.read_files(self.stack_id, list(files)) if files else {}
+        return Before(
+            tuple(r for r in running if r.service in images), images, self._compose_now(), written
+        )
 
     def _compose_now(self) -> str:
         return self.machine.store.read(self.stack_id).compose
+
+    def _files_now(self, before: Before) -> Tree:
+        return self.machine.store.read_files(self.stack_id, list(before.files))
+
+    def _edited(self, before: Before) -> bool:
+        """Whether the update changed the stack's files yet."""
+        return self._compose_now() != before.compose or (
+            bool(before.files) and self._files_now(before) != before.files
+        )
 
     def _keep(self, before: Before) -> None:
         """Tag each image that ran before: a prune leaves a tagged image."""

@@ -11,13 +11,21 @@ _DONE = ("succeeded", "partial")
 _NAMES: dict[tuple[str, bool], EventName] = {
     ("update", True): "update_applied",
     ("update", False): "update_failed",
+    ("deploy", True): "git_deployed",
+    ("deploy", False): "git_deploy_failed",
     ("backup", True): "backup_succeeded",
     ("backup", False): "backup_failed",
     ("push", False): "backup_failed",
     ("restore", True): "restore_finished",
     ("restore", False): "restore_failed",
 }
-_WHAT = {"update": "Update", "backup": "Backup", "push": "Push", "restore": "Restore"}
+_WHAT = {
+    "deploy": "Deploy",
+    "update": "Update",
+    "backup": "Backup",
+    "push": "Push",
+    "restore": "Restore",
+}
 
 
 def run_event(state: RunState, origin: str | None = None) -> Event | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -18,11 +18,11 @@ from pydantic import ConfigDict, Field, with_config
 from stackyard.auth.audit import Recorder
 from stackyard.auth.principal import Principal
 from stackyard.compose.progress import ProgressFold
-from stackyard.compose.project import Project
+from stackyard.compose.project import Project, normalize_project_name
 from stackyard.compose.runner import run_compose
 from stackyard.containers.outside import OutsideContainers
 from stackyard.docker.containers import compose_containers
-from stackyard.errors import Conflict, Invalid, StackyardError
+from stackyard.errors import Conflict, Forbidden, Invalid, StackyardError
 from stackyard.files import browse
 from stackyard.process import tuning
 from stackyard.registry.logins import RegistryLogins
@@ -39,6 +39,7 @@ from stackyard.stacks.removal import DeletePlan, DeleteResult
 from stackyard.stacks.runs import Run, RunState, Steps
 from stackyard.stacks.status import ContainerIndex, StackStatus, stack_status
 from stackyard.stacks.store import FileKind
+from stackyard.stacks.tree import Tree
 from stackyard.stacks.updates import UpdateService
 from stackyard.stacks.versions import retagged
 
@@ -85,6 +86,10 @@ class StackService:
             lambda: machine.docker, lambda: machine.streams, self.containers.owned
         )
         self.registries = RegistryLogins(machine.credentials)
+        #: Why a stack's files may not be edited here (a stack from git), or None.
+        self.read_only: Callable[[str], str | None] = lambda _: None
+        #: Told of each stack deleted (what others keep of it goes with it).
+        self.deleted: list[Callable[[str], None]] = []
 
     # -- reading ----------------------------------------------------------------------
     def list(self) -> list[StackView]:
@@ -164,7 +169,15 @@ class StackService:
         self._refresh(stack_id)
         return stack_id
 
+    def create_from(self, name: str, files: Tree) -> str:
+        """A new stack of `files` (relative path -> bytes), checked before it is in place."""
+        stack_id = self.machine.store.create_from(name, files)
+        self._refresh(stack_id)
+        return stack_id
+
     def save(self, stack_id: str, kind: FileKind, content: str) -> None:
+        if kind != "secrets":
+            self._editable(stack_id)
         self.machine.store.write(stack_id, kind, content)
         self._refresh(stack_id)
 
@@ -172,11 +185,18 @@ class StackService:
         """A file of the stacks folder saved from the file browser: a stack's compose
         file or `.env` is checked as the stack page checks it (refused, it stays as it
         was); what the stacks show is rebuilt."""
+        self._editable(path.strip("/").split("/", 1)[0])
         saved = browse.save_text(
             self.machine.stacks_dir, path, content, version, self.machine.validate
         )
         self.machine.changed()
         return saved
+
+    def _editable(self, stack_id: str) -> None:
+        """Forbidden when the stack's files come from elsewhere and may not be edited here."""
+        why = self.read_only(stack_id)
+        if why is not None:
+            raise Forbidden(why)
 
     def _refresh(self, stack_id: str) -> None:
         # A compose file that no longer resolves shows its error in the listing.
@@ -214,6 +234,8 @@ class StackService:
         self.machine.projects.forget(self.machine.stacks_dir / stack_id)
         self.machine.prefs.forget(stack_id)
         self.machine.runs.forget(stack_id)
+        for forget in self.deleted:
+            forget(stack_id)
         self.machine.changed()
         existing = [v.name for v in plan.volumes if v.exists]
         return DeleteResult(
@@ -275,6 +297,34 @@ class StackService:
 
         images = {s.name: s.image for s in project.services if s.image}
         return await self._guarded(stack_id, project.name, run).perform(images, prepare)
+
+    async def deploy(self, stack_id: str, files: Tree, said: str) -> Run:
+        """`files` (relative path -> bytes; None: remove) written into the stack's folder
+        and brought up with `up -d` through the health gate, in a run of its own ("deploy");
+        when that fails, the files as they were and what ran before run again
+        (`GuardedUpdate`). Images the files name that are missing are pulled by `up`.
+        Conflict when the stack is busy. The run, once it ended."""
+        self.machine.store.folder(stack_id)
+
+        async def steps(run: Run) -> int:
+            run.feed_line(said)
+            try:
+                project = await asyncio.to_thread(self.machine.project, stack_id)
+                name, images = project.name, {s.name: s.image for s in project.services if s.image}
+            except StackyardError:  # nothing resolves now: there is nothing to go back to
+                name, images = normalize_project_name(stack_id), {}
+
+            async def prepare() -> tuple[dict[str, str], Commands]:
+                await asyncio.to_thread(self.machine.store.put_files, stack_id, files)
+                self.machine.changed()
+                return {}, ()
+
+            guarded = self._guarded(stack_id, name, run)
+            code = await guarded.perform(images, prepare, tuple(files))
+            self.machine.changed()
+            return code
+
+        return await self.machine.runs.run(stack_id, "deploy", self._fold("update"), steps)
 
     def _guarded(self, stack_id: str, project: str, run: Run) -> GuardedUpdate:
         return GuardedUpdate(

@@ -30,6 +30,7 @@ from stackyard.fs.at import (
 )
 from stackyard.fs.errors import converted
 from stackyard.slugs import check_slug, slugify
+from stackyard.stacks.tree import Tree, checked_tree, put_tree, read_tree
 
 FileKind = Literal["compose", "env", "secrets"]
 #: Ids the API uses as words under /api/stacks/.
@@ -95,10 +96,19 @@ class StackStore:
             os.close(fd)
 
     def create(self, name: str, compose: str, env: str = "") -> str:
+        _check_size(compose, env)
+        return self.create_from(name, {"compose.yaml": compose.encode(), ".env": env.encode()})
+
+    def create_from(self, name: str, files: Tree) -> str:
+        """A new stack of `files` (relative path -> bytes; one of them a compose file),
+        checked as a stack's files are before the folder is in place."""
         stack_id = slugify(name)
         if stack_id in RESERVED:
             raise Invalid(f"{stack_id!r} is a reserved name")
-        _check_size(compose, env)
+        files = checked_tree(files)
+        main = next((n for n in COMPOSE_FILES if files.get(n) is not None), None)
+        if main is None:
+            raise Invalid(f"No compose file among the files ({', '.join(COMPOSE_FILES)})")
         self.root.mkdir(parents=True, exist_ok=True)
         target = self.root / stack_id
         if target.exists() or target.is_symlink():
@@ -109,10 +119,10 @@ class StackStore:
         try:
             folder = os.open(staging.name, DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
             try:
-                write_atomic_at(folder, "compose.yaml", compose.encode(), replace=False)
-                write_atomic_at(folder, ".env", env.encode(), replace=False)
+                put_tree(folder, files)
+                env = staging / ".env" if files.get(".env") is not None else None
                 with _as_seen_at({str(staging): str(target)}):
-                    self._validate(staging, [staging / "compose.yaml"], staging / ".env")
+                    self._validate(staging, [staging / main], env)
                 os.fchmod(folder, 0o755)
             finally:
                 os.close(folder)
@@ -135,6 +145,17 @@ class StackStore:
                 env=_read_in(folder, stack_id, ".env") or "",
                 has_secrets=_has(folder, stack_id, ".secrets"),
             )
+
+    def read_files(self, stack_id: str, paths: list[str]) -> Tree:
+        """The stack's files at `paths` as they are now (None: there is none)."""
+        with self._opened(stack_id) as folder, _converted(stack_id, "a file"):
+            return read_tree(folder, paths)
+
+    def put_files(self, stack_id: str, files: Tree) -> None:
+        """Files written whole, None ones removed (`stacks.tree.put_tree`); not checked
+        as compose files: the caller deploys them through the update's gate."""
+        with self._opened(stack_id) as folder, _converted(stack_id, "a file"):
+            put_tree(folder, files)
 
     def read_secrets(self, stack_id: str) -> str:
         with self._opened(stack_id) as folder:

@@ -1,5 +1,5 @@
 import { useQuery } from "@tanstack/react-query";
-import { useState, type FormEvent } from "react";
+import { useId, useState, type FormEvent } from "react";
 import type { IdentityProviderConfig, IdentityProviderSettings, Role } from "../../api/types";
 import { CopyButton } from "../../components/CopyButton";
 import { ErrorBanner } from "../../components/ErrorBanner";
@@ -82,6 +82,7 @@ function ProviderForm({ shown }: { shown: IdentityProviderSettings }) {
   // As typed (a space starts the next scope); the list is what is saved.
   const [scopes, setScopes] = useState(shown.config.scopes.join(" "));
   const readOnly = shown.from_settings_variables;
+  const linkHintId = useId();
   const change = (part: Partial<IdentityProviderConfig>) => {
     test.reset();
     setConfig({ ...config, ...part });
@@ -157,10 +158,17 @@ function ProviderForm({ shown }: { shown: IdentityProviderSettings }) {
           type="checkbox"
           disabled={readOnly}
           checked={config.link_accounts}
+          aria-describedby={linkHintId}
           onChange={(e) => change({ link_accounts: e.target.checked })}
         />{" "}
         Link to the local account with the same email (only when the provider says it is verified)
       </label>
+      {/* A sign-in through the provider trusts the provider's checks: a linked account's own
+          second factor guards only its password sign-in. */}
+      <p className="muted small" id={linkHintId}>
+        A linked account signs in through the provider with the provider&apos;s own checks: its Stackyard two-factor
+        is not asked then (only at password sign-in). Link only accounts whose provider requires a second factor.
+      </p>
       <Field label="Password sign-in">
         <select
           disabled={readOnly}

@@ -176,6 +176,25 @@ describe("users' sign-in, for an admin", () => {
     await user.click(within(again).getByRole("button", { name: "Confirm" }));
     await waitFor(() => expect(fake.calls("POST", "/api/users/bob/two-factor/reset")).toHaveLength(1));
   });
+
+  it("says that a linked account's two-factor is not asked at a sign-in through the provider", async () => {
+    const linked: UserRow = { ...users[1]!, id: 5, username: "lee", provider_account: true, two_factor: true };
+    installFakeFetch(routes({ "GET /api/users": [...users, linked] }));
+    const { user } = renderApp("/settings");
+    const table = await screen.findByRole("table", { name: "Users" });
+    const lee = within(table).getByText("lee").closest("tr") as HTMLElement;
+    expect(within(lee).getByText("2FA")).toHaveAttribute("title", expect.stringMatching(/identity provider does not ask it/));
+    await user.click(within(lee).getByRole("button", { name: "Sign-in of lee" }));
+    const panel = await screen.findByRole("region", { name: "Sign-in of lee" });
+    expect(within(panel).getByText(/its two-factor is asked only at password sign-in/)).toBeInTheDocument();
+
+    // A local account's two-factor is asked at every sign-in: nothing to say.
+    const bob = within(table).getByText("bob").closest("tr") as HTMLElement;
+    expect(within(bob).getByText("2FA")).toHaveAttribute("title", "Two-factor sign-in is on");
+    await user.click(within(bob).getByRole("button", { name: "Sign-in of bob" }));
+    const bobs = await screen.findByRole("region", { name: "Sign-in of bob" });
+    expect(within(bobs).queryByText(/asked only at password sign-in/)).not.toBeInTheDocument();
+  });
 });
 
 describe("the identity provider, for an admin", () => {
@@ -209,6 +228,15 @@ describe("the identity provider, for an admin", () => {
     expect(body.config.default_role).toBe("viewer");
     expect(body.config.scopes).toEqual(["openid", "profile", "email", "groups"]);
     expect(within(section).queryByRole("option", { name: "admin", selected: true })).toBeInTheDocument();
+  });
+
+  it("says, where linking is turned on, that a linked account's own two-factor is not asked", async () => {
+    installFakeFetch(routes());
+    renderApp("/settings");
+    const section = await screen.findByRole("region", { name: "Identity provider" });
+    const link = await within(section).findByRole("checkbox", { name: /Link to the local account/ });
+    expect(link).toHaveAccessibleDescription(/its Stackyard two-factor is not asked then/);
+    expect(link).toHaveAccessibleDescription(/Link only accounts whose provider requires a second factor/);
   });
 
   it("copies the redirect URI, or says to copy it by hand without a clipboard", async () => {

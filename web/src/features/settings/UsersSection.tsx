@@ -190,6 +190,14 @@ function SignInForm({ user, onDone }: { user: UserRow; onDone: (message: string)
       <p className="muted small">
         An identity provider&apos;s verified email signs in as this account when linking is on.
       </p>
+      {/* Only a local account (one with a password) can have turned two-factor on: this one
+          was linked to a provider account since, and the provider's sign-in skips it. */}
+      {user.provider_account && user.two_factor && (
+        <p className="muted small">
+          Linked to the identity provider: its two-factor is asked only at password sign-in, not at a sign-in through
+          the provider (that relies on the provider&apos;s own checks).
+        </p>
+      )}
       {!user.provider_account && (
         <div className="actions">
           <label className="check">
@@ -232,7 +240,14 @@ function SignInBadges({ user }: { user: UserRow }) {
         </span>
       )}
       {user.two_factor && (
-        <span className="badge" title="Two-factor sign-in is on">
+        <span
+          className="badge"
+          title={
+            user.provider_account
+              ? "Two-factor sign-in is on for its password; a sign-in through the identity provider does not ask it"
+              : "Two-factor sign-in is on"
+          }
+        >
           2FA
         </span>
       )}
