@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Annotated
@@ -336,6 +336,15 @@ class Agents:
         """The agent's client (made once per record version). `usable`: refuse a disabled
         agent and one whose last known version this central cannot talk to."""
         return await self.client_for(await asyncio.to_thread(self.get, agent_id), usable)
+
+    async def deliver(
+        self, agent_id: int, path: str, headers: Mapping[str, str], body: bytes
+    ) -> bytes:
+        """A delivery for the agent (a git host's webhook for one of its repositories)
+        passed on as it came, `headers` and `body`; the agent's whole (short) answer."""
+        client = await self.client(agent_id)
+        answer = await client.request("POST", path, headers=headers, content=body)
+        return await client.read_bytes(answer)
 
     async def client_for(self, view: AgentView, usable: bool = True) -> AgentClient:
         """`client` for an agent whose record is read already (the fleet reads them all

@@ -130,15 +130,21 @@ def paths_exist(body: PathsIn, settings: SettingsDep) -> ExistingOut:
 
 
 @router.post("/folder", operation_id="makeFolder", status_code=status.HTTP_201_CREATED)
-def make_folder(body: PathIn, settings: SettingsDep, audit: AuditDep, admin: AdminDep) -> PathIn:
+def make_folder(
+    body: PathIn, settings: SettingsDep, audit: AuditDep, admin: AdminDep, stacks: StacksDep
+) -> PathIn:
     with audit(admin, "file.mkdir", body.path):
+        stacks.check_editable(body.path)
         return PathIn(path=browse.make_folder(_root(settings), body.path))
 
 
 @router.post("/move", operation_id="moveEntry")
-def move_entry(body: MoveIn, settings: SettingsDep, audit: AuditDep, admin: AdminDep) -> PathIn:
+def move_entry(
+    body: MoveIn, settings: SettingsDep, audit: AuditDep, admin: AdminDep, stacks: StacksDep
+) -> PathIn:
     target = f"{body.source} -> {body.destination}"
     with audit(admin, "file.move", target):
+        stacks.check_editable(body.source, body.destination)
         return PathIn(path=browse.move(_root(settings), body.source, body.destination))
 
 
@@ -148,9 +154,11 @@ def delete_entry(
     audit: AuditDep,
     admin: AdminDep,
     path: PathQuery,
+    stacks: StacksDep,
     recursive: Annotated[bool, Query(description="Delete a folder with its contents")] = False,
 ) -> None:
     with audit(admin, "file.delete", path):
+        stacks.check_editable(path)
         browse.delete(_root(settings), path, recursive)
 
 
@@ -173,11 +181,13 @@ async def upload_file(
     audit: AuditDep,
     admin: AdminDep,
     path: PathQuery,
+    stacks: StacksDep,
     overwrite: Annotated[bool, Query(description="Replace an existing file")] = False,
 ) -> UploadedOut:
     """The body is the file's bytes. Missing folders are created; the file appears only
     once it is complete."""
     with audit(admin, "file.upload", path) as note:
+        stacks.check_editable(path)
         stored, size = await upload.receive(_root(settings), path, request.stream(), overwrite)
         note.detail = f"{size} bytes" + (" (overwrite allowed)" if overwrite else "")
     return UploadedOut(path=stored, size=size)

@@ -2,19 +2,33 @@
 reviews and applies of pending changes, and the git hosts' push webhooks.
 
 Every host serves these (an agent's stacks fetch from the agent's host; the central
-proxies `/api/agents/{id}/git/...`). The webhook route is the one without a signed-in
-user: it answers 401 for anything not signed with the repository's webhook secret,
-without saying why, and 202 once a push of the repository's ref has started a sync."""
+proxies `/api/agents/{id}/git/...`). The webhook routes are the central's, the ones
+without a signed-in user: `/api/git/hooks/{repo}` for its own host's repositories and
+`/api/git/hooks/agents/{agent}/{repo}` for an agent's (passed on to the agent, which
+judges it: an agent behind a firewall still gets its pushes). Each answers 401 for
+anything not signed with the repository's webhook secret, without saying why, and 202
+once a push of the repository's ref has started a sync."""
 
 from __future__ import annotations
 
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, status
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
-from stackyard.api.deps import AdminDep, AuditDep, OperatorDep, current_principal, services
+from stackyard.api.deps import (
+    AdminDep,
+    AuditDep,
+    OperatorDep,
+    central_services,
+    current_principal,
+    is_agent,
+    services,
+)
+from stackyard.errors import Unauthorized
+from stackyard.git.hooks import SIGNATURE_HEADERS
 from stackyard.git.model import (
+    Delivery,
     GitPolicy,
     GitStackIn,
     GitStackView,
@@ -31,7 +45,12 @@ from stackyard.jsonmodel import StrictModel
 router = APIRouter(prefix="/git", tags=["git"], dependencies=[Depends(current_principal)])
 #: The git hosts' deliveries: signed with the webhook's secret, not by a user.
 hooks = APIRouter(prefix="/git", tags=["git"])
+#: An agent's: the deliveries its central passes on (with the agent's token).
+deliveries = APIRouter(
+    prefix="/git", tags=["git"], dependencies=[Depends(current_principal)], include_in_schema=False
+)
 HOOKS_PATH = "/git/hooks"
+_DELIVERY = TypeAdapter(Delivery)
 
 
 def get_git(request: Request) -> GitService:
@@ -135,11 +154,15 @@ def new_deploy_key(repo_id: str, admin: AdminDep, audit: AuditDep, git: GitDep) 
 
 
 @router.post("/repositories/{repo_id}/webhook", operation_id="newGitWebhook")
-def new_webhook(repo_id: str, admin: AdminDep, audit: AuditDep, git: GitDep) -> Webhook:
-    """A new webhook secret, shown this once with the webhook's path (under this
-    service's address); the old secret stops working."""
+def new_webhook(
+    repo_id: str, request: Request, admin: AdminDep, audit: AuditDep, git: GitDep
+) -> Webhook:
+    """A new webhook secret, shown this once with the webhook's path under the central's
+    `/api` (for an agent's repository the path has `{agent}` where the agent's id goes);
+    the old secret stops working."""
+    where = f"{HOOKS_PATH}/agents/{{agent}}" if is_agent(request) else HOOKS_PATH
     with audit(admin, "git.repository.webhook", repo_id):
-        return git.new_webhook(repo_id, f"{HOOKS_PATH}/{repo_id}")
+        return git.new_webhook(repo_id, f"{where}/{repo_id}")
 
 
 @router.post("/repositories/{repo_id}/sync", operation_id="syncGitRepository")
@@ -248,3 +271,35 @@ async def git_webhook(repo_id: str, request: Request, git: GitDep) -> HookOut:
     it names the repository's ref; any other ref or delivery is answered and ignored."""
     body = await request.body()
     return HookOut(sync=await git.hook(repo_id, request.headers, body))
+
+
+@hooks.post(
+    "/hooks/agents/{agent_id}/{repo_id}",
+    operation_id="gitAgentWebhook",
+    status_code=status.HTTP_202_ACCEPTED,
+    responses={401: {"description": "Not signed with the webhook's secret"}},
+)
+async def git_agent_webhook(agent_id: int, repo_id: str, request: Request) -> HookOut:
+    """A git host's push for a repository of an agent's host: passed on to the agent
+    (its signature headers and body, as they came), which judges and syncs it."""
+    headers = {name: request.headers[name] for name in SIGNATURE_HEADERS if name in request.headers}
+    agents = central_services(request).agents
+    answer = await agents.deliver(
+        agent_id, f"/git/deliveries/{repo_id}", headers, await request.body()
+    )
+    delivery = _DELIVERY.validate_json(answer)
+    if not delivery.signed:
+        raise Unauthorized("Not signed with this webhook's secret")
+    return HookOut(sync=delivery.sync)
+
+
+@deliveries.post("/deliveries/{repo_id}", operation_id="gitDelivery")
+async def git_delivery(repo_id: str, request: Request, git: GitDep) -> Delivery:
+    """(An agent's) a webhook delivery its central passed on: judged as the central's
+    own webhook route judges its own."""
+    try:
+        return Delivery(
+            signed=True, sync=await git.hook(repo_id, request.headers, await request.body())
+        )
+    except Unauthorized:
+        return Delivery(signed=False)

@@ -85,6 +85,8 @@ CENTRAL = (
 #: What the UI's first page asks for: sign-in and who is signed in, the dashboard, the
 #: system, the stacks. An agent's: what its central asks of it first (the host's card
 #: for the dashboard, its stacks).
+#: An agent's: its host's, and the webhook deliveries its central passes on.
+AGENT = (*HOST, _part("git", "deliveries", "git"))
 CENTRAL_FIRST_PAGE = ("auth", "dashboard", "system", "stacks")
 AGENT_FIRST_PAGE = ("system", "stacks", "fleet")
 

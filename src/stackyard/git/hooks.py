@@ -12,6 +12,14 @@ from collections.abc import Mapping
 
 from stackyard.jsonmodel import parse_json
 
+#: The headers a delivery is checked by (what a central passes on to an agent).
+SIGNATURE_HEADERS = (
+    "x-hub-signature-256",
+    "x-gitea-signature",
+    "x-forgejo-signature",
+    "x-gogs-signature",
+    "x-gitlab-token",
+)
 #: What a webhook's body may weigh (GitHub sends at most 25 MB; a push's is far less).
 MAX_BODY = 5 * 1024 * 1024
 
@@ -22,7 +30,7 @@ def signed(headers: Mapping[str, str], body: bytes, secret: str) -> bool:
     github = headers.get("x-hub-signature-256")
     if github is not None:
         return hmac.compare_digest(github.strip().encode(), f"sha256={expected}".encode())
-    for name in ("x-gitea-signature", "x-forgejo-signature", "x-gogs-signature"):
+    for name in SIGNATURE_HEADERS[1:4]:
         sent = headers.get(name)
         if sent is not None:
             return hmac.compare_digest(sent.strip().encode(), expected.encode())

@@ -244,3 +244,13 @@ class Webhook:
 
     path: str
     secret: str
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A webhook delivery as an agent judged it for its central (which answers the git
+    host 401 when it was not signed, as it does for its own repositories)."""
+
+    signed: bool
+    #: Whether a sync began (false: another ref, or no push).
+    sync: bool = False

@@ -498,7 +498,7 @@ class GitService:
         self, repository: Repository, stack_id: str, sha: str, writes: Tree, by: str | None
     ) -> SyncOutcome:
         commit = self._commit(repository, sha)
-        said = f"Deploying commit {commit.short} ({commit.subject}) of {repository.name}"
+        said = f"commit {commit.short} ({commit.subject}) of {repository.name}"
         try:
             run = await self.stacks.deploy(stack_id, writes, said)
         except Conflict as exc:  # busy: the change waits for the next sync

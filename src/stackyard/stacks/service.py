@@ -185,7 +185,7 @@ class StackService:
         """A file of the stacks folder saved from the file browser: a stack's compose
         file or `.env` is checked as the stack page checks it (refused, it stays as it
         was); what the stacks show is rebuilt."""
-        self._editable(path.strip("/").split("/", 1)[0])
+        self.check_editable(path)
         saved = browse.save_text(
             self.machine.stacks_dir, path, content, version, self.machine.validate
         )
@@ -197,6 +197,14 @@ class StackService:
         why = self.read_only(stack_id)
         if why is not None:
             raise Forbidden(why)
+
+    def check_editable(self, *paths: str) -> None:
+        """Forbidden when a path of the stacks folder (the file browser's) lies in a stack
+        whose files may not be edited here."""
+        for path in paths:
+            first = path.strip().strip("/").split("/", 1)[0]
+            if first not in ("", ".", ".."):
+                self._editable(first)
 
     def _refresh(self, stack_id: str) -> None:
         # A compose file that no longer resolves shows its error in the listing.
@@ -300,6 +308,7 @@ class StackService:
 
     async def deploy(self, stack_id: str, files: Tree, said: str) -> Run:
         """`files` (relative path -> bytes; None: remove) written into the stack's folder
+        (`said`: what is deployed, the run's first line and its summary)
         and brought up with `up -d` through the health gate, in a run of its own ("deploy");
         when that fails, the files as they were and what ran before run again
         (`GuardedUpdate`). Images the files name that are missing are pulled by `up`.
@@ -308,6 +317,7 @@ class StackService:
 
         async def steps(run: Run) -> int:
             run.feed_line(said)
+            run.summary = said
             try:
                 project = await asyncio.to_thread(self.machine.project, stack_id)
                 name, images = project.name, {s.name: s.image for s in project.services if s.image}

@@ -27,6 +27,8 @@ describe("hostPath", () => {
     ["/api/backups/web-2025.tar/push", "/api/agents/3/backups/web-2025.tar/push"],
     ["/api/fleet/host", "/api/agents/3/fleet/host"],
     ["/api/streams/0b6a-name/end", "/api/agents/3/streams/0b6a-name/end"],
+    ["/api/git/repositories", "/api/agents/3/git/repositories"],
+    ["/api/git/stacks/web/preview?commit=abc", "/api/agents/3/git/stacks/web/preview?commit=abc"],
   ])("sends the host-local %s to the agent's proxy", (path, proxied) => {
     expect(hostPath(path, 3)).toBe(proxied);
   });
@@ -40,6 +42,10 @@ describe("hostPath", () => {
     "/api/schedules",
     "/api/stacksfoo",
     "/api/system/updates",
+    // The git hosts' webhooks: the central's own route, for every host's repositories.
+    "/api/git/hooks/r1",
+    "/api/git/hooks/agents/3/r1",
+    "/api/gitx",
   ])("keeps the central's own %s on the central", (path) => {
     expect(isHostLocal(path)).toBe(false);
     expect(hostPath(path, 3)).toBe(path);

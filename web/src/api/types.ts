@@ -156,3 +156,24 @@ export type ChannelTestResult = ResponseBody<"/api/notifications/channels/test",
 export type Delivery = ResponseBody<"/api/notifications/channels/{channel_id}/deliveries", "get">[number];
 export type NotificationRule = ResponseBody<"/api/notifications/rules", "get">[number];
 export type NotificationRuleSpec = RequestBody<"/api/notifications/rules", "post">;
+
+/** A git repository stacks come from (its token, deploy key and webhook secret never shown). */
+export type GitRepository = ResponseBody<"/api/git/repositories", "get">[number];
+/** What an admin gives for a repository (the token is write-only: null keeps the kept one). */
+export type GitRepositorySpec = RequestBody<"/api/git/repositories", "post">;
+export type GitAuth = GitRepository["auth"];
+/** A stack made of a repository's folder: its commits, policy and last sync. */
+export type GitStackView = components["schemas"]["GitStackView"];
+export type GitPolicy = GitStackView["policy"];
+export type GitCommit = components["schemas"]["Commit"];
+export type GitSyncOutcome = components["schemas"]["SyncOutcome"];
+export type GitOutcome = GitSyncOutcome["outcome"];
+/** What applying a commit to a stack (or adopting a folder) would change in its folder. */
+export type GitPreview = components["schemas"]["Preview"];
+export type GitFileChange = GitPreview["changes"][number];
+export type GitSyncReport = ResponseBody<"/api/git/repositories/{repo_id}/sync", "post">;
+/** A webhook's path and secret, shown once when made. */
+export type GitWebhook = ResponseBody<"/api/git/repositories/{repo_id}/webhook", "post">;
+export type NewGitStack = RequestBody<"/api/git/stacks", "post">;
+export type GitStackSource = RequestBody<"/api/git/stacks/{stack_id}/adoption", "post">;
+export type GitStackChange = RequestBody<"/api/git/stacks/{stack_id}", "patch">;

@@ -1,6 +1,7 @@
 import type { MouseEvent } from "react";
 import { useCan } from "../auth/permissions";
 import { useCurrentUser } from "../auth/queries";
+import { RepositoriesSection } from "../git/RepositoriesSection";
 import { VersionSection } from "../system/VersionSection";
 import { AccountSection } from "./AccountSection";
 import { AuditSection } from "./AuditSection";
@@ -67,6 +68,7 @@ export function SettingsPage() {
       : []),
     ...(!due && mayManageRegistries ? [{ heading: "registries-title", label: "Registry credentials" }] : []),
     ...(!due && maySetDefaultPolicy ? [{ heading: "default-policy-title", label: "Default update policy" }] : []),
+    ...(!due ? [{ heading: "git-title", label: "Git repositories" }] : []),
     ...(!due && mayReadAudit ? [{ heading: "audit-title", label: "Audit log" }] : []),
   ];
   return (
@@ -82,6 +84,7 @@ export function SettingsPage() {
           {!due && mayManageUsers && <IdentityProviderSection />}
           {!due && mayManageRegistries && <RegistriesSection />}
           {!due && maySetDefaultPolicy && <DefaultUpdatePolicySection />}
+          {!due && <RepositoriesSection />}
           {!due && mayReadAudit && <AuditSection />}
         </div>
       </div>
