@@ -130,3 +130,23 @@ def test_a_detached_or_deleted_stack_is_no_longer_from_git(
     assert [s["stack"] for s in admin_client.get("/api/git/stacks").json()] == []
     assert sync(admin_client, repo["id"])["stacks"] == {}
     assert admin_client.delete(f"/api/git/repositories/{repo['id']}").status_code == 204
+
+
+def test_a_stack_whose_policy_is_off_is_never_synced(
+    admin_client, docker_client, docker_cleanup, quick_gate, work, daemon, unique
+):
+    work.write("app/compose.yaml", app_compose("1"))
+    work.commit("app")
+    work.push()
+    repo = add_repository(admin_client, daemon.url_for("stacks.git"))
+    stack = add_stack(admin_client, docker_cleanup, repo["id"], f"app-{unique}", "app")["stack"]
+    off = admin_client.patch(f"/api/git/stacks/{stack}", json={"policy": "off"})
+    assert off.status_code == 200 and off.json()["policy"] == "off"
+    work.write("app/compose.yaml", app_compose("2"))
+    work.commit("app 2")
+    work.push()
+    report = sync(admin_client, repo["id"])
+    assert report["error"] is None and report["stacks"] == {}
+    assert running(docker_client, stack)[1] == "1"
+    view = admin_client.get(f"/api/git/stacks/{stack}").json()
+    assert view["pending"] is None and view["deployed"]["subject"] == "app"

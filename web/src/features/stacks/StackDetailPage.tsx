@@ -12,6 +12,11 @@ import { useHost, withHost } from "../hosts/host";
 import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
 import { BackupDialog } from "../backups/BackupDialog";
 import { UsageCard } from "../containers/UsageCard";
+import { AdoptDialog } from "../git/AdoptDialog";
+import { GitFilesBanner, readOnlyFromGit } from "../git/GitFilesBanner";
+import { GitStackCard } from "../git/GitStackCard";
+import { useGitAdmin } from "../git/permissions";
+import { gitStackQueryOptions } from "../git/queries";
 import { DeleteStackCard } from "./DeleteStack";
 import { PortList } from "./PortList";
 import { stackQueryOptions, stackUpdatesQueryOptions } from "./queries";
@@ -126,9 +131,16 @@ export function StackDetailPage() {
   const mayDelete = useCan("stacks.delete");
   const mayReadLogs = useCan("stacks.logs") && has("logs");
   const mayBackUp = useCan("backups.create") && has("backups");
+  const mayAdopt = useGitAdmin();
   const [backingUp, setBackingUp] = useState(false);
+  const [adopting, setAdopting] = useState(false);
   const usable = info.ready && !unavailable;
   const stack = useQuery({ ...stackQueryOptions(host, id), enabled: usable });
+  // Null: not from git. Its files are shown once that is known (read-only when from git).
+  const git = useQuery({ ...gitStackQueryOptions(host, id), enabled: usable });
+  const gitView = git.data ?? null;
+  const gitKnown = git.data !== undefined || git.isError;
+  const fromGit = readOnlyFromGit(gitView);
   const updates = useQuery({ ...stackUpdatesQueryOptions(host), enabled: usable && has("updates") });
   const update = updates.data?.stacks.find((u) => u.stack === id);
 
@@ -176,8 +188,15 @@ export function StackDetailPage() {
             Back up
           </button>
         )}
+        {mayAdopt && git.data === null && (
+          <button type="button" onClick={() => setAdopting(true)} disabled={Boolean(data.busy)}>
+            Deploy from git…
+          </button>
+        )}
       </div>
       {backingUp && <BackupDialog stackId={data.id} onClose={() => setBackingUp(false)} />}
+      {adopting && <AdoptDialog stackId={data.id} onClose={() => setAdopting(false)} />}
+      {gitView && <GitStackCard view={gitView} />}
       {/* From 1024 px the console (deploy output, logs) and the files (the compose editor)
           side by side, in view together; the other cards below (styles.css). */}
       <div className="stack-panes">
@@ -192,18 +211,31 @@ export function StackDetailPage() {
         />
         <section className="card stack-files" aria-labelledby="files-title">
           <h2 id="files-title">Files</h2>
-          {mayEditFiles ? (
+          {fromGit && <GitFilesBanner view={gitView} />}
+          {!gitKnown ? (
+            <Loading />
+          ) : mayEditFiles && !fromGit ? (
             <StackFileEditor stackId={data.id} kind="compose" label={data.compose_file} content={data.compose} />
           ) : (
             <ReadOnlyStackFile
               label={data.compose_file}
               content={data.compose}
-              note="Read only: compose files can mount any host path, so only admins edit them."
+              note={
+                fromGit
+                  ? "Read only: it comes from git."
+                  : "Read only: compose files can mount any host path, so only admins edit them."
+              }
             />
           )}
           <h3>Environment</h3>
           {mayEditFiles && data.env !== null ? (
-            <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
+            !gitKnown ? (
+              <Loading />
+            ) : fromGit ? (
+              <ReadOnlyStackFile label=".env" content={data.env} note="Read only: it comes from git." />
+            ) : (
+              <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
+            )
           ) : (
             <p className="muted">The .env file is shown to admins only.</p>
           )}
