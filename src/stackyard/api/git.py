@@ -92,7 +92,7 @@ class HookOut(BaseModel):
 @router.get("/repositories", operation_id="listGitRepositories")
 def list_repositories(git: GitDep) -> list[Repository]:
     """The repositories (never their token, deploy key or webhook secret)."""
-    return git.repositories()
+    return git.repositories.all()
 
 
 @router.post(
@@ -104,7 +104,7 @@ async def create_repository(
     """A repository. An SSH one gets a deploy key (add `public_key` to the repository at
     the git host, read access) and pins the server's host key now."""
     with audit(admin, "git.repository.create", body.name) as note:
-        repository = await git.add(body)
+        repository = await git.repositories.add(body)
         note.target = repository.id
     return repository
 
@@ -115,7 +115,7 @@ async def update_repository(
 ) -> Repository:
     """New settings; a null token keeps the one kept."""
     with audit(admin, "git.repository.update", repo_id):
-        return await git.change(repo_id, body)
+        return await git.repositories.change(repo_id, body)
 
 
 @router.delete(
@@ -126,7 +126,7 @@ async def update_repository(
 def delete_repository(repo_id: str, admin: AdminDep, audit: AuditDep, git: GitDep) -> None:
     """Refused (409) while stacks come from it."""
     with audit(admin, "git.repository.delete", repo_id):
-        git.remove(repo_id)
+        git.repositories.remove(repo_id)
 
 
 @router.post("/repositories/{repo_id}/host-key", operation_id="pinGitHostKey")
@@ -134,7 +134,7 @@ async def pin_host_key(repo_id: str, admin: AdminDep, audit: AuditDep, git: GitD
     """The SSH server's host key as it is now, pinned (once the pinned one is forgotten)."""
     with audit(admin, "git.repository.key", repo_id) as note:
         note.detail = "host key pinned"
-        return await git.pin_host_key(repo_id)
+        return await git.repositories.pin_host_key(repo_id)
 
 
 @router.delete("/repositories/{repo_id}/host-key", operation_id="forgetGitHostKey")
@@ -142,7 +142,7 @@ def forget_host_key(repo_id: str, admin: AdminDep, audit: AuditDep, git: GitDep)
     """Forget the pinned host key (after checking its change with the server's owner)."""
     with audit(admin, "git.repository.key", repo_id) as note:
         note.detail = "host key forgotten"
-        return git.forget_host_key(repo_id)
+        return git.repositories.forget_host_key(repo_id)
 
 
 @router.post("/repositories/{repo_id}/deploy-key", operation_id="newGitDeployKey")
@@ -150,7 +150,7 @@ def new_deploy_key(repo_id: str, admin: AdminDep, audit: AuditDep, git: GitDep) 
     """A new deploy key: add its public half at the git host, remove the old one."""
     with audit(admin, "git.repository.key", repo_id) as note:
         note.detail = "new deploy key"
-        return git.new_deploy_key(repo_id)
+        return git.repositories.new_deploy_key(repo_id)
 
 
 @router.post("/repositories/{repo_id}/webhook", operation_id="newGitWebhook")
@@ -162,7 +162,7 @@ def new_webhook(
     the old secret stops working."""
     where = f"{HOOKS_PATH}/agents/{{agent}}" if is_agent(request) else HOOKS_PATH
     with audit(admin, "git.repository.webhook", repo_id):
-        return git.new_webhook(repo_id, f"{where}/{repo_id}")
+        return git.repositories.new_webhook(repo_id, f"{where}/{repo_id}")
 
 
 @router.post("/repositories/{repo_id}/sync", operation_id="syncGitRepository")

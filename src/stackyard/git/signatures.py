@@ -11,6 +11,7 @@ from pathlib import Path
 
 from stackyard.errors import GitError, Invalid
 from stackyard.process import children
+from stackyard.sshkeys import fingerprint_of
 
 _PGP = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
 _SSH_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-", "sk-ssh-ed25519", "sk-ecdsa-sha2-")
@@ -24,7 +25,10 @@ def check_keys(keys: list[str]) -> list[str]:
     """Each trusted key an SSH public key line or an OpenPGP public key block."""
     checked = []
     for key in (k.strip() for k in keys):
-        if key.startswith(_PGP) or (key.startswith(_SSH_TYPES) and "\n" not in key):
+        if key.startswith(_PGP):
+            checked.append(key)
+        elif key.startswith(_SSH_TYPES) and "\n" not in key:
+            fingerprint_of(key)  # Invalid unless it reads as a key
             checked.append(key)
         else:
             raise Invalid(

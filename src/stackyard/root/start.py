@@ -75,7 +75,7 @@ def central(
     clean_ups = (
         services.backups.clean_up,
         services.agent_transfers.clean_up,
-        services.git.clean_up,
+        services.git.repositories.clean_up,
     )
     warm_up = _warm_up(services, stack, routes, clean_ups, cleaned)
     return services, Jobs(first_admin, warm_up)
@@ -89,7 +89,7 @@ def agent(
     cleaned = asyncio.get_running_loop().create_future()
     _host_resources(services, stack)
     _update_checks(services, stack, cleaned)
-    clean_ups = (services.backups.clean_up, services.git.clean_up)
+    clean_ups = (services.backups.clean_up, services.git.repositories.clean_up)
     warm_up = _warm_up(services, stack, routes, clean_ups, cleaned)
     no_accounts = asyncio.get_running_loop().create_future()
     no_accounts.set_result(None)

@@ -9,6 +9,7 @@ import { Loading } from "../../components/Loading";
 import { useHost, withHost } from "../hosts/host";
 import { GitSourceFields, NEW_SOURCE, type GitSource } from "./GitSourceFields";
 import { gitRepositoriesQueryOptions, useCreateGitStack } from "./queries";
+import "./git.css";
 
 /**
  * Admin: a new stack of a repository folder at the ref's newest commit. The server answers

@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { webhookUrl } from "./webhook";
+
+describe("webhookUrl", () => {
+  it("is this service's address, /api and the path, for this host's repository", () => {
+    expect(webhookUrl("https://yard.example.com", "/git/hooks/r1", null)).toBe(
+      "https://yard.example.com/api/git/hooks/r1",
+    );
+  });
+
+  it("is the central's route that passes it on, for an agent's repository", () => {
+    expect(webhookUrl("https://yard.example.com", "/git/hooks/r1", 3)).toBe(
+      "https://yard.example.com/api/git/hooks/agents/3/r1",
+    );
+    // A path the agent made for the central already is kept.
+    expect(webhookUrl("https://yard.example.com", "/git/hooks/agents/3/r1", 3)).toBe(
+      "https://yard.example.com/api/git/hooks/agents/3/r1",
+    );
+  });
+});
