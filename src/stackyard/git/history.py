@@ -83,10 +83,22 @@ def folder_id(repo: Repo, sha: str, folder: str) -> bytes | None:
     return found if stat.S_ISDIR(mode) else None
 
 
-def changed(mirror: Path, old: str, new: str, folders: set[str]) -> set[str]:
-    """The folders among `folders` whose files differ between commits `old` and `new`."""
+def unchanged(mirror: Path, new: str, stacks: dict[str, tuple[str, str]]) -> set[str]:
+    """The stacks (name -> (its deployed commit, its folder)) whose folder is the same
+    at commit `new`: one comparison of tree ids each, the repository read once."""
+    ids: dict[tuple[str, str], bytes | None] = {}
     with opened(mirror) as repo:
-        return {f for f in folders if folder_id(repo, old, f) != folder_id(repo, new, f)}
+
+        def tree(sha: str, folder: str) -> bytes | None:
+            if (sha, folder) not in ids:
+                ids[sha, folder] = folder_id(repo, sha, folder)
+            return ids[sha, folder]
+
+        return {
+            name
+            for name, (old, folder) in stacks.items()
+            if tree(old, folder) is not None and tree(old, folder) == tree(new, folder)
+        }
 
 
 def files_at(mirror: Path, sha: str, folder: str) -> tuple[Files, list[str]]:

@@ -120,6 +120,8 @@ def fetch(mirror: Path, access: Access, scratch: Path) -> str:
                 *(("-c", f"credential.helper={_HELPER}") if access.auth == "token" else ()),
                 "-c", "http.lowSpeedLimit=1000",
                 "-c", "http.lowSpeedTime=30",
+                # The commits the stacks run are never pruned, whatever the ref does.
+                "-c", "gc.pruneExpire=never",
                 "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--",
                 access.url, f"+{access.ref}:{FETCHED}",
             ],
@@ -140,13 +142,6 @@ def resolve(mirror: Path, name: str, access: Access) -> str:
         30,
     )
     return done.strip()
-
-
-def keep(mirror: Path, name: str, sha: str | None) -> None:
-    """A ref of the mirror (`refs/stackyard/stacks/<stack>`) set to `sha`, or removed:
-    the commits stacks run are never lost to git's clean-ups."""
-    args = ["update-ref", name, sha] if sha else ["update-ref", "-d", name]
-    _git(["--git-dir", str(mirror), *args], Access("", "", "none"), mirror, 30)
 
 
 def _git(

@@ -161,10 +161,6 @@ class Repositories:
                 self.scratch,
             )
 
-    def keep(self, repo_id: str, stack_id: str, sha: str | None) -> None:
-        """The commit a stack runs kept from git's clean-ups (None: no longer)."""
-        remote.keep(self.mirror(repo_id), f"refs/stackyard/stacks/{stack_id}", sha)
-
     def commit(self, repository: Repository, sha: str) -> Commit:
         page = remote.host_page(repository.url, sha)
         return history.commit_of(self.mirror(repository.id), sha, page)

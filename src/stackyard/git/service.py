@@ -152,10 +152,8 @@ class GitService:
 
     def detach(self, stack_id: str) -> None:
         """The stack is no longer from git: its files stay, editable."""
-        stack = self._stack(stack_id)
+        self._stack(stack_id)
         self.store.remove_stack(stack_id)
-        with contextlib.suppress(StackyardError):
-            self.repositories.keep(stack.repository, stack_id, None)
 
     def forget(self, stack_id: str) -> None:
         """A stack deleted: it is no longer from git."""
@@ -164,7 +162,9 @@ class GitService:
 
     # -- sync -------------------------------------------------------------------------
     async def sync(self, repo_id: str, by: str | None) -> SyncReport:
-        """Fetch, then each stack of the repository as its folder and policy say."""
+        """Fetch, then each stack of the repository as its folder and policy say: those
+        whose folder changed first, one at a time; then, in one write, those whose folder
+        is the same in the new commit (nothing is done to them)."""
         repository = self.repositories.get(repo_id)
         async with self.repositories.lock(repo_id):
             stacks = [s for s in self.store.stacks().values() if s.repository == repo_id]
@@ -175,14 +175,40 @@ class GitService:
                     self._said(stack.stack, "git_sync_failed", exc.detail)
                     self._kept(stack.stack, "failed", None, exc.detail, by, quiet=True)
                 return SyncReport(repo_id, None, exc.detail)
+            live = [s for s in stacks if s.policy != "off"]
+            deployed = {s.stack: (s.deployed, s.path) for s in live if s.deployed}
+            same = await asyncio.to_thread(
+                history.unchanged, self._mirror(repository), sha, deployed
+            )
             outcomes = {}
-            for stack in (s for s in stacks if s.policy != "off"):
+            for stack in (s for s in live if s.stack not in same):
                 try:
                     outcome = await self._sync_stack(repository, stack, sha, by)
                 except StackyardError as exc:
                     outcome = self._kept(stack.stack, "failed", sha, exc.detail, by)
                 outcomes[stack.stack] = outcome
+            outcomes |= self._unchanged(sorted(same), sha, by)
         return SyncReport(repo_id, sha, None, outcomes)
+
+    def _unchanged(self, stack_ids: list[str], sha: str, by: str | None) -> dict[str, SyncOutcome]:
+        """Stacks whose folder is the same at commit `sha`: they say it, in one write."""
+        said = SyncOutcome(utcnow(), "unchanged", sha, None, by)
+        outcomes: dict[str, SyncOutcome] = {}
+        ended: list[str] = []
+
+        def apply(stack: GitStack) -> None:
+            last = stack.last_sync
+            if last is not None and last.outcome in ("failed", "diverged"):
+                ended.append(stack.stack)
+            if stack.deployed != sha or last is None or last.outcome != "unchanged":
+                stack.last_sync = said
+            stack.deployed, stack.pending, stack.failed = sha, None, None
+            outcomes[stack.stack] = stack.last_sync or said
+
+        self.store.change_stacks(stack_ids, apply)
+        for stack_id in ended:
+            self._sync_works(stack_id)
+        return outcomes
 
     async def hook(self, repo_id: str, headers: Mapping[str, str], body: bytes) -> bool:
         """A push webhook: Unauthorized (the same for every reason) unless it is signed
@@ -202,36 +228,35 @@ class GitService:
         return True
 
     async def poll(self) -> None:
-        """Each repository fetched every `poll_seconds` (never when 0)."""
+        """Each repository fetched `poll_seconds` after its last fetch (never when 0),
+        whatever made that one (a webhook, a user, the poll)."""
         while True:
             now = utcnow()
+            waits = [POLL_TICK]
             for repository in self.store.repositories().values():
+                if not repository.poll_seconds:
+                    continue
                 last = repository.last_fetch.at if repository.last_fetch else None
-                due = repository.poll_seconds and (
-                    last is None or (now - last).total_seconds() >= repository.poll_seconds
+                wait = (
+                    0.0 if last is None else repository.poll_seconds - (now - last).total_seconds()
                 )
-                if due and not self.repositories.lock(repository.id).locked():
-                    try:
-                        await self.sync(repository.id, "poll")
-                    except StackyardError as exc:
-                        log.warning("Git poll of %s failed: %s", repository.name, exc.detail)
-                    except Exception:
-                        log.exception("Git poll of %s failed", repository.name)
-            await asyncio.sleep(POLL_TICK)
+                if wait > 0 or self.repositories.lock(repository.id).locked():
+                    waits.append(max(wait, 0.5))
+                    continue
+                try:
+                    await self.sync(repository.id, "poll")
+                except StackyardError as exc:
+                    log.warning("Git poll of %s failed: %s", repository.name, exc.detail)
+                except Exception:
+                    log.exception("Git poll of %s failed", repository.name)
+                waits.append(0.0)  # (the others' waits were measured before it)
+            await asyncio.sleep(min(waits))
 
     async def _sync_stack(
         self, repository: Repository, stack: GitStack, sha: str, by: str | None
     ) -> SyncOutcome:
+        """A stack whose folder changed at commit `sha`."""
         mirror = self._mirror(repository)
-        if stack.deployed == sha:
-            return self._kept(stack.stack, "unchanged", sha, None, by, quiet=True)
-        if stack.deployed is not None:
-            changed = await asyncio.to_thread(
-                history.changed, mirror, stack.deployed, sha, {stack.path}
-            )
-            if not changed:
-                await self._moved_on(repository, stack.stack, sha)
-                return self._kept(stack.stack, "unchanged", sha, None, by, quiet=True)
         if stack.failed == sha:  # rolled back: not tried again on its own
             return self._kept(stack.stack, "rolled_back", sha, _last_detail(stack), by, quiet=True)
         try:
@@ -321,7 +346,7 @@ class GitService:
             detail = f"{exc.detail}: tried again at the next sync"
             return self._kept(stack_id, "pending", sha, detail, by)
         if run.status == "succeeded":
-            await self._moved_on(repository, stack_id, sha)
+            self._moved_on(stack_id, sha)
             return self._kept(stack_id, "deployed", sha, None, by)
 
         def failed(stack: GitStack) -> None:
@@ -331,12 +356,11 @@ class GitService:
         error = "; ".join(run.fold.errors) or "the deploy failed"
         return self._kept(stack_id, "rolled_back" if run.rollback else "failed", sha, error, by)
 
-    async def _moved_on(self, repository: Repository, stack_id: str, sha: str) -> None:
+    def _moved_on(self, stack_id: str, sha: str) -> None:
         def apply(stack: GitStack) -> None:
             stack.deployed, stack.pending, stack.failed = sha, None, None
 
         self.store.change_stack(stack_id, apply)
-        await asyncio.to_thread(self.repositories.keep, repository.id, stack_id, sha)
 
     def _pending(self, stack_id: str, sha: str) -> None:
         def apply(stack: GitStack) -> None:
@@ -360,17 +384,21 @@ class GitService:
         last = stack.last_sync if stack else None
         if stack is None or (quiet and last and (last.outcome, last.commit) == (outcome, sha)):
             return last or said
-        if last and last.outcome in ("failed", "diverged") and outcome in ("deployed", "unchanged"):
-            text = f"{stack_id}: syncs from git again"
-            self.events.raise_event(
-                Event("git_sync_failed", stack_id, text, stack=stack_id, ended=True)
-            )
+        if last and last.outcome in ("failed", "diverged") and outcome == "deployed":
+            self._sync_works(stack_id)
 
         def apply(kept: GitStack) -> None:
             kept.last_sync = said
 
         self.store.change_stack(stack_id, apply)
         return said
+
+    def _sync_works(self, stack_id: str) -> None:
+        """The end of a failed sync's condition."""
+        text = f"{stack_id}: syncs from git again"
+        self.events.raise_event(
+            Event("git_sync_failed", stack_id, text, stack=stack_id, ended=True)
+        )
 
     def _said(self, stack_id: str, name: EventName, detail: str, state: str = "active") -> None:
         self.events.raise_event(Event(name, stack_id, f"{stack_id}: {detail}", state, stack_id))

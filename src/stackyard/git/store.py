@@ -114,6 +114,16 @@ class GitStore:
         self._change(change)
         return changed[0]
 
+    def change_stacks(self, stack_ids: list[str], apply: Callable[[GitStack], None]) -> None:
+        """Several stacks changed in one write (those no longer there are left out)."""
+
+        def change(_: dict[str, Repository], stacks: dict[str, GitStack]) -> None:
+            for stack_id in stack_ids:
+                if stack_id in stacks:
+                    apply(stacks[stack_id])
+
+        self._change(change)
+
     def remove_stack(self, stack_id: str) -> None:
         self._change(lambda repos, stacks: stacks.pop(stack_id, None))
 
