@@ -5,6 +5,9 @@ engine of its own, a real git server behind Basic auth (`git http-backend`)."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import secrets
 
 import pytest
@@ -13,12 +16,13 @@ from tests.agents.helpers import add_agent
 from tests.git.conftest import app_compose
 from tests.git.test_sync import running
 from tests.support.git_servers import git_http
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
 
 def test_a_git_stack_on_an_agent_is_fetched_and_deployed_there_and_redeployed_only_when_changed(
-    admin_client, docker_client, docker_engines, agent_processes, work, git_root, unique
+    admin_client, client, docker_client, docker_engines, agent_processes, work, git_root, unique
 ):
     token = f"tok-{secrets.token_hex(16)}"
     work.write("stacks/a/compose.yaml", app_compose("a1"))
@@ -93,6 +97,22 @@ def test_a_git_stack_on_an_agent_is_fetched_and_deployed_there_and_redeployed_on
         assert running(docker_client, stack) == ("", "")
         shown = call("GET", f"/git/stacks/{stack}", 200)
         assert shown["deployed"]["sha"] == pushed and shown["deployed"]["subject"] == "a to 2"
+
+        # A push webhook for the agent's repository reaches the central, which passes it on.
+        hook = call("POST", f"/git/repositories/{repo['id']}/webhook", 200)
+        agent_id = base.rsplit("/", 1)[1]
+        assert hook["path"] == f"/git/hooks/agents/{{agent}}/{repo['id']}"
+        url = "/api" + hook["path"].replace("{agent}", agent_id)
+        body = json.dumps({"ref": "refs/heads/main"}).encode()
+        mac = hmac.new(hook["secret"].encode(), body, hashlib.sha256).hexdigest()
+        forged = client.post(url, content=body, headers={"X-Hub-Signature-256": "sha256=00"})
+        assert forged.status_code == 401, forged.text
+        work.write("stacks/a/compose.yaml", app_compose("a3"))
+        work.commit("a to 3")
+        work.push()
+        delivered = client.post(url, content=body, headers={"X-Hub-Signature-256": f"sha256={mac}"})
+        assert delivered.status_code == 202 and delivered.json() == {"sync": True}
+        wait_until(lambda: running(engine.client, stack)[1] == "a3", timeout=60)
         requests = "\n".join(server.requests())
 
     call("GET", "/git/stacks", 200)
