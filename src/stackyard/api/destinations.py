@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from stackyard.api.deps import AdminDep, AuditDep, central_services, require_admin
 from stackyard.api.models import Body, DbId
-from stackyard.destinations.model import RemoteArchive, Secrets, Settings
+from stackyard.destinations.model import RemoteArchive, RepositorySettings, Secrets, Settings
 from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
 from stackyard.destinations.transfers import Transfers
 from stackyard.jsonmodel import JsonInt
@@ -119,6 +119,49 @@ def create_destination(
     with audit(admin, "destination.create", body.name):
         view = destinations.create(body.name, body.settings, body.secrets, body.host_key)
     return DestinationOut.of(view)
+
+
+class RepositoryIn(Body):
+    name: str = Field(min_length=1, max_length=100)
+    settings: RepositorySettings
+    secrets: Secrets = Field(default_factory=Secrets)
+    recovery_key: str | None = Field(
+        None,
+        max_length=1024,
+        description="To recover: the recovery key of the repository at this location (it "
+        "is opened with it and given a key of this instance's); null: a new repository",
+    )
+
+
+class RepositoryOut(BaseModel):
+    destination: DestinationOut
+    recovery_key: str | None = Field(
+        description="Shown this once: write it down; with the location it opens every "
+        "backup of the repository from a fresh install. Null when recovered"
+    )
+    recovery_key_id: str | None = Field(description="restic's id of the recovery key")
+
+
+@router.post(
+    "/destinations/repositories",
+    operation_id="createRepository",
+    status_code=status.HTTP_201_CREATED,
+)
+async def create_repository(
+    body: RepositoryIn, admin: AdminDep, audit: AuditDep, destinations: DestinationsDep
+) -> RepositoryOut:
+    """A repository destination (restic: deduplicated, compressed, encrypted): a new one
+    made at the location, or, with `recovery_key`, the one there recovered."""
+    with audit(admin, "destination.create", body.name) as note:
+        made = await destinations.create_repository(
+            body.name, body.settings, body.secrets, body.recovery_key
+        )
+        note.detail = "recovered" if body.recovery_key else "new repository"
+    return RepositoryOut(
+        destination=DestinationOut.of(made.destination),
+        recovery_key=made.recovery_key,
+        recovery_key_id=made.recovery_key_id,
+    )
 
 
 @router.post("/destinations/test", operation_id="testUnsavedDestination")

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from stackyard.cli import services
+from stackyard.destinations import model
 
 destination_app = typer.Typer(no_args_is_help=True, help="Backup destinations (SFTP, S3, NFS).")
 schedule_app = typer.Typer(no_args_is_help=True, help="Backup schedules of this host.")
@@ -19,12 +20,7 @@ def destination_list() -> None:
     """id, name, type, where, and the pinned SSH host key."""
     for view in services.central().destinations.all():
         settings = view.settings
-        if settings.type == "sftp":
-            where = f"sftp://{settings.username}@{settings.host}:{settings.port}/{settings.folder}"
-        elif settings.type == "s3":
-            where = f"{settings.endpoint_url} bucket {settings.bucket}/{settings.prefix}"
-        else:
-            where = f"nfs {settings.server}:{settings.export}/{settings.subdirectory}"
+        where = model.where(settings)
         pinned = view.host_key_fingerprint or (
             "(not pinned yet)" if settings.type == "sftp" else ""
         )

@@ -18,7 +18,7 @@ from pydantic import Field, field_validator
 
 from stackyard.jsonmodel import JsonInt, StrictModel
 
-DestinationType = Literal["sftp", "s3", "nfs"]
+DestinationType = Literal["sftp", "s3", "nfs", "repository"]
 #: Bytes moved so far; called as a transfer goes.
 Progress = Callable[[int], None]
 
@@ -142,7 +142,37 @@ class NfsSettings(_Settings):
         return _relative_path(value, "The subdirectory")
 
 
-Settings = Annotated[SftpSettings | S3Settings | NfsSettings, Field(discriminator="type")]
+class FolderLocation(_Settings):
+    type: Literal["folder"] = "folder"
+    path: Annotated[
+        str,
+        Field(
+            min_length=2,
+            max_length=1000,
+            description="An absolute folder as this service sees it (a disk, a mount)",
+        ),
+    ]
+
+    @field_validator("path")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("the folder must be an absolute path")
+        return "/" + _relative_path(value, "The folder")
+
+
+class RepositorySettings(_Settings):
+    """A restic repository (deduplicated, compressed, encrypted) on a folder, an SFTP
+    server or S3: opened by this instance's key and by the recovery key shown once."""
+
+    type: Literal["repository"] = "repository"
+    location: Annotated[FolderLocation | SftpSettings | S3Settings, Field(discriminator="type")]
+
+
+Settings = Annotated[
+    SftpSettings | S3Settings | NfsSettings | RepositorySettings, Field(discriminator="type")
+]
+AnySettings = SftpSettings | S3Settings | NfsSettings | RepositorySettings
 
 
 class Secrets(StrictModel):
@@ -152,12 +182,16 @@ class Secrets(StrictModel):
     private_key: Annotated[str | None, Field(max_length=32768)] = None
     passphrase: Annotated[str | None, Field(max_length=1024)] = None
     secret_key: Annotated[str | None, Field(max_length=1024)] = None
+    #: A repository's key for this instance (made with the repository, or when it is
+    #: recovered; never shown).
+    repository_key: Annotated[str | None, Field(max_length=1024)] = None
 
 
 SECRET_FIELDS: dict[str, tuple[str, ...]] = {
     "sftp": ("password", "private_key", "passphrase"),
     "s3": ("secret_key",),
     "nfs": (),
+    "repository": ("password", "private_key", "passphrase", "secret_key", "repository_key"),
 }
 
 
@@ -168,3 +202,16 @@ class RemoteArchive:
     name: str
     size: int
     modified: datetime
+
+
+def where(settings: AnySettings | FolderLocation) -> str:
+    """Where a destination keeps its data, in a line."""
+    if isinstance(settings, RepositorySettings):
+        return f"repository at {where(settings.location)}"
+    if isinstance(settings, FolderLocation):
+        return settings.path
+    if isinstance(settings, SftpSettings):
+        return f"sftp://{settings.username}@{settings.host}:{settings.port}/{settings.folder}"
+    if isinstance(settings, S3Settings):
+        return f"{settings.endpoint_url} bucket {settings.bucket}/{settings.prefix}"
+    return f"nfs {settings.server}:{settings.export}/{settings.subdirectory}"

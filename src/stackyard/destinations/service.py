@@ -14,9 +14,14 @@ which a host without such destinations never needs.
 from __future__ import annotations
 
 import asyncio
+import base64
+import secrets as secrets_random
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import TypeAdapter
 from sqlalchemy import select
@@ -27,12 +32,15 @@ from stackyard.clock import utcnow
 from stackyard.db.engine import Database
 from stackyard.db.models import Destination as Row
 from stackyard.db.rows import row_of
-from stackyard.destinations import nfs
+from stackyard.destinations import model, nfs
 from stackyard.destinations.base import Destination
 from stackyard.destinations.model import (
     SECRET_FIELDS,
+    AnySettings,
+    FolderLocation,
     NfsSettings,
     RemoteArchive,
+    RepositorySettings,
     S3Settings,
     Secrets,
     Settings,
@@ -45,14 +53,17 @@ from stackyard.errors import Conflict, Invalid, NotFound, SecretUnreadable
 from stackyard.sealing import Sealer
 from stackyard.sshkeys import HostKey
 
-_SETTINGS: TypeAdapter[SftpSettings | S3Settings | NfsSettings] = TypeAdapter(Settings)
+if TYPE_CHECKING:
+    from stackyard.destinations.restic import Restic
+
+_SETTINGS: TypeAdapter[AnySettings] = TypeAdapter(Settings)
 
 
 @dataclass(frozen=True)
 class DestinationView:
     id: int
     name: str
-    settings: SftpSettings | S3Settings | NfsSettings
+    settings: AnySettings
     secrets_set: list[str]
     host_key_fingerprint: str | None
     created_at: datetime
@@ -70,6 +81,27 @@ class TestResult:
     host_key: HostKey | None = None
 
 
+@dataclass(frozen=True)
+class Where:
+    """Who keeps backups in a repository: the instance and host its snapshots are tagged
+    with, and a private folder for what restic needs on disk for one run."""
+
+    instance: str
+    host: Callable[[], str]  # (the engine's name for it: asked when first needed)
+    scratch: Path
+
+
+@dataclass(frozen=True)
+class NewRepository:
+    """A repository made (or recovered) as a destination: the recovery key is shown
+    this once (null when recovered with it)."""
+
+    destination: DestinationView
+    recovery_key: str | None
+    #: The id restic gives the recovery key (`restic key list` shows it).
+    recovery_key_id: str | None
+
+
 class _Unset:
     pass
 
@@ -84,11 +116,16 @@ class Destinations:
         secret_key: str,
         docker_client: Callable[[], Engine],
         helpers: Callable[[], Helpers],
+        where: Where | None = None,
     ) -> None:
+        """`where`: this instance and host, and its scratch folder (repositories)."""
         self.db = db
         self._sealer = Sealer(secret_key, "destination-secrets")
         self._docker = docker_client
         self._helpers = helpers
+        self.where = where or Where(
+            "", lambda: "", Path(tempfile.gettempdir()) / "stackyard-restic"
+        )
 
     # -- records ------------------------------------------------------------------------
     def _secrets(self, row: Row) -> Secrets:
@@ -130,11 +167,17 @@ class Destinations:
     def create(
         self,
         name: str,
-        settings: SftpSettings | S3Settings | NfsSettings,
+        settings: AnySettings,
         secrets: Secrets,
         host_key: str | None = None,
     ) -> DestinationView:
-        kept = _only_their_secrets(settings.type, secrets)
+        if isinstance(settings, RepositorySettings):
+            raise Invalid("A repository is made with POST /api/destinations/repositories")
+        return self._save(name, settings, _only_their_secrets(settings.type, secrets), host_key)
+
+    def _save(
+        self, name: str, settings: AnySettings, kept: Secrets, host_key: str | None
+    ) -> DestinationView:
         _check_secrets(settings, kept)
         row = Row(
             name=_name(name),
@@ -155,7 +198,7 @@ class Destinations:
         self,
         destination_id: int,
         name: str | None = None,
-        settings: SftpSettings | S3Settings | NfsSettings | None = None,
+        settings: AnySettings | None = None,
         secrets: Secrets | None = None,
         host_key: str | _Unset | None = UNSET,
     ) -> DestinationView:
@@ -219,7 +262,7 @@ class Destinations:
     def _build(
         self,
         destination_id: int,
-        settings: SftpSettings | S3Settings | NfsSettings,
+        settings: AnySettings,
         secrets: Secrets,
         host_key: str | None,
     ) -> Destination:
@@ -231,9 +274,70 @@ class Destinations:
             from stackyard.destinations.s3 import S3Destination
 
             return S3Destination(settings, secrets)
+        if isinstance(settings, RepositorySettings):
+            from stackyard.destinations.repository import RepositoryDestination
+
+            restic = self._restic(settings, secrets, host_key, secrets.repository_key or "")
+            return RepositoryDestination(restic, self.where.instance, self.where.host())
         helpers = self._helpers()
         volume = nfs.ensure_volume(self._docker(), helpers.owner, destination_id, settings)
         return nfs.NfsDestination(helpers, volume, settings)
+
+    def _restic(
+        self, settings: RepositorySettings, secrets: Secrets, host_key: str | None, key: str
+    ) -> Restic:
+        """restic for the repository at the settings' location, opened with `key`."""
+        from stackyard.destinations.restic import Restic, Ssh
+
+        location = settings.location
+        if isinstance(location, FolderLocation):
+            return Restic(location.path, key, self.where.scratch, where=location.path)
+        if isinstance(location, SftpSettings):
+            if host_key is None:
+                raise Invalid("The SFTP server's host key is not pinned yet")
+            folder = location.folder or "."
+            ssh = Ssh(location.host, location.port, location.username, host_key)
+            ssh.private_key, ssh.password = secrets.private_key, secrets.password
+            where = model.where(location)
+            repository = f"sftp:{location.username}@{location.host}:{folder}"
+            return Restic(repository, key, self.where.scratch, ssh=ssh, where=where)
+        path = "/".join(p for p in (location.bucket, location.prefix) if p)
+        env = {
+            "AWS_ACCESS_KEY_ID": location.access_key,
+            "AWS_SECRET_ACCESS_KEY": secrets.secret_key or "",
+            "AWS_DEFAULT_REGION": location.region,
+        }
+        url = f"s3:{location.endpoint_url.rstrip('/')}/{path}"
+        return Restic(url, key, self.where.scratch, env=env, where=model.where(location))
+
+    async def create_repository(
+        self, name: str, settings: RepositorySettings, secrets: Secrets, recovery_key: str | None
+    ) -> NewRepository:
+        """A repository as a destination: made here with this instance's key and a
+        recovery key (shown this once), or, given `recovery_key`, an existing one opened
+        with it and given a key of this instance's. Nothing is saved when it fails."""
+        kept = _only_their_secrets("repository", secrets)
+        _check_secrets(settings, kept)
+        host_key = None
+        location = settings.location
+        if isinstance(location, SftpSettings):
+            from stackyard.destinations.sftp import fetch_host_key
+
+            host_key = (await fetch_host_key(location)).key
+        instance_key = secrets_random.token_urlsafe(32)
+        restic = self._restic(settings, kept, host_key, instance_key)
+        shown: str | None = None
+        shown_id: str | None = None
+        if recovery_key is None:
+            await restic.init()
+            shown = new_recovery_key()
+            shown_id = await restic.add_key(shown)
+        else:
+            opener = self._restic(settings, kept, host_key, recovery_key.strip())
+            await opener.add_key(instance_key)
+        kept = kept.model_copy(update={"repository_key": instance_key})
+        view = await asyncio.to_thread(self._save, name, settings, kept, host_key)
+        return NewRepository(view, shown, shown_id)
 
     async def archives(self, destination_id: int) -> list[RemoteArchive]:
         destination = await asyncio.to_thread(self.open, destination_id)
@@ -272,21 +376,28 @@ class Destinations:
             pinned = HostKey(line, _fingerprint(line)) if line else None
         return TestResult(True, detail, pinned)
 
-    async def test_unsaved(
-        self, settings: SftpSettings | S3Settings | NfsSettings, secrets: Secrets
-    ) -> TestResult:
+    async def test_unsaved(self, settings: AnySettings, secrets: Secrets) -> TestResult:
         """Test settings before they are saved (an NFS export cannot be: its volume is
         made when it is saved). For SFTP the server's key is read and shown, not pinned."""
         kept = _only_their_secrets(settings.type, secrets)
         _check_secrets(settings, kept)
         if isinstance(settings, NfsSettings):
             raise Invalid("An NFS destination is tested once it is saved (its volume is made then)")
+        if isinstance(settings, RepositorySettings):
+            raise Invalid("A repository is tried when it is made (it is made then)")
         if isinstance(settings, SftpSettings):
             found, detail = await _first_contact(settings, kept)
             return TestResult(True, f"{detail}. Host key: {found.fingerprint}", found)
         from stackyard.destinations.s3 import S3Destination
 
         return TestResult(True, await S3Destination(settings, kept).test())
+
+
+def new_recovery_key() -> str:
+    """A recovery key a person can write down: 240 random bits as 48 base32 letters and
+    digits, in twelve groups of four."""
+    text = base64.b32encode(secrets_random.token_bytes(30)).decode()
+    return "-".join(text[i : i + 4] for i in range(0, len(text), 4))
 
 
 def _name(name: str) -> str:
@@ -301,7 +412,11 @@ def _only_their_secrets(kind: str, secrets: Secrets) -> Secrets:
     return Secrets(**{k: v for k, v in data.items() if k in SECRET_FIELDS[kind] and v})
 
 
-def _check_secrets(settings: SftpSettings | S3Settings | NfsSettings, secrets: Secrets) -> None:
+def _check_secrets(settings: AnySettings, secrets: Secrets) -> None:
+    if isinstance(settings, RepositorySettings):
+        if not isinstance(settings.location, FolderLocation):
+            _check_secrets(settings.location, secrets)
+        return
     if isinstance(settings, SftpSettings):
         if not (secrets.password or secrets.private_key):
             raise Invalid("An SFTP destination needs a password or a private key")
@@ -313,10 +428,10 @@ def _check_secrets(settings: SftpSettings | S3Settings | NfsSettings, secrets: S
         raise Invalid("An S3 destination needs its secret key")
 
 
-def _host_key(settings: SftpSettings | S3Settings | NfsSettings, line: str | None) -> str | None:
+def _host_key(settings: AnySettings, line: str | None) -> str | None:
     if line is None:
         return None
-    if not isinstance(settings, SftpSettings):
+    if not isinstance(_server(settings), SftpSettings):
         raise Invalid("Only SFTP destinations have a host key")
     _fingerprint(line)  # Invalid unless it is a public key line
     return line.strip()
@@ -336,11 +451,15 @@ async def _first_contact(settings: SftpSettings, secrets: Secrets) -> tuple[Host
     return found, await SftpDestination(settings, secrets, found.key).test()
 
 
-def _same_server(
-    old: SftpSettings | S3Settings | NfsSettings, new: SftpSettings | S3Settings | NfsSettings
-) -> bool:
+def _server(settings: AnySettings | FolderLocation) -> AnySettings | FolderLocation:
+    """Where a destination's data goes: a repository's location, else itself."""
+    return settings.location if isinstance(settings, RepositorySettings) else settings
+
+
+def _same_server(old: AnySettings, new: AnySettings) -> bool:
+    old_at, new_at = _server(old), _server(new)
     return (
-        isinstance(old, SftpSettings)
-        and isinstance(new, SftpSettings)
-        and (old.host, old.port) == (new.host, new.port)
+        isinstance(old_at, SftpSettings)
+        and isinstance(new_at, SftpSettings)
+        and (old_at.host, old_at.port) == (new_at.host, new_at.port)
     )

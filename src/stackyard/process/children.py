@@ -46,7 +46,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -344,20 +344,23 @@ async def stream(
     limits: Limits | None = None,
     timeout: float | None = None,
     what: str | None = None,
+    stdin: AsyncIterator[bytes] | None = None,
+    on_errors: Callable[[bytes], None] | None = None,
 ) -> int:
     """Run a child, stdout and stderr merged, each chunk of output to `on_output`; the
     exit code. On cancellation, on timeout (TimedOut) and on any error the child is
     stopped with its group before this returns or raises. `env` defaults to
-    `child_env()`."""
+    `child_env()`. `stdin`: what the child reads (closed at its end; none: nothing);
+    `on_errors`: stderr apart, each chunk to it (stdout alone goes to `on_output`)."""
     what = what or " ".join(args[:3])
     spawn = asyncio.ensure_future(
         asyncio.create_subprocess_exec(
             *args,
             cwd=cwd,
             env=dict(env) if env is not None else child_env(),
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
+            stderr=asyncio.subprocess.STDOUT if on_errors is None else asyncio.subprocess.PIPE,
             start_new_session=True,
             preexec_fn=_preexec(limits or _default_limits),
             close_fds=True,
@@ -375,18 +378,47 @@ async def stream(
         raise
     pgid = process.pid
     _register(pgid)
+    extras = []
+    if stdin is not None:
+        extras.append(asyncio.ensure_future(_feed(process, stdin)))
+    if on_errors is not None:
+        assert process.stderr is not None
+        extras.append(asyncio.ensure_future(_drain(process.stderr, on_errors)))
     try:
         try:
             async with asyncio.timeout(timeout):
-                return await _pump(process, pgid, on_output)
+                code = await _pump(process, pgid, on_output)
+                for extra in extras:
+                    await extra  # (a feed that failed raises here)
+                return code
         except TimeoutError as exc:
             raise TimedOut(f"{what} did not finish within {timeout:g} s") from exc
     except BaseException:
         await _stop_async(process, pgid)
         raise
     finally:
+        for extra in extras:
+            extra.cancel()
         signal_group(pgid, signal.SIGKILL)  # anything the child left behind
         _unregister(pgid)
+
+
+async def _feed(process: asyncio.subprocess.Process, chunks: AsyncIterator[bytes]) -> None:
+    """`chunks` to the child's stdin, then its end; a child that stopped reading (it
+    failed, and says why) ends the feed quietly."""
+    assert process.stdin is not None
+    try:
+        async for chunk in chunks:
+            process.stdin.write(chunk)
+            await process.stdin.drain()
+        process.stdin.close()
+    except (BrokenPipeError, ConnectionResetError):
+        return
+
+
+async def _drain(pipe: asyncio.StreamReader, to: Callable[[bytes], None]) -> None:
+    while chunk := await pipe.read(65536):
+        to(chunk)
 
 
 async def _pump(

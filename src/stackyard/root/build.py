@@ -23,7 +23,7 @@ from stackyard.auth.totp import Totp
 from stackyard.auth.users import account_named
 from stackyard.db import Database
 from stackyard.db.admin_settings import AdminSettings
-from stackyard.destinations.service import Destinations
+from stackyard.destinations.service import Destinations, Where
 from stackyard.destinations.transfers import Transfers
 from stackyard.fleet.dashboard import FleetDashboard
 from stackyard.fleet.report import host_report
@@ -82,7 +82,8 @@ def central_services(settings: Settings, db: Database, admin: AdminSettings) -> 
         settings.agent_timeout,
     )
     fleet.observers.append(notifications.observe)
-    destinations = Destinations(db, key, lambda: machine.docker, machine.helpers)
+    where = Where(settings.instance_id, machine.host_name, settings.data_dir / "restic")
+    destinations = Destinations(db, key, lambda: machine.docker, machine.helpers, where)
     transfers = Transfers(destinations, on_host.backups.store, machine.runs)
     agent_transfers = AgentTransfers(agents, destinations, settings.data_dir, notifications.emit)
     schedules = ScheduleStore(db, destinations)

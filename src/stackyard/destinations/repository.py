@@ -1,0 +1,290 @@
+"""A repository destination: backups kept in a restic repository (deduplicated across
+backups and stacks, compressed, encrypted), on a folder, an SFTP server or S3.
+
+A backup archive pushed here is kept as its parts, each a snapshot of its own holding
+the part's tar as it was before gzip (compressed data deduplicates poorly: one changed
+byte changes everything after it), then an index snapshot (`stackyard-archive.json`:
+the archive's manifest and each part's name, size and SHA-256) that makes the backup
+complete: parts without an index (a push killed mid-way) are no backup, are never
+listed, and are removed by the next push once a day old. Every snapshot is tagged
+`stackyard`, `archive:<name>`, `stack:<id>` and `instance:<id>`, its host the service's
+host, so that a fresh instance given the recovery key finds every instance's backups.
+
+Pulled back, a backup is the spec's archive again: each part gzip-compressed anew (its
+SHA-256 before compression checked against the index) and the manifest's checksums
+those of the new members: what a download, a restore and the other destinations use."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hashlib
+import json
+import tempfile
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any
+
+from zlib_ng import zlib_ng
+
+from stackyard.backups.archive import MANIFEST, ArchiveReader, ArchiveWriter, GzipWriter
+from stackyard.backups.model import Manifest, dump_manifest, load_manifest
+from stackyard.destinations.base import checked_name
+from stackyard.destinations.model import Progress, RemoteArchive
+from stackyard.destinations.restic import Restic, Snapshot
+from stackyard.errors import Conflict, DestinationError, Invalid, NotFound
+from stackyard.jsonmodel import parse_json
+
+INDEX = "stackyard-archive.json"
+TAG = "stackyard"
+CHUNK = 1024 * 1024
+#: Parts without an index (a push killed mid-way) are removed once this old.
+ORPHANS_AFTER = timedelta(days=1)
+GZIP_LEVEL = 6
+
+
+class RepositoryDestination:
+    def __init__(self, restic: Restic, instance: str, host: str) -> None:
+        self.restic = restic
+        self.instance = instance
+        self.host = host
+
+    async def test(self) -> str:
+        snapshots = await self.restic.snapshots(TAG)
+        stacks = {s.tag("stack") for s in snapshots if "index" in s.tags}
+        indexes = sum("index" in s.tags for s in snapshots)
+        return f"Repository opened: {indexes} backups of {len(stacks)} stacks"
+
+    async def push(self, path: Path, name: str, progress: Progress) -> None:
+        checked_name(name)
+        snapshots = await self.restic.snapshots(TAG)
+        if any(s.tag("archive") == name and "index" in s.tags for s in snapshots):
+            raise Conflict(f"{name} is in the repository already")
+        await self._remove_orphans(snapshots)
+        reader = await asyncio.to_thread(ArchiveReader, path)
+        made: list[str] = []
+        moved = _Moved(progress)
+        try:
+            manifest = reader.manifest
+            tags = [TAG, f"archive:{name}", f"stack:{manifest.stack_id}"]
+            tags.append(f"instance:{self.instance}")
+            parts = []
+            for member in _members(manifest):
+                part = _Part(member)
+                chunks = part.read(reader, moved)
+                summary = await self.restic.backup(
+                    part.file, chunks, [*tags, f"part:{member}"], self.host
+                )
+                made.append(str(summary.get("snapshot_id", "")))
+                parts.append(part.as_data())
+            index = {
+                "archive": name,
+                "manifest": json.loads(dump_manifest(manifest)),
+                "parts": parts,
+            }
+            size = f"size:{path.stat().st_size}"
+            await self.restic.backup(
+                INDEX, _one(json.dumps(index).encode()), [*tags, "index", size], self.host
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.restic.forget([m for m in made if m], prune=False))
+            raise
+        finally:
+            reader.close()
+
+    async def archives(self) -> list[RemoteArchive]:
+        found = []
+        for snapshot in await self.restic.snapshots(TAG):
+            name = snapshot.tag("archive")
+            if name and "index" in snapshot.tags:
+                size = int(snapshot.tag("size") or 0)
+                found.append(RemoteArchive(name, size, _when(snapshot.time)))
+        return sorted(found, key=lambda a: (a.modified, a.name), reverse=True)
+
+    async def pull(self, name: str, target: Path, progress: Progress) -> None:
+        """The backup as the spec's archive, written to `target` (created)."""
+        checked_name(name)
+        snapshots = [s for s in await self.restic.snapshots(TAG) if s.tag("archive") == name]
+        index_snapshot = next((s for s in snapshots if "index" in s.tags), None)
+        if index_snapshot is None:
+            raise NotFound(f"{name} is not in the repository")
+        index = await self._index(index_snapshot)
+        parts = {s.tag("part"): s for s in snapshots if s.tag("part")}
+        manifest = load_manifest(json.dumps(index["manifest"]).encode())
+        with target.open("xb") as out:
+            writer = ArchiveWriter(out, manifest.created_at.timestamp())
+            written: dict[str, tuple[str, int]] = {}
+            moved = 0
+            for part in index["parts"]:
+                member = str(part["member"])
+                snapshot = parts.get(member)
+                if snapshot is None:
+                    raise DestinationError(f"The repository lacks the part {member} of {name}")
+                with tempfile.TemporaryFile(dir=target.parent) as raw:
+                    await self._dump_part(snapshot, part, raw, name)
+                    raw.seek(0)
+                    gzipped = bool(part["gzip"])
+                    written[member] = await asyncio.to_thread(_put, writer, member, raw, gzipped)
+                moved += int(part["bytes"])
+                progress(moved)
+            writer.add(MANIFEST, dump_manifest(_rechecked(manifest, written)))
+
+    async def delete(self, name: str) -> None:
+        checked_name(name)
+        ids = [s.id for s in await self.restic.snapshots(TAG) if s.tag("archive") == name]
+        if not ids:
+            raise NotFound(f"{name} is not in the repository")
+        await self.restic.forget(ids, prune=True)
+
+    async def _dump_part(
+        self, snapshot: Snapshot, part: dict[str, Any], raw: IO[bytes], name: str
+    ) -> None:
+        """A part's tar into `raw`, checked against the SHA-256 the index says."""
+        digest = hashlib.sha256()
+
+        def keep(chunk: bytes) -> None:
+            raw.write(chunk)
+            digest.update(chunk)
+
+        await self.restic.dump(snapshot.id, str(part["file"]), keep)
+        if digest.hexdigest() != part["sha256"]:
+            raise DestinationError(
+                f"The part {part['member']} of {name} is not what was stored (its SHA-256 differs)"
+            )
+
+    async def _index(self, snapshot: Snapshot) -> dict[str, Any]:
+        chunks = bytearray()
+
+        def keep(chunk: bytes) -> None:
+            chunks.extend(chunk)
+            if len(chunks) > 64 * 1024 * 1024:
+                raise Invalid("The backup's index in the repository is too large")
+
+        await self.restic.dump(snapshot.id, INDEX, keep)
+        try:
+            index = parse_json(bytes(chunks))
+            if not isinstance(index, dict) or not isinstance(index.get("parts"), list):
+                raise ValueError("no parts")
+            return index
+        except ValueError as exc:
+            raise DestinationError(f"The backup's index cannot be read: {exc}") from exc
+
+    async def _remove_orphans(self, snapshots: list[Snapshot]) -> None:
+        """Parts whose backup never got its index (a push killed mid-way), a day old."""
+        complete = {s.tag("archive") for s in snapshots if "index" in s.tags}
+        old = datetime.now(UTC) - ORPHANS_AFTER
+        orphans = [
+            s.id
+            for s in snapshots
+            if s.tag("archive") not in complete
+            and s.tag("instance") == self.instance
+            and _when(s.time) < old
+        ]
+        await self.restic.forget(orphans, prune=False)
+
+
+class _Moved:
+    """Bytes moved so far, told to the transfer's progress."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.total = 0
+
+    def add(self, size: int) -> None:
+        self.total += size
+        self.progress(self.total)
+
+
+class _Part:
+    """A member of the archive as a repository keeps it: its tar before gzip."""
+
+    def __init__(self, member: str) -> None:
+        self.member = member
+        self.gzip = member.endswith(".gz")
+        self.file = member.removesuffix(".gz")
+        self.digest = hashlib.sha256()
+        self.bytes = 0
+
+    async def read(self, reader: ArchiveReader, moved: _Moved) -> AsyncIterator[bytes]:
+        async for chunk in _read(reader, self.member, self.gzip):
+            self.digest.update(chunk)
+            self.bytes += len(chunk)
+            moved.add(len(chunk))
+            yield chunk
+
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "member": self.member,
+            "file": self.file,
+            "gzip": self.gzip,
+            "sha256": self.digest.hexdigest(),
+            "bytes": self.bytes,
+        }
+
+
+async def _one(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+def _members(manifest: Manifest) -> list[str]:
+    members = [manifest.stack_member] if manifest.stack_member else []
+    return members + [a.member for a in manifest.assets if a.captured and a.member]
+
+
+async def _read(reader: ArchiveReader, member: str, gzipped: bool) -> AsyncIterator[bytes]:
+    """A member's bytes, gunzipped when it is gzip (read in a thread, a chunk at a time)."""
+    chunks = reader.chunks(member)
+    inflate = zlib_ng.decompressobj(31) if gzipped else None
+    while True:
+        chunk = await asyncio.to_thread(next, chunks, b"")
+        if not chunk:
+            break
+        data = inflate.decompress(chunk) if inflate else chunk
+        if data:
+            yield data
+    if inflate is not None:
+        rest = inflate.flush()
+        if rest:
+            yield rest
+
+
+def _put(writer: ArchiveWriter, member: str, raw: IO[bytes], gzipped: bool) -> tuple[str, int]:
+    """A part written as the archive's member (gzip-compressed anew when it was): its
+    SHA-256 and size as written."""
+    with writer.member(member) as sink:
+        compress = GzipWriter(sink, GZIP_LEVEL) if gzipped else None
+        while chunk := raw.read(CHUNK):
+            if compress:
+                compress.write(chunk)
+            else:
+                sink.write(chunk)
+        if compress:
+            compress.close()
+    return sink.sha256(), sink.size
+
+
+def _rechecked(manifest: Manifest, written: dict[str, tuple[str, int]]) -> Manifest:
+    """The manifest with the checksums and sizes of the members as written now."""
+    assets = [
+        dataclasses.replace(a, sha256=written[a.member][0], bytes=written[a.member][1])
+        if a.member in written
+        else a
+        for a in manifest.assets
+    ]
+    stack_sha = (
+        written[manifest.stack_member][0]
+        if manifest.stack_member in written
+        else manifest.stack_sha256
+    )
+    return dataclasses.replace(manifest, assets=assets, stack_sha256=stack_sha)
+
+
+def _when(text: str) -> datetime:
+    """restic's time (nanoseconds, an offset or Z) as a UTC datetime."""
+    try:
+        return datetime.fromisoformat(text).astimezone(UTC)
+    except ValueError:
+        return datetime.fromtimestamp(0, UTC)

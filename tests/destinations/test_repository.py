@@ -1,0 +1,192 @@
+"""Repository destinations: real backups kept in a real restic repository on a folder,
+deduplicated across backups, pulled back as the spec's archive and restored, opened by
+a fresh install with the recovery key alone."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    embedded_database_url,
+    service_env,
+    sign_in,
+    start_server,
+)
+from tests.support.stacks import compose_text, service, wait_run
+
+pytestmark = pytest.mark.docker
+
+database_url = embedded_database_url
+
+#: The stack's service writes this much random data into its volume, once.
+BLOB = 4 * 1024 * 1024
+WRITER = (
+    f'["sh", "-c", "[ -f /data/blob ] || head -c {BLOB} /dev/urandom > /data/blob; '
+    "trap 'exit 0' TERM; while true; do sleep 1 & wait $!; done\"]"
+)
+
+
+def data_stack(make_stack) -> str:
+    compose = compose_text(app=service(command=WRITER, volumes='["data:/data"]'))
+    return make_stack("kept", compose + "volumes:\n  data:\n")
+
+
+def back_up(client, stack: str) -> str:
+    before = {b["name"] for b in client.get("/api/backups").json()}
+    assert client.post(f"/api/stacks/{stack}/backups", json={}).status_code == 202
+    assert wait_run(client, stack)["status"] == "succeeded"
+    (made,) = [b["name"] for b in client.get("/api/backups").json() if b["name"] not in before]
+    return made
+
+
+def volume_digest(docker_client, volume: str) -> str:
+    out = docker_client.containers.run(
+        "stackyard-test/helper:1",
+        ["sha256sum", "/data/blob"],
+        volumes={volume: {"bind": "/data"}},
+        remove=True,
+    )
+    return out.decode().split()[0]
+
+
+def repository_body(path: Path, **extra) -> dict:
+    return {
+        "name": "vault",
+        "settings": {"type": "repository", "location": {"type": "folder", "path": str(path)}},
+        **extra,
+    }
+
+
+def folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def test_backups_kept_deduplicated_in_a_repository_pull_back_and_restore(
+    admin_client, make_stack, docker_client, tmp_path, app
+):
+    stack = data_stack(make_stack)
+    assert admin_client.post(f"/api/stacks/{stack}/actions/start").status_code == 202
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+    original = volume_digest(docker_client, f"{stack}_data")
+    repo = tmp_path / "repo"
+    made = admin_client.post("/api/destinations/repositories", json=repository_body(repo))
+    assert made.status_code == 201, made.text
+    answer = made.json()
+    # The recovery key is shown once: twelve groups a person can write down.
+    assert re.fullmatch(r"([A-Z2-7]{4}-){11}[A-Z2-7]{4}", answer["recovery_key"])
+    dest = answer["destination"]
+    assert dest["type"] == "repository" and dest["secrets_set"] == ["repository_key"]
+    assert answer["recovery_key"] not in admin_client.get("/api/destinations").text
+    # It is a restic repository anyone can open with restic itself and the recovery key.
+    keys = subprocess.run(
+        ["restic", "-r", str(repo), "key", "list", "--json"],
+        env={"RESTIC_PASSWORD": answer["recovery_key"], "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert answer["recovery_key_id"] in keys.stdout
+
+    first = back_up(admin_client, stack)
+    local = admin_client.get(f"/api/backups/{first}/download").content
+    pushed = admin_client.post(f"/api/backups/{first}/push", json={"destination_id": dest["id"]})
+    assert pushed.status_code == 202, pushed.text
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+    after_first = folder_size(repo)
+    # Encrypted: the volume's random bytes are not in the repository as they are.
+    assert after_first > BLOB * 0.9
+
+    second = back_up(admin_client, stack)
+    admin_client.post(f"/api/backups/{second}/push", json={"destination_id": dest["id"]})
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+    # The same data again adds next to nothing (the parts' metadata).
+    assert folder_size(repo) - after_first < 0.15 * after_first
+
+    listed = admin_client.get(f"/api/destinations/{dest['id']}/archives").json()
+    assert {a["name"] for a in listed} == {first, second}
+    assert next(a["size"] for a in listed if a["name"] == first) == len(local)
+
+    # Pulled back once the local copy is gone: an archive the restore takes.
+    assert admin_client.delete(f"/api/backups/{first}").status_code == 204
+    pulled = admin_client.post(f"/api/destinations/{dest['id']}/archives/{first}/pull")
+    assert pulled.status_code == 202, pulled.text
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+    verify = admin_client.post(f"/api/backups/{first}/verify")
+    assert verify.status_code == 200 and verify.json()["ok"], verify.text
+    clone = f"{stack}-back"
+    restored = admin_client.post(f"/api/backups/{first}/restore", json={"stack": clone})
+    assert restored.status_code == 202, restored.text
+    assert wait_run(admin_client, clone)["status"] == "succeeded"
+    assert volume_digest(docker_client, f"{clone}_data") == original
+
+    # Deleted from the repository: gone from its list.
+    assert (
+        admin_client.delete(f"/api/destinations/{dest['id']}/archives/{second}").status_code == 204
+    )
+    assert [
+        a["name"] for a in admin_client.get(f"/api/destinations/{dest['id']}/archives").json()
+    ] == [first]
+
+
+def test_a_fresh_install_recovers_every_backup_with_the_recovery_key(
+    admin_client, make_stack, docker_client, tmp_path, docker_cleanup
+):
+    stack = data_stack(make_stack)
+    assert admin_client.post(f"/api/stacks/{stack}/actions/start").status_code == 202
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+    original = volume_digest(docker_client, f"{stack}_data")
+    repo = tmp_path / "repo"
+    answer = admin_client.post("/api/destinations/repositories", json=repository_body(repo)).json()
+    name = back_up(admin_client, stack)
+    admin_client.post(
+        f"/api/backups/{name}/push", json={"destination_id": answer["destination"]["id"]}
+    )
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    server = start_server(fresh, env=service_env(fresh))
+    clone = f"{stack}-recovered"
+    docker_cleanup.compose_project(clone)
+    try:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            wrong = client.post(
+                "/api/destinations/repositories",
+                json=repository_body(repo, recovery_key="AAAA-" * 11 + "AAAA"),
+            )
+            assert wrong.status_code == 502 and "does not open" in wrong.json()["detail"]
+            assert client.get("/api/destinations").json() == []
+            recovered = client.post(
+                "/api/destinations/repositories",
+                json=repository_body(repo, recovery_key=answer["recovery_key"]),
+            )
+            assert recovered.status_code == 201, recovered.text
+            assert recovered.json()["recovery_key"] is None
+            dest = recovered.json()["destination"]["id"]
+            assert [a["name"] for a in client.get(f"/api/destinations/{dest}/archives").json()] == [
+                name
+            ]
+            pulled = client.post(f"/api/destinations/{dest}/archives/{name}/pull")
+            assert pulled.status_code == 202, pulled.text
+            assert wait_run(client, stack)["status"] == "succeeded"
+            restored = client.post(f"/api/backups/{name}/restore", json={"stack": clone})
+            assert restored.status_code == 202, restored.text
+            assert wait_run(client, clone)["status"] == "succeeded"
+    finally:
+        server.stop()
+    assert volume_digest(docker_client, f"{clone}_data") == original
+    # The instance's own key is a real repository key beside the recovery key.
+    keys = subprocess.run(
+        ["restic", "-r", str(repo), "key", "list", "--json"],
+        env={"RESTIC_PASSWORD": answer["recovery_key"], "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert keys.stdout.count('"id"') == 3  # the first instance's, the recovery key, the fresh one's
