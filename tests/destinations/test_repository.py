@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,7 @@ from tests.support.service import (
     start_server,
 )
 from tests.support.stacks import compose_text, service, wait_run
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -190,3 +192,58 @@ def test_a_fresh_install_recovers_every_backup_with_the_recovery_key(
         check=True,
     )
     assert keys.stdout.count('"id"') == 3  # the first instance's, the recovery key, the fresh one's
+
+
+def test_a_lock_left_by_a_killed_run_is_removed_and_a_live_ones_waited_for(
+    admin_client, make_stack, tmp_path
+):
+    stack = make_stack("locked", compose_text(app=service()))
+    repo = tmp_path / "repo"
+    answer = admin_client.post("/api/destinations/repositories", json=repository_body(repo)).json()
+    dest = answer["destination"]["id"]
+    names = []
+    for _ in range(2):
+        names.append(back_up(admin_client, stack))
+        admin_client.post(f"/api/backups/{names[-1]}/push", json={"destination_id": dest})
+        assert wait_run(admin_client, stack)["status"] == "succeeded"
+    env = {"RESTIC_PASSWORD": answer["recovery_key"], "PATH": "/usr/bin:/bin"}
+
+    def restic_holding_a_lock() -> subprocess.Popen:
+        """A backup that waits for its stdin: it holds a lock on the repository."""
+        process = subprocess.Popen(
+            ["restic", "-r", str(repo), "backup", "--stdin", "--stdin-filename", "x"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_until(lambda: any((repo / "locks").iterdir()), what="restic's lock")
+        return process
+
+    # SIGKILL: its lock stays, and a run that needs the repository alone is not wedged.
+    killed = restic_holding_a_lock()
+    killed.kill()
+    killed.wait()
+    assert any((repo / "locks").iterdir())
+    deleted = admin_client.delete(f"/api/destinations/{dest}/archives/{names[0]}")
+    assert deleted.status_code == 204, deleted.text
+
+    # A live run's lock: the next run waits for it, then goes on.
+    live = restic_holding_a_lock()
+    done: list[int] = []
+    waiting = threading.Thread(
+        target=lambda: done.append(
+            admin_client.delete(f"/api/destinations/{dest}/archives/{names[1]}").status_code
+        )
+    )
+    waiting.start()
+    try:
+        with pytest.raises(AssertionError):  # still waiting while the lock is held
+            wait_until(lambda: done, timeout=8, what="the delete")
+    finally:
+        live.stdin.close()
+        live.wait()
+    waiting.join(60)
+    assert done == [204]
+    use = admin_client.get(f"/api/destinations/{dest}/repository").json()
+    assert use["backups"] == 0 and use["stacks"] == {}

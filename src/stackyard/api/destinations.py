@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from stackyard.api.deps import AdminDep, AuditDep, central_services, require_admin
 from stackyard.api.models import Body, DbId
 from stackyard.destinations.model import RemoteArchive, RepositorySettings, Secrets, Settings
+from stackyard.destinations.repository import RepositoryUse
 from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
 from stackyard.destinations.transfers import Transfers
 from stackyard.jsonmodel import JsonInt
@@ -228,6 +229,13 @@ async def list_remote_archives(
 ) -> list[RemoteArchive]:
     """The archives Stackyard made that the destination holds, newest first."""
     return await destinations.archives(destination_id)
+
+
+@router.get("/destinations/{destination_id}/repository", operation_id="repositoryUse")
+async def repository_use(destination_id: DbId, destinations: DestinationsDep) -> RepositoryUse:
+    """A repository destination's use: what it takes on its storage against what its
+    backups would take as archives (the saving), its backups per stack."""
+    return await destinations.repository_use(destination_id)
 
 
 @router.delete(

@@ -23,6 +23,7 @@ import hashlib
 import json
 import tempfile
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -95,6 +96,20 @@ class RepositoryDestination:
         finally:
             reader.close()
 
+    async def use(self) -> RepositoryUse:
+        """What the repository keeps and what that weighs on its storage."""
+        backups: dict[str, int] = {}
+        total = 0
+        instances = set()
+        for snapshot in await self.restic.snapshots(TAG):
+            if "index" in snapshot.tags:
+                stack = snapshot.tag("stack") or "?"
+                backups[stack] = backups.get(stack, 0) + 1
+                total += int(snapshot.tag("size") or 0)
+                instances.add(snapshot.tag("instance") or "?")
+        stored = await self.restic.raw_size()
+        return RepositoryUse(stored, total, sum(backups.values()), backups, len(instances))
+
     async def archives(self) -> list[RemoteArchive]:
         found = []
         for snapshot in await self.restic.snapshots(TAG):
@@ -117,19 +132,18 @@ class RepositoryDestination:
         with target.open("xb") as out:
             writer = ArchiveWriter(out, manifest.created_at.timestamp())
             written: dict[str, tuple[str, int]] = {}
-            moved = 0
+            tars = sum(int(p["bytes"]) for p in index["parts"]) or 1
+            moved = _Moved(progress, int(index_snapshot.tag("size") or tars) / tars)
             for part in index["parts"]:
                 member = str(part["member"])
                 snapshot = parts.get(member)
                 if snapshot is None:
                     raise DestinationError(f"The repository lacks the part {member} of {name}")
                 with tempfile.TemporaryFile(dir=target.parent) as raw:
-                    await self._dump_part(snapshot, part, raw, name)
+                    await self._dump_part(snapshot, part, raw, name, moved)
                     raw.seek(0)
                     gzipped = bool(part["gzip"])
                     written[member] = await asyncio.to_thread(_put, writer, member, raw, gzipped)
-                moved += int(part["bytes"])
-                progress(moved)
             writer.add(MANIFEST, dump_manifest(_rechecked(manifest, written)))
 
     async def delete(self, name: str) -> None:
@@ -140,7 +154,7 @@ class RepositoryDestination:
         await self.restic.forget(ids, prune=True)
 
     async def _dump_part(
-        self, snapshot: Snapshot, part: dict[str, Any], raw: IO[bytes], name: str
+        self, snapshot: Snapshot, part: dict[str, Any], raw: IO[bytes], name: str, moved: _Moved
     ) -> None:
         """A part's tar into `raw`, checked against the SHA-256 the index says."""
         digest = hashlib.sha256()
@@ -148,6 +162,7 @@ class RepositoryDestination:
         def keep(chunk: bytes) -> None:
             raw.write(chunk)
             digest.update(chunk)
+            moved.add(len(chunk))
 
         await self.restic.dump(snapshot.id, str(part["file"]), keep)
         if digest.hexdigest() != part["sha256"]:
@@ -186,16 +201,31 @@ class RepositoryDestination:
         await self.restic.forget(orphans, prune=False)
 
 
-class _Moved:
-    """Bytes moved so far, told to the transfer's progress."""
+@dataclass(frozen=True)
+class RepositoryUse:
+    #: What the repository takes on its storage (deduplicated, compressed).
+    stored_bytes: int
+    #: What its backups would take as archives, all together.
+    archives_bytes: int
+    backups: int
+    #: Backups per stack.
+    stacks: dict[str, int]
+    #: How many instances keep backups here.
+    instances: int
 
-    def __init__(self, progress: Progress) -> None:
+
+class _Moved:
+    """Bytes moved so far, told to the transfer's progress (as bytes of the archive:
+    `scale` turns bytes of the parts' tars into the archive's)."""
+
+    def __init__(self, progress: Progress, scale: float = 1.0) -> None:
         self.progress = progress
+        self.scale = scale
         self.total = 0
 
     def add(self, size: int) -> None:
         self.total += size
-        self.progress(self.total)
+        self.progress(int(self.total * self.scale))
 
 
 class _Part:
@@ -209,10 +239,9 @@ class _Part:
         self.bytes = 0
 
     async def read(self, reader: ArchiveReader, moved: _Moved) -> AsyncIterator[bytes]:
-        async for chunk in _read(reader, self.member, self.gzip):
+        async for chunk in _read(reader, self.member, self.gzip, moved):
             self.digest.update(chunk)
             self.bytes += len(chunk)
-            moved.add(len(chunk))
             yield chunk
 
     def as_data(self) -> dict[str, Any]:
@@ -234,14 +263,18 @@ def _members(manifest: Manifest) -> list[str]:
     return members + [a.member for a in manifest.assets if a.captured and a.member]
 
 
-async def _read(reader: ArchiveReader, member: str, gzipped: bool) -> AsyncIterator[bytes]:
-    """A member's bytes, gunzipped when it is gzip (read in a thread, a chunk at a time)."""
+async def _read(
+    reader: ArchiveReader, member: str, gzipped: bool, moved: _Moved
+) -> AsyncIterator[bytes]:
+    """A member's bytes, gunzipped when it is gzip (read in a thread, a chunk at a time);
+    the archive's bytes read told to `moved`."""
     chunks = reader.chunks(member)
     inflate = zlib_ng.decompressobj(31) if gzipped else None
     while True:
         chunk = await asyncio.to_thread(next, chunks, b"")
         if not chunk:
             break
+        moved.add(len(chunk))
         data = inflate.decompress(chunk) if inflate else chunk
         if data:
             yield data

@@ -54,6 +54,7 @@ from stackyard.sealing import Sealer
 from stackyard.sshkeys import HostKey
 
 if TYPE_CHECKING:
+    from stackyard.destinations.repository import RepositoryUse
     from stackyard.destinations.restic import Restic
 
 _SETTINGS: TypeAdapter[AnySettings] = TypeAdapter(Settings)
@@ -338,6 +339,16 @@ class Destinations:
         kept = kept.model_copy(update={"repository_key": instance_key})
         view = await asyncio.to_thread(self._save, name, settings, kept, host_key)
         return NewRepository(view, shown, shown_id)
+
+    async def repository_use(self, destination_id: int) -> RepositoryUse:
+        """What a repository destination keeps, and what it takes on its storage."""
+        from stackyard.destinations.repository import RepositoryDestination
+
+        destination = await asyncio.to_thread(self.open, destination_id)
+        inner = destination.inner if isinstance(destination, Watched) else destination
+        if not isinstance(inner, RepositoryDestination):
+            raise Invalid("Only a repository destination keeps backups deduplicated")
+        return await inner.use()
 
     async def archives(self, destination_id: int) -> list[RemoteArchive]:
         destination = await asyncio.to_thread(self.open, destination_id)
