@@ -61,7 +61,7 @@ pkg_installed() {
 
 # ---------------------------------------------------------------- apt packages
 step_apt() {
-    local pkgs=(docker.io zip git openssh-client gnupg)
+    local pkgs=(docker.io zip git openssh-client gnupg restic)
     if [ "$WITH_TEST" -eq 1 ]; then
         pkgs+=(docker-registry busybox-static chromium postgresql docker-compose openssh-server openssl
                debootstrap unzip)

@@ -67,8 +67,8 @@ def test_the_deployed_service_starts_a_stack_on_its_host(
     assert container.labels["com.docker.compose.service"] == "web"
     assert container.labels["com.docker.compose.project.working_dir"] == str(stacks / stack_id)
     assert (stacks / stack_id / "compose.yaml").read_text() == compose
-    # What stacks from git run: git, ssh (deploy keys), gpg (OpenPGP signatures).
-    for tool in (["git", "--version"], ["ssh", "-V"], ["gpg", "--version"]):
+    # What stacks from git and repository destinations run.
+    for tool in (["git", "--version"], ["ssh", "-V"], ["gpg", "--version"], ["restic", "version"]):
         code, output = service.exec_run(tool)
         assert code == 0, (tool, output)
 
