@@ -39,6 +39,14 @@ def data_stack(make_stack) -> str:
     return make_stack("kept", compose + "volumes:\n  data:\n")
 
 
+def started_data_stack(client, make_stack, docker_client) -> tuple[str, str]:
+    """The data stack, started (its volume written): its id and its data's SHA-256."""
+    stack = data_stack(make_stack)
+    assert client.post(f"/api/stacks/{stack}/actions/start").status_code == 202
+    assert wait_run(client, stack)["status"] == "succeeded"
+    return stack, volume_digest(docker_client, f"{stack}_data")
+
+
 def back_up(client, stack: str) -> str:
     before = {b["name"] for b in client.get("/api/backups").json()}
     assert client.post(f"/api/stacks/{stack}/backups", json={}).status_code == 202
@@ -72,10 +80,7 @@ def folder_size(path: Path) -> int:
 def test_backups_kept_deduplicated_in_a_repository_pull_back_and_restore(
     admin_client, make_stack, docker_client, tmp_path, app
 ):
-    stack = data_stack(make_stack)
-    assert admin_client.post(f"/api/stacks/{stack}/actions/start").status_code == 202
-    assert wait_run(admin_client, stack)["status"] == "succeeded"
-    original = volume_digest(docker_client, f"{stack}_data")
+    stack, original = started_data_stack(admin_client, make_stack, docker_client)
     repo = tmp_path / "repo"
     made = admin_client.post("/api/destinations/repositories", json=repository_body(repo))
     assert made.status_code == 201, made.text
@@ -139,10 +144,7 @@ def test_backups_kept_deduplicated_in_a_repository_pull_back_and_restore(
 def test_a_fresh_install_recovers_every_backup_with_the_recovery_key(
     admin_client, make_stack, docker_client, tmp_path, docker_cleanup
 ):
-    stack = data_stack(make_stack)
-    assert admin_client.post(f"/api/stacks/{stack}/actions/start").status_code == 202
-    assert wait_run(admin_client, stack)["status"] == "succeeded"
-    original = volume_digest(docker_client, f"{stack}_data")
+    stack, original = started_data_stack(admin_client, make_stack, docker_client)
     repo = tmp_path / "repo"
     answer = admin_client.post("/api/destinations/repositories", json=repository_body(repo)).json()
     name = back_up(admin_client, stack)

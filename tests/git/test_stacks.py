@@ -14,6 +14,19 @@ from tests.support.waiting import wait_until
 pytestmark = pytest.mark.docker
 
 
+@pytest.fixture
+def app_repository(admin_client, work, daemon) -> dict:
+    """A repository whose folder `app` holds a one-service stack (version 1), pushed."""
+
+    def made(**settings) -> dict:
+        work.write("app/compose.yaml", app_compose("1"))
+        work.commit("app")
+        work.push()
+        return add_repository(admin_client, daemon.url_for("stacks.git"), **settings)
+
+    return made
+
+
 def test_a_running_stack_is_adopted_after_its_diff_is_shown(
     app, admin_client, docker_client, make_stack, quick_gate, work, daemon, stacks_dir
 ):
@@ -49,14 +62,11 @@ def test_a_running_stack_is_adopted_after_its_diff_is_shown(
 
 
 def test_the_poll_deploys_a_push_and_the_news_is_raised_on_the_hosts_events(
-    app, admin_client, docker_client, docker_cleanup, quick_gate, work, daemon, unique
+    app, admin_client, docker_client, docker_cleanup, quick_gate, work, app_repository, unique
 ):
     heard = []
     app.state.services.machine.events.listen(heard.append)
-    work.write("app/compose.yaml", app_compose("1"))
-    work.commit("app")
-    work.push()
-    repo = add_repository(admin_client, daemon.url_for("stacks.git"), poll_seconds=10)
+    repo = app_repository(poll_seconds=10)
     view = add_stack(admin_client, docker_cleanup, repo["id"], f"app-{unique}", "app")
     work.write("app/compose.yaml", app_compose("2"))
     work.commit("app 2")
@@ -72,12 +82,9 @@ def test_the_poll_deploys_a_push_and_the_news_is_raised_on_the_hosts_events(
 
 
 def test_a_git_stacks_files_are_read_only_until_local_edits_are_allowed(
-    admin_client, docker_cleanup, quick_gate, work, daemon, unique, stacks_dir
+    admin_client, docker_cleanup, quick_gate, app_repository, unique, stacks_dir
 ):
-    work.write("app/compose.yaml", app_compose("1"))
-    work.commit("app")
-    work.push()
-    repo = add_repository(admin_client, daemon.url_for("stacks.git"))
+    repo = app_repository()
     stack = add_stack(admin_client, docker_cleanup, repo["id"], f"app-{unique}", "app")["stack"]
     compose = app_compose("edited")
     by_page = admin_client.put(f"/api/stacks/{stack}/compose", json={"content": compose})
@@ -108,12 +115,9 @@ def test_a_git_stacks_files_are_read_only_until_local_edits_are_allowed(
 
 
 def test_a_detached_or_deleted_stack_is_no_longer_from_git(
-    admin_client, docker_cleanup, quick_gate, work, daemon, unique, stacks_dir
+    admin_client, docker_cleanup, quick_gate, app_repository, unique, stacks_dir
 ):
-    work.write("app/compose.yaml", app_compose("1"))
-    work.commit("app")
-    work.push()
-    repo = add_repository(admin_client, daemon.url_for("stacks.git"))
+    repo = app_repository()
     first = add_stack(admin_client, docker_cleanup, repo["id"], f"one-{unique}", "app")["stack"]
     second = add_stack(admin_client, docker_cleanup, repo["id"], f"two-{unique}", "app")["stack"]
     in_use = admin_client.delete(f"/api/git/repositories/{repo['id']}")
@@ -133,12 +137,9 @@ def test_a_detached_or_deleted_stack_is_no_longer_from_git(
 
 
 def test_a_stack_whose_policy_is_off_is_never_synced(
-    admin_client, docker_client, docker_cleanup, quick_gate, work, daemon, unique
+    admin_client, docker_client, docker_cleanup, quick_gate, work, app_repository, unique
 ):
-    work.write("app/compose.yaml", app_compose("1"))
-    work.commit("app")
-    work.push()
-    repo = add_repository(admin_client, daemon.url_for("stacks.git"))
+    repo = app_repository()
     stack = add_stack(admin_client, docker_cleanup, repo["id"], f"app-{unique}", "app")["stack"]
     off = admin_client.patch(f"/api/git/stacks/{stack}", json={"policy": "off"})
     assert off.status_code == 200 and off.json()["policy"] == "off"
