@@ -43,11 +43,16 @@ FRESH = "e2e-layout-fresh"
 OPENERS: list[tuple[str, str, str]] = [
     (STACK_PAGE, "Back up", "operator"),
     (STACK_PAGE, f"Delete stack {STACK}", "admin"),
+    (STACK_PAGE, "Deploy from git", "admin"),
+    ("/settings", "Add a repository", "admin"),
+    ("/settings", "Webhook and keys", "admin"),
     ("/backups", "Restore", "admin"),
     ("/backups", "Push", "admin"),
     ("/backups", "Pull from a destination", "admin"),
     ("/backups", "Delete", "admin"),
     ("/destinations", "Add a destination", "admin"),
+    ("/destinations", "New repository", "admin"),
+    ("/destinations", "Recover from a repository", "admin"),
     ("/destinations", "Edit", "admin"),
     ("/destinations", "Delete", "admin"),
     ("/schedules", "Add a schedule", "admin"),
@@ -95,10 +100,10 @@ FITS = """
 @pytest.fixture(scope="session")
 def world(tmp_path_factory, docker_client, sftp_server) -> Iterator[ServerProcess]:
     """A server of its own with what the pages show: a stack with a port and a volume, an
-    archive of it, a destination, a schedule, and a user of each role. Not the browser
-    tests' shared server: the agents other modules add there are gone by now, and their
-    pages rightly say so. Per session: a worker may run this module's tests between other
-    modules'."""
+    archive of it, a destination, a schedule, a git repository, and a user of each role.
+    Not the browser tests' shared server: the agents other modules add there are gone by
+    now, and their pages rightly say so. Per session: a worker may run this module's tests
+    between other modules'."""
     tmp_path = tmp_path_factory.mktemp("layout")
     for name in (STACK, FRESH):
         folder = tmp_path / "stacks" / name
@@ -143,6 +148,16 @@ def world(tmp_path_factory, docker_client, sftp_server) -> Iterator[ServerProces
             },
         )
         assert schedule.status_code == 201, schedule.text
+        # An address nothing is asked of: fetched only by hand (poll 0), over HTTPS (no key).
+        repository = admin.post(
+            "/api/git/repositories",
+            json={
+                "name": "a git repository with a long name",
+                "url": "https://git.example.invalid/ops/a-repository-with-a-long-name.git",
+                "poll_seconds": 0,
+            },
+        )
+        assert repository.status_code == 201, repository.text
     yield server
     server.stop()
     for volume in docker_client.volumes.list(filters={"name": STACK}):

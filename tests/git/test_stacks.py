@@ -103,9 +103,13 @@ def test_a_git_stacks_files_are_read_only_until_local_edits_are_allowed(
     )
     assert uploaded.status_code == removed.status_code == moved.status_code == 403
     assert sorted(p.name for p in (stacks_dir / stack).iterdir()) == ["compose.yaml"]
-    # Its .secrets are the host's own: always editable.
+    assert admin_client.get(f"/api/git/stacks/{stack}").json()["ref"] == "main"
+    # Its .env and .secrets are the host's own: always editable.
     secrets = admin_client.put(f"/api/stacks/{stack}/secrets", json={"content": "S=1\n"})
     assert secrets.status_code == 204, secrets.text
+    env = admin_client.put(f"/api/stacks/{stack}/env", json={"content": "HOST=here\n"})
+    assert env.status_code == 200, env.text
+    assert admin_client.get(f"/api/git/stacks/{stack}").json()["edited"] == []
 
     allowed = admin_client.patch(f"/api/git/stacks/{stack}", json={"local_edits": True})
     assert allowed.status_code == 200 and allowed.json()["local_edits"] is True

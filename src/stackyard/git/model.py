@@ -196,6 +196,8 @@ class GitStackView:
     stack: str
     repository: str
     repository_name: str
+    #: The branch or tag the stack follows (its repository's).
+    ref: str
     path: str
     policy: GitPolicy
     local_edits: bool

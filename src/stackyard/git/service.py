@@ -417,6 +417,7 @@ class GitService:
             stack=stack.stack,
             repository=stack.repository,
             repository_name=repository.name if repository else "(removed)",
+            ref=repository.ref if repository else "",
             path=stack.path,
             policy=stack.policy,
             local_edits=stack.local_edits,

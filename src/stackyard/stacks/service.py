@@ -176,7 +176,7 @@ class StackService:
         return stack_id
 
     def save(self, stack_id: str, kind: FileKind, content: str) -> None:
-        if kind != "secrets":
+        if kind == "compose":  # (.env and .secrets are the host's own, whatever the source)
             self._editable(stack_id)
         self.machine.store.write(stack_id, kind, content)
         self._refresh(stack_id)
@@ -200,10 +200,10 @@ class StackService:
 
     def check_editable(self, *paths: str) -> None:
         """Forbidden when a path of the stacks folder (the file browser's) lies in a stack
-        whose files may not be edited here."""
+        whose files may not be edited here (its `.env` and `.secrets` always may)."""
         for path in paths:
-            first = path.strip().strip("/").split("/", 1)[0]
-            if first not in ("", ".", ".."):
+            first, _, rest = path.strip().strip("/").partition("/")
+            if first not in ("", ".", "..") and rest not in (".env", ".secrets"):
                 self._editable(first)
 
     def _refresh(self, stack_id: str) -> None:

@@ -101,6 +101,14 @@ export type DestinationType = DestinationSettings["type"];
 export type SftpSettings = components["schemas"]["SftpSettings"];
 export type S3Settings = components["schemas"]["S3Settings"];
 export type NfsSettings = components["schemas"]["NfsSettings"];
+/** A restic repository on a folder, an SFTP server or S3 (its own key and the recovery key open it). */
+export type RepositorySettings = components["schemas"]["RepositorySettings"];
+export type RepositoryLocation = RepositorySettings["location"];
+export type FolderLocation = components["schemas"]["FolderLocation"];
+/** A new repository, or with `recovery_key` one recovered (`POST /api/destinations/repositories`). */
+export type NewRepository = RequestBody<"/api/destinations/repositories", "post">;
+/** The repository made: its destination, and the recovery key shown this once (null when recovered). */
+export type MadeRepository = ResponseBody<"/api/destinations/repositories", "post">;
 /** Write-only sign-in secrets: sent, never read back (`secrets_set` names those stored). */
 export type DestinationSecrets = components["schemas"]["Secrets"];
 export type NewDestination = RequestBody<"/api/destinations", "post">;

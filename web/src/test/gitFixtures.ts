@@ -41,6 +41,7 @@ export function makeGitStack(overrides: Partial<GitStackView> = {}): GitStackVie
     stack: "web",
     repository: "r1",
     repository_name: "infra",
+    ref: "main",
     path: "stacks/web",
     policy: "notify",
     local_edits: false,

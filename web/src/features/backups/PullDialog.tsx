@@ -9,6 +9,7 @@ import { Field } from "../../components/Field";
 import { formatBytes, formatDateTime } from "../../components/format";
 import { Loading } from "../../components/Loading";
 import { RowActions, Table } from "../../components/Table";
+import { typeTag } from "../destinations/destinationTypes";
 import { destinationsQueryOptions, remoteArchivesQueryOptions, usePullArchiveInto } from "../destinations/queries";
 
 const COLUMNS = ["Archive", "Size", "Modified"] as const;
@@ -96,7 +97,7 @@ export function PullDialog({
             >
               {list.map((d) => (
                 <option key={d.id} value={d.id}>
-                  {d.name} ({d.settings.type.toUpperCase()})
+                  {d.name} ({typeTag(d.settings)})
                 </option>
               ))}
             </select>

@@ -7,6 +7,7 @@ import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { formatBytes } from "../../components/format";
 import { Loading } from "../../components/Loading";
+import { typeTag } from "../destinations/destinationTypes";
 import { destinationsQueryOptions, usePushBackup } from "../destinations/queries";
 import { FormActions } from "../../components/FormActions";
 
@@ -71,7 +72,7 @@ export function PushDialog({
             >
               {list.map((d) => (
                 <option key={d.id} value={d.id}>
-                  {d.name} ({d.settings.type.toUpperCase()})
+                  {d.name} ({typeTag(d.settings)})
                 </option>
               ))}
             </select>

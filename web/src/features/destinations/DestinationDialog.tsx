@@ -4,15 +4,23 @@ import type {
   DestinationSecrets,
   DestinationSettings,
   DestinationTestResult,
-  DestinationType,
   NfsSettings,
+  RepositorySettings,
   S3Settings,
 } from "../../api/types";
 import { Dialog } from "../../components/Dialog";
 import { ErrorText } from "../../components/ErrorText";
 import { Field } from "../../components/Field";
 import { FormActions } from "../../components/FormActions";
-import { SECRETS_OF, TYPE_LABELS, type SecretName } from "./destinationTypes";
+import {
+  locationWhere,
+  PLAIN_TYPES,
+  SECRETS_OF,
+  secretsOf,
+  TYPE_LABELS,
+  type PlainType,
+  type SecretName,
+} from "./destinationTypes";
 import { NEW_NFS, NfsForm } from "./NfsForm";
 import { useCreateDestination, useTestUnsavedDestination, useUpdateDestination } from "./queries";
 import { NEW_S3, S3Form, s3Settings } from "./S3Form";
@@ -21,7 +29,7 @@ import { NEW_SFTP, sftpDraft, SftpForm, sftpSettings, type SftpDraft } from "./S
 
 /** The settings of each type as typed: switching the type keeps what was typed for the others. */
 interface Draft {
-  type: DestinationType;
+  type: PlainType;
   sftp: SftpDraft;
   s3: S3Settings;
   nfs: NfsSettings;
@@ -30,14 +38,14 @@ interface Draft {
 function draftOf(destination: Destination | null): Draft {
   const settings = destination?.settings;
   return {
-    type: settings?.type ?? "sftp",
+    type: settings && settings.type !== "repository" ? settings.type : "sftp",
     sftp: settings?.type === "sftp" ? sftpDraft(settings) : NEW_SFTP,
     s3: settings?.type === "s3" ? settings : NEW_S3,
     nfs: settings?.type === "nfs" ? settings : NEW_NFS,
   };
 }
 
-function settingsOf(draft: Draft): DestinationSettings {
+function settingsOf(draft: Draft): Exclude<DestinationSettings, RepositorySettings> {
   switch (draft.type) {
     case "sftp":
       return sftpSettings(draft.sftp);
@@ -69,6 +77,11 @@ function TestResult({ result, saving }: { result: DestinationTestResult; saving:
  * that type's form (`SftpForm`, `S3Form`, `NfsForm`), its secrets. Secrets are write-only:
  * stored ones show as "stored — leave empty to keep". A new destination's settings can be
  * tried first ("Test"): for SFTP the server's host key is shown, and saving pins that very key.
+ *
+ * A repository (made by `RepositoryDialog`) is edited here too, but only its name and its
+ * location's secrets: its location stays (its data and keys are there; one moved elsewhere is
+ * recovered there with its recovery key), and its pinned host key stays (a repository pins
+ * its server's key when it is made, not by a test).
  */
 export function DestinationDialog({
   destination,
@@ -90,7 +103,8 @@ export function DestinationDialog({
   const [secrets, setSecrets] = useState<Partial<Record<SecretName, string>>>({});
   const [removed, setRemoved] = useState<ReadonlySet<SecretName>>(new Set());
   const [forgetKey, setForgetKey] = useState(false);
-  const secretNames = SECRETS_OF[draft.type];
+  const repository = destination?.settings.type === "repository" ? destination.settings : null;
+  const secretNames = repository ? secretsOf(repository) : SECRETS_OF[draft.type];
 
   /** A change to what the test tried makes its result (and the key it showed) stale. */
   function change(next: (draft: Draft) => Draft) {
@@ -115,18 +129,19 @@ export function DestinationDialog({
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    const settings = settingsOf(draft);
     const sent = secretsToSend();
+    const secretsChange = Object.keys(sent).length ? { secrets: sent } : {};
+    if (destination && repository) {
+      // Its settings are left out: the server keeps them as they are.
+      update.mutate({ id: destination.id, change: { name: name.trim(), ...secretsChange } }, { onSuccess: onSaved });
+      return;
+    }
+    const settings = settingsOf(draft);
     if (destination) {
       update.mutate(
         {
           id: destination.id,
-          change: {
-            name: name.trim(),
-            settings,
-            ...(Object.keys(sent).length ? { secrets: sent } : {}),
-            ...(forgetKey ? { host_key: null } : {}),
-          },
+          change: { name: name.trim(), settings, ...secretsChange, ...(forgetKey ? { host_key: null } : {}) },
         },
         { onSuccess: onSaved },
       );
@@ -144,14 +159,27 @@ export function DestinationDialog({
         <Field label="Name">
           <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
         </Field>
-        {editing ? (
+        {repository ? (
+          <>
+            <p>
+              Type: <strong>{TYPE_LABELS.repository}</strong>
+            </p>
+            <p>
+              Location: <code>{locationWhere(repository.location)}</code>
+            </p>
+            <p className="muted small">
+              The location is not changed here. A repository moved elsewhere is added again with “Recover from a
+              repository” and its recovery key.
+            </p>
+          </>
+        ) : editing ? (
           <p>
             Type: <strong>{TYPE_LABELS[draft.type]}</strong>
           </p>
         ) : (
           <Field label="Type">
-            <select value={draft.type} onChange={(e) => change((d) => ({ ...d, type: e.target.value as DestinationType }))}>
-              {(Object.keys(TYPE_LABELS) as DestinationType[]).map((type) => (
+            <select value={draft.type} onChange={(e) => change((d) => ({ ...d, type: e.target.value as PlainType }))}>
+              {PLAIN_TYPES.map((type) => (
                 <option key={type} value={type}>
                   {TYPE_LABELS[type]}
                 </option>
@@ -159,13 +187,13 @@ export function DestinationDialog({
             </select>
           </Field>
         )}
-        {draft.type === "sftp" && (
+        {!repository && draft.type === "sftp" && (
           <SftpForm draft={draft.sftp} onChange={(patch) => change((d) => ({ ...d, sftp: { ...d.sftp, ...patch } }))} />
         )}
-        {draft.type === "s3" && (
+        {!repository && draft.type === "s3" && (
           <S3Form draft={draft.s3} onChange={(patch) => change((d) => ({ ...d, s3: { ...d.s3, ...patch } }))} />
         )}
-        {draft.type === "nfs" && (
+        {!repository && draft.type === "nfs" && (
           <NfsForm draft={draft.nfs} onChange={(patch) => change((d) => ({ ...d, nfs: { ...d.nfs, ...patch } }))} />
         )}
         <SecretFields
@@ -184,7 +212,7 @@ export function DestinationDialog({
             setRemoved(next);
           }}
         />
-        {editing && draft.type === "sftp" && destination.host_key_fingerprint && (
+        {editing && !repository && draft.type === "sftp" && destination.host_key_fingerprint && (
           <label className="check">
             <input type="checkbox" checked={forgetKey} onChange={(e) => setForgetKey(e.target.checked)} />
             <span>

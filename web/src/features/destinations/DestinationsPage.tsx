@@ -13,14 +13,16 @@ import { FollowedRun } from "../backups/FollowedRun";
 import { backupsQueryOptions } from "../backups/queries";
 import { RestoreDialog } from "../backups/RestoreDialog";
 import { DestinationDialog } from "./DestinationDialog";
-import { TYPE_LABELS, whereOf } from "./destinationTypes";
+import { sftpOf, TYPE_LABELS, whereOf } from "./destinationTypes";
 import { destinationsQueryOptions, invalidateAfterTransfer, useDeleteDestination, useTestDestination } from "./queries";
 import { RemoteArchives } from "./RemoteArchives";
+import { RepositoryDialog } from "./RepositoryDialog";
 
 const COLUMNS = ["Name", "Type", "Where", "Host key"] as const;
 
+/** The SFTP server's pinned key: a plain SFTP destination's, or a repository's kept there. */
 function HostKey({ destination }: { destination: Destination }) {
-  if (destination.settings.type !== "sftp") return <span className="muted">—</span>;
+  if (!sftpOf(destination.settings)) return <span className="muted">—</span>;
   if (!destination.host_key_fingerprint) {
     return <span className="muted small">Not pinned yet: the first successful test pins it</span>;
   }
@@ -102,6 +104,7 @@ function Destinations() {
   const destinations = useQuery(destinationsQueryOptions());
   const remove = useDeleteDestination();
   const [dialog, setDialog] = useState<{ destination: Destination | null } | null>(null);
+  const [repositoryDialog, setRepositoryDialog] = useState<"new" | "recover" | null>(null);
   const [deleting, setDeleting] = useState<Destination | null>(null);
   const [browsing, setBrowsing] = useState<number | null>(null);
   const [followed, setFollowed] = useState<Followed | null>(null);
@@ -140,11 +143,18 @@ function Destinations() {
           <button type="button" className="primary" onClick={() => setDialog({ destination: null })}>
             Add a destination
           </button>
+          <button type="button" onClick={() => setRepositoryDialog("new")}>
+            New repository
+          </button>
+          <button type="button" onClick={() => setRepositoryDialog("recover")}>
+            Recover from a repository
+          </button>
         </div>
       </div>
       <p className="muted">
-        Where archives are sent besides this host: an SFTP server, S3-compatible object storage or an NFS export. Push an
-        archive from the Backups page, or let a schedule do it.
+        Where archives are sent besides this host: an SFTP server, S3-compatible object storage or an NFS export, each
+        archive kept whole; or a repository (restic) on a folder, SFTP or S3, where backups are kept deduplicated and
+        encrypted. Push an archive from the Backups page, or let a schedule do it.
       </p>
       {message && (
         <p className={message.failed ? "error" : "success"} role={message.failed ? "alert" : "status"}>
@@ -170,7 +180,10 @@ function Destinations() {
       {!destinations.data ? (
         !destinations.isError && <Loading />
       ) : destinations.data.length === 0 ? (
-        <p className="muted">No destinations yet.</p>
+        <p className="muted">
+          No destinations yet. On a fresh install, “Recover from a repository” opens the backups of a repository made
+          before, with its recovery key.
+        </p>
       ) : (
         <Table label="Destinations" columns={COLUMNS} actions>
           {destinations.data.map((destination) => (
@@ -215,6 +228,23 @@ function Destinations() {
           }}
         />
       )}
+      {repositoryDialog && (
+        <RepositoryDialog
+          recover={repositoryDialog === "recover"}
+          onClose={() => setRepositoryDialog(null)}
+          onDone={(made) => {
+            const recovered = repositoryDialog === "recover";
+            setRepositoryDialog(null);
+            if (recovered) {
+              // What it holds is what was recovered: shown at once, to pull and restore.
+              setBrowsing(made.id);
+              setMessage({ text: `Repository ${made.name} recovered: its backups are listed below.`, failed: false });
+            } else {
+              setMessage({ text: `Repository ${made.name} made.`, failed: false });
+            }
+          }}
+        />
+      )}
       {deleting && (
         <ConfirmDelete
           title={`Delete destination ${deleting.name}?`}
@@ -229,6 +259,8 @@ function Destinations() {
         >
           <p>
             Stackyard forgets the destination and its stored secrets. The archives on it stay there, untouched.
+            {deleting.settings.type === "repository" &&
+              " This instance's own key to the repository goes too: to use the repository again, recover it with its recovery key."}
           </p>
         </ConfirmDelete>
       )}

@@ -2,7 +2,7 @@ import { queryOptions, useMutation, useQueryClient, type QueryClient } from "@ta
 import { api } from "../../api/client";
 import { unwrap } from "../../api/errors";
 import { hostApi, LOCAL_HOST, type HostId } from "../../api/hosts";
-import type { DestinationChange, NewDestination, Run, UnsavedDestinationTest } from "../../api/types";
+import type { DestinationChange, NewDestination, NewRepository, Run, UnsavedDestinationTest } from "../../api/types";
 import { backupKeys } from "../backups/queries";
 import { useHost } from "../hosts/host";
 import { invalidateStacks, stackKeys } from "../stacks/queries";
@@ -37,6 +37,19 @@ export function useCreateDestination() {
   const queryClient = useQueryClient();
   return useMutation({
     mutationFn: (body: NewDestination) => unwrap(api.POST("/api/destinations", { body })),
+    onSettled: () => invalidateDestinations(queryClient),
+  });
+}
+
+/**
+ * A repository destination: a new one made at its location (the answer holds the recovery
+ * key, shown once), or with `recovery_key` the one there recovered, given a key of this
+ * instance's. Slow: the repository is made or opened before the answer.
+ */
+export function useCreateRepository() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (body: NewRepository) => unwrap(api.POST("/api/destinations/repositories", { body })),
     onSettled: () => invalidateDestinations(queryClient),
   });
 }

@@ -4,7 +4,8 @@ import { useGitAdmin } from "./permissions";
 import { useChangeGitStack } from "./queries";
 import "./git.css";
 
-/** Whether the stack's compose file and .env are read-only here: from git, local edits not allowed. */
+/** Whether the stack's compose file is read-only here: from git, local edits not allowed
+ * (its .env and .secrets are the host's own: always editable). */
 export function readOnlyFromGit(view: GitStackView | null | undefined): view is GitStackView {
   return Boolean(view && !view.local_edits);
 }
@@ -20,7 +21,8 @@ export function GitFilesBanner({ view }: { view: GitStackView }) {
     <div className="git-banner" role="note" aria-label="Files from git">
       <p>
         These files come from <strong>{view.repository_name}</strong> (folder{" "}
-        <code>{view.path ? view.path : "/"}</code>): change them in git, or allow local edits.
+        <code>{view.path ? view.path : "/"}</code>, {view.ref}): change them in git, or allow local edits.
+        The .env and .secrets below are this host's own: the repository&apos;s .env is their template.
       </p>
       {mayAdminister && (
         <div className="actions">

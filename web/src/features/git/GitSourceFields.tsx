@@ -4,6 +4,7 @@ import type { GitPolicy, GitRepository } from "../../api/types";
 import { Field } from "../../components/Field";
 import { useHost, withHost } from "../hosts/host";
 import { POLICIES, POLICY_HELP, POLICY_LABEL } from "./outcome";
+import "./git.css";
 
 /** What makes a stack of a repository folder: the repository, its folder, the policy, local edits. */
 export interface GitSource {
@@ -74,7 +75,7 @@ export function GitSourceFields({
       <fieldset>
         <legend>When a commit changes the folder</legend>
         {POLICIES.map((policy) => (
-          <label className="check" key={policy}>
+          <label className="check git-choice" key={policy}>
             <input
               type="radio"
               name={name}
@@ -88,7 +89,7 @@ export function GitSourceFields({
           </label>
         ))}
       </fieldset>
-      <label className="check">
+      <label className="check git-choice">
         <input
           type="checkbox"
           checked={source.local_edits}

@@ -148,7 +148,7 @@ export function GitStackCard({ view }: { view: GitStackView }) {
       </dl>
       {last && needsAction(last.outcome) && <SyncAlert outcome={last} />}
       {divergedNote && (
-        <div className="git-alert tone-warn" role="alert">
+        <div className="git-alert tone-warn" data-testid="git-edited">
           <p>
             Edited here since the deployed commit: {view.edited.join(", ")}. A new commit that changes the stack is not
             deployed over them without a confirmation.

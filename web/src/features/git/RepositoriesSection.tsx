@@ -17,7 +17,7 @@ import { RepositoryAccessDialog } from "./RepositoryAccess";
 import { AUTH_LABEL, RepositoryDialog } from "./RepositoryDialog";
 import "./git.css";
 
-const COLUMNS = ["Name", "Address", "Sign-in", "Poll", "Last fetch", "Signed commits"] as const;
+const COLUMNS = ["Repository", "Sign-in", "Poll", "Last fetch", "Signed commits"] as const;
 const FOLD = ["Signed commits", "Poll", "Sign-in"] as const;
 
 /** "every 5 min", "every 45 s", or by webhook and by hand only. */
@@ -115,14 +115,14 @@ function RepositoryRow({
     <Row>
       <th scope="row" className="git-repo-cell">
         {repository.name}
-      </th>
-      <td className="git-repo-cell">
-        <code>{repository.url}</code>
-        <div className="muted small">
+        <div className="row-sub">
+          <code>{repository.url}</code>
+        </div>
+        <div className="row-sub muted">
           {repository.ref}
           {repository.webhook ? " · webhook set" : ""}
         </div>
-      </td>
+      </th>
       <Cell column="Sign-in">
         {AUTH_LABEL[repository.auth]}
         {repository.auth === "token" && <div className="muted small">as {repository.username}</div>}
@@ -219,21 +219,21 @@ export function RepositoriesSection() {
             <p className="muted">No repositories yet.</p>
           ) : (
             <div className="git-repos">
-            <Table label="Git repositories" columns={COLUMNS} fold={FOLD} actions={maySync || mayAdminister}>
-              {list.map((repository) => (
-                <RepositoryRow
-                  key={repository.id}
-                  repository={repository}
-                  mayAdminister={mayAdminister}
-                  maySync={maySync}
-                  syncing={sync.isPending && sync.variables === repository.id}
-                  onSync={() => syncNow(repository)}
-                  onEdit={() => setOpen({ kind: "edit", id: repository.id })}
-                  onAccess={() => setOpen({ kind: "access", id: repository.id })}
-                  onDelete={() => setOpen({ kind: "delete", id: repository.id })}
-                />
-              ))}
-            </Table>
+              <Table label="Git repositories" columns={COLUMNS} fold={FOLD} actions={maySync || mayAdminister}>
+                {list.map((repository) => (
+                  <RepositoryRow
+                    key={repository.id}
+                    repository={repository}
+                    mayAdminister={mayAdminister}
+                    maySync={maySync}
+                    syncing={sync.isPending && sync.variables === repository.id}
+                    onSync={() => syncNow(repository)}
+                    onEdit={() => setOpen({ kind: "edit", id: repository.id })}
+                    onAccess={() => setOpen({ kind: "access", id: repository.id })}
+                    onDelete={() => setOpen({ kind: "delete", id: repository.id })}
+                  />
+                ))}
+              </Table>
             </div>
           )}
           {mayAdminister && (

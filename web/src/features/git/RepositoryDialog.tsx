@@ -6,6 +6,7 @@ import { Field } from "../../components/Field";
 import { FormActions } from "../../components/FormActions";
 import { useSaveRepository } from "./queries";
 import { joinTrustedKeys, splitTrustedKeys } from "./trustedKeys";
+import "./git.css";
 
 export const AUTH_LABEL: Record<GitAuth, string> = {
   none: "None (a public repository)",
@@ -119,16 +120,16 @@ export function RepositoryDialog({
             <div>
               <Field label="Token">
                 <input
-                type="password"
-                autoComplete="new-password"
-                spellCheck={false}
-                maxLength={4000}
-                required={!tokenKept}
-                placeholder={tokenKept ? "kept (leave empty to keep it)" : undefined}
-                aria-describedby={tokenHelpId}
-                value={token}
-                onChange={(e) => setToken(e.target.value)}
-              />
+                  type="password"
+                  autoComplete="new-password"
+                  spellCheck={false}
+                  maxLength={4000}
+                  required={!tokenKept}
+                  placeholder={tokenKept ? "kept (leave empty to keep it)" : undefined}
+                  aria-describedby={tokenHelpId}
+                  value={token}
+                  onChange={(e) => setToken(e.target.value)}
+                />
               </Field>
               <p className="muted small" id={tokenHelpId}>
                 {tokenKept
@@ -140,37 +141,37 @@ export function RepositoryDialog({
         )}
         <div>
           <Field label="Poll every (seconds)">
-          <input
-            type="number"
-            required
-            min={0}
-            max={7 * 24 * 3600}
-            step={1}
-            aria-describedby={pollHelpId}
-            value={poll}
-            onChange={(e) => setPoll(e.target.value)}
-          />
+            <input
+              type="number"
+              required
+              min={0}
+              max={7 * 24 * 3600}
+              step={1}
+              aria-describedby={pollHelpId}
+              value={poll}
+              onChange={(e) => setPoll(e.target.value)}
+            />
           </Field>
           <p className="muted small" id={pollHelpId}>
             0: fetched only by a webhook or by hand (Sync now); else at least every {MIN_POLL} seconds.
           </p>
         </div>
-        <label className="check">
+        <label className="check git-choice">
           <input type="checkbox" checked={requireSigned} onChange={(e) => setRequireSigned(e.target.checked)} />
           <span>Require signed commits: deploy only commits signed by one of the trusted keys</span>
         </label>
         {requireSigned && (
           <div>
             <Field label="Trusted keys">
-            <textarea
-              className="mono"
-              rows={5}
-              spellCheck={false}
-              required
-              aria-describedby={keysHelpId}
-              value={keys}
-              onChange={(e) => setKeys(e.target.value)}
-            />
+              <textarea
+                className="mono"
+                rows={5}
+                spellCheck={false}
+                required
+                aria-describedby={keysHelpId}
+                value={keys}
+                onChange={(e) => setKeys(e.target.value)}
+              />
             </Field>
             <p className="muted small" id={keysHelpId}>
               One key per entry: an SSH public key per line (<code>ssh-ed25519 AAAA… name</code>), or an OpenPGP public

@@ -12,7 +12,11 @@ describe("webhookUrl", () => {
     expect(webhookUrl("https://yard.example.com", "/git/hooks/r1", 3)).toBe(
       "https://yard.example.com/api/git/hooks/agents/3/r1",
     );
-    // A path the agent made for the central already is kept.
+    // An agent names the central's route, not knowing its own id there.
+    expect(webhookUrl("https://yard.example.com", "/git/hooks/agents/{agent}/r1", 3)).toBe(
+      "https://yard.example.com/api/git/hooks/agents/3/r1",
+    );
+    // A path with the agent's id in it already is kept.
     expect(webhookUrl("https://yard.example.com", "/git/hooks/agents/3/r1", 3)).toBe(
       "https://yard.example.com/api/git/hooks/agents/3/r1",
     );

@@ -7,6 +7,7 @@ import { Field } from "../../components/Field";
 import { Loading } from "../../components/Loading";
 import type { HostId } from "../../api/hosts";
 import { agentsQueryOptions } from "../agents/queries";
+import { typeTag } from "../destinations/destinationTypes";
 import { destinationsQueryOptions } from "../destinations/queries";
 import { useHostInfo } from "../hosts/capabilities";
 import { parseHost } from "../hosts/host";
@@ -262,7 +263,7 @@ export function ScheduleDialog({
             <option value="">{host === null ? "This host only" : `${info.name} only`}</option>
             {(destinations.data ?? []).map((d) => (
               <option key={d.id} value={d.id}>
-                {d.name} ({d.settings.type.toUpperCase()})
+                {d.name} ({typeTag(d.settings)})
               </option>
             ))}
             {destinationId !== null && destinations.data && !destinations.data.some((d) => d.id === destinationId) && (

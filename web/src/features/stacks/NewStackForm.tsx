@@ -31,7 +31,12 @@ export function NewStackForm({ onCancel }: { onCancel: () => void }) {
       <fieldset className="new-stack-source">
         <legend>Source</legend>
         <label className="check">
-          <input type="radio" name="new-stack-source" checked={source === "compose"} onChange={() => setSource("compose")} />
+          <input
+            type="radio"
+            name="new-stack-source"
+            checked={source === "compose"}
+            onChange={() => setSource("compose")}
+          />
           <span>Compose file</span>
         </label>
         <label className="check">

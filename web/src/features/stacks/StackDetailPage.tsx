@@ -229,13 +229,8 @@ export function StackDetailPage() {
           )}
           <h3>Environment</h3>
           {mayEditFiles && data.env !== null ? (
-            !gitKnown ? (
-              <Loading />
-            ) : fromGit ? (
-              <ReadOnlyStackFile label=".env" content={data.env} note="Read only: it comes from git." />
-            ) : (
-              <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
-            )
+            // The host's own, also for a stack from git (its repository's .env is a template).
+            <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
           ) : (
             <p className="muted">The .env file is shown to admins only.</p>
           )}
