@@ -103,7 +103,7 @@ def test_a_stack_from_git_is_made_reviewed_and_applied(
     # Its files come from git: a banner says so over editors that cannot be typed in.
     files = page.get_by_role("region", name="Files")
     expect(files.get_by_role("note", name="Files from git")).to_contain_text(
-        f"These files come from {REPOSITORY} (folder apps/web): change them in git, "
+        f"These files come from {REPOSITORY} (folder apps/web, main): change them in git, "
         "or allow local edits."
     )
     compose = files.get_by_role("textbox", name="compose.yaml")
