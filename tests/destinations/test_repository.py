@@ -305,3 +305,67 @@ def sftp_fingerprint(request) -> str:
     from stackyard.sshkeys import fingerprint_of
 
     return fingerprint_of(request.getfixturevalue("sftp_server").host_key())
+
+
+def test_a_push_killed_with_the_service_is_never_listed_and_the_next_one_succeeds(
+    tmp_path, make_stack, docker_cleanup
+):
+    """SIGKILL of the service while restic stores a backup's volume: its parts are never a
+    backup; after a restart the same backup is pushed whole, and no part is left over."""
+    env = service_env(tmp_path, STACKS_DIR=str(tmp_path / "stacks"))
+    big = 160 * 1024 * 1024
+    compose = compose_text(
+        app=service(command=WRITER.replace(str(BLOB), str(big)), volumes='["data:/data"]')
+    )
+    stack = "killed-push"
+    docker_cleanup.compose_project(stack)
+    (tmp_path / "stacks" / stack).mkdir(parents=True, exist_ok=True)
+    (tmp_path / "stacks" / stack / "compose.yaml").write_text(compose + "volumes:\n  data:\n")
+    repo = tmp_path / "repo"
+    server = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=server.url, timeout=120) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            assert client.post(f"/api/stacks/{stack}/actions/start").status_code == 202
+            assert wait_run(client, stack)["status"] == "succeeded"
+            made = client.post("/api/destinations/repositories", json=repository_body(repo))
+            answer = made.json()
+            dest = answer["destination"]["id"]
+            name = back_up(client, stack)
+            client.post(f"/api/backups/{name}/push", json={"destination_id": dest})
+            key = {"RESTIC_PASSWORD": answer["recovery_key"], "PATH": "/usr/bin:/bin"}
+
+            def snapshots() -> list[dict]:
+                listed = subprocess.run(
+                    ["restic", "-r", str(repo), "snapshots", "--json", "--no-lock"],
+                    env=key,
+                    capture_output=True,
+                    text=True,
+                )
+                return json.loads(listed.stdout or "[]")
+
+            # The stack folder's part is stored; the volume's is on its way.
+            wait_until(lambda: snapshots(), what="the first part's snapshot")
+        server.process.kill()
+        server.process.wait()
+    finally:
+        server.stop()
+    assert not any("index" in s["tags"] for s in snapshots())
+
+    again = start_server(tmp_path, env=env)
+    try:
+        with httpx.Client(base_url=again.url, timeout=120) as client:
+            sign_in(client, "admin", ADMIN_PASSWORD)
+            assert client.get(f"/api/destinations/{dest}/archives").json() == []
+            use = client.get(f"/api/destinations/{dest}/repository").json()
+            assert use["partial"] == 1 and use["backups"] == 0
+            client.post(f"/api/backups/{name}/push", json={"destination_id": dest})
+            assert wait_run(client, stack)["status"] == "succeeded"
+            listed = client.get(f"/api/destinations/{dest}/archives").json()
+            assert [a["name"] for a in listed] == [name]
+            assert client.get(f"/api/destinations/{dest}/repository").json()["partial"] == 0
+    finally:
+        again.stop()
+    parts = [s for s in snapshots() if "index" not in s["tags"]]
+    assert len(parts) == 2  # the stack folder and the volume, once each
+    assert not list((tmp_path / "data" / "restic").glob("*"))

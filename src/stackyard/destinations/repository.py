@@ -63,7 +63,7 @@ class RepositoryDestination:
         snapshots = await self.restic.snapshots(TAG)
         if any(s.tag("archive") == name and "index" in s.tags for s in snapshots):
             raise Conflict(f"{name} is in the repository already")
-        await self._remove_orphans(snapshots)
+        await self._remove_orphans(snapshots, name)
         reader = await asyncio.to_thread(ArchiveReader, path)
         made: list[str] = []
         moved = _Moved(progress)
@@ -79,7 +79,7 @@ class RepositoryDestination:
                     part.file, chunks, [*tags, f"part:{member}"], self.host
                 )
                 made.append(str(summary.get("snapshot_id", "")))
-                parts.append(part.as_data())
+                parts.append({**part.as_data(), "snapshot": made[-1]})
             index = {
                 "archive": name,
                 "manifest": json.loads(dump_manifest(manifest)),
@@ -101,14 +101,18 @@ class RepositoryDestination:
         backups: dict[str, int] = {}
         total = 0
         instances = set()
-        for snapshot in await self.restic.snapshots(TAG):
+        snapshots = await self.restic.snapshots(TAG)
+        for snapshot in snapshots:
             if "index" in snapshot.tags:
                 stack = snapshot.tag("stack") or "?"
                 backups[stack] = backups.get(stack, 0) + 1
                 total += int(snapshot.tag("size") or 0)
                 instances.add(snapshot.tag("instance") or "?")
+        partial = {s.tag("archive") for s in _partial(snapshots)}
         stored = await self.restic.raw_size()
-        return RepositoryUse(stored, total, sum(backups.values()), backups, len(instances))
+        return RepositoryUse(
+            stored, total, sum(backups.values()), backups, len(instances), len(partial)
+        )
 
     async def archives(self) -> list[RemoteArchive]:
         found = []
@@ -127,6 +131,7 @@ class RepositoryDestination:
         if index_snapshot is None:
             raise NotFound(f"{name} is not in the repository")
         index = await self._index(index_snapshot)
+        by_id = {s.id: s for s in snapshots}
         parts = {s.tag("part"): s for s in snapshots if s.tag("part")}
         manifest = load_manifest(json.dumps(index["manifest"]).encode())
         with target.open("xb") as out:
@@ -136,7 +141,12 @@ class RepositoryDestination:
             moved = _Moved(progress, int(index_snapshot.tag("size") or tars) / tars)
             for part in index["parts"]:
                 member = str(part["member"])
-                snapshot = parts.get(member)
+                # The snapshot the index names (one short id of the full one), else the part's.
+                named = str(part.get("snapshot") or "")
+                snapshot = next(
+                    (s for i, s in by_id.items() if named and i.startswith(named)), None
+                )
+                snapshot = snapshot or parts.get(member)
                 if snapshot is None:
                     raise DestinationError(f"The repository lacks the part {member} of {name}")
                 with tempfile.TemporaryFile(dir=target.parent) as raw:
@@ -187,16 +197,16 @@ class RepositoryDestination:
         except ValueError as exc:
             raise DestinationError(f"The backup's index cannot be read: {exc}") from exc
 
-    async def _remove_orphans(self, snapshots: list[Snapshot]) -> None:
-        """Parts whose backup never got its index (a push killed mid-way), a day old."""
-        complete = {s.tag("archive") for s in snapshots if "index" in s.tags}
+    async def _remove_orphans(self, snapshots: list[Snapshot], name: str) -> None:
+        """Parts whose backup never got its index (a push killed mid-way): those of the
+        archive pushed now at once (no other push of it can be under way: a stack runs
+        one thing at a time), any other of this instance's once a day old."""
         old = datetime.now(UTC) - ORPHANS_AFTER
         orphans = [
             s.id
-            for s in snapshots
-            if s.tag("archive") not in complete
-            and s.tag("instance") == self.instance
-            and _when(s.time) < old
+            for s in _partial(snapshots)
+            if s.tag("instance") == self.instance
+            and (s.tag("archive") == name or _when(s.time) < old)
         ]
         await self.restic.forget(orphans, prune=False)
 
@@ -212,6 +222,9 @@ class RepositoryUse:
     stacks: dict[str, int]
     #: How many instances keep backups here.
     instances: int
+    #: Backups whose push never ended (killed mid-way): their parts, never listed, are
+    #: removed by a later push (of the same archive at once, else once a day old).
+    partial: int = 0
 
 
 class _Moved:
@@ -256,6 +269,12 @@ class _Part:
 
 async def _one(data: bytes) -> AsyncIterator[bytes]:
     yield data
+
+
+def _partial(snapshots: list[Snapshot]) -> list[Snapshot]:
+    """The parts of backups that have no index (their push never ended)."""
+    complete = {s.tag("archive") for s in snapshots if "index" in s.tags}
+    return [s for s in snapshots if s.tag("archive") not in complete]
 
 
 def _members(manifest: Manifest) -> list[str]:

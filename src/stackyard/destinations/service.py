@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import secrets as secrets_random
+import shutil
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -127,6 +128,10 @@ class Destinations:
         self.where = where or Where(
             "", lambda: "", Path(tempfile.gettempdir()) / "stackyard-restic"
         )
+
+    def clean_up(self) -> None:
+        """What a killed restic run left in its private folder (a deploy key, askpass)."""
+        shutil.rmtree(self.where.scratch, ignore_errors=True)
 
     # -- records ------------------------------------------------------------------------
     def _secrets(self, row: Row) -> Secrets:

@@ -75,6 +75,7 @@ def central(
     clean_ups = (
         services.backups.clean_up,
         services.agent_transfers.clean_up,
+        services.destinations.clean_up,
         services.git.repositories.clean_up,
     )
     warm_up = _warm_up(services, stack, routes, clean_ups, cleaned)
