@@ -167,6 +167,15 @@ class RepositorySettings(_Settings):
 
     type: Literal["repository"] = "repository"
     location: Annotated[FolderLocation | SftpSettings | S3Settings, Field(discriminator="type")]
+    key_id: Annotated[
+        str | None,
+        Field(
+            max_length=64,
+            pattern=r"^[0-9a-f]*$",
+            description="Set by the service: the id of this instance's key in the repository "
+            "(restic is told which key to try first: each one tried costs a key derivation)",
+        ),
+    ] = None
 
 
 Settings = Annotated[

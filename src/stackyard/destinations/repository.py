@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import tempfile
@@ -43,14 +44,21 @@ TAG = "stackyard"
 CHUNK = 1024 * 1024
 #: Parts without an index (a push killed mid-way) are removed once this old.
 ORPHANS_AFTER = timedelta(days=1)
-GZIP_LEVEL = 6
 
 
 class RepositoryDestination:
-    def __init__(self, restic: Restic, instance: str, host: str) -> None:
+    def __init__(self, restic: Restic, instance: str, host: str, level: int = 1) -> None:
         self.restic = restic
         self.instance = instance
         self.host = host
+        self.level = level
+        #: What the last listing found (a pull follows the listing that found its backup).
+        self._listed: list[Snapshot] = []
+
+    async def _snapshots(self, fresh: bool = True) -> list[Snapshot]:
+        if fresh or not self._listed:
+            self._listed = await self.restic.snapshots(TAG)
+        return self._listed
 
     async def test(self) -> str:
         snapshots = await self.restic.snapshots(TAG)
@@ -60,7 +68,7 @@ class RepositoryDestination:
 
     async def push(self, path: Path, name: str, progress: Progress) -> None:
         checked_name(name)
-        snapshots = await self.restic.snapshots(TAG)
+        snapshots = await self._snapshots()
         if any(s.tag("archive") == name and "index" in s.tags for s in snapshots):
             raise Conflict(f"{name} is in the repository already")
         await self._remove_orphans(snapshots, name)
@@ -101,7 +109,7 @@ class RepositoryDestination:
         backups: dict[str, int] = {}
         total = 0
         instances = set()
-        snapshots = await self.restic.snapshots(TAG)
+        snapshots = await self._snapshots()
         for snapshot in snapshots:
             if "index" in snapshot.tags:
                 stack = snapshot.tag("stack") or "?"
@@ -116,7 +124,7 @@ class RepositoryDestination:
 
     async def archives(self) -> list[RemoteArchive]:
         found = []
-        for snapshot in await self.restic.snapshots(TAG):
+        for snapshot in await self._snapshots():
             name = snapshot.tag("archive")
             if name and "index" in snapshot.tags:
                 size = int(snapshot.tag("size") or 0)
@@ -126,7 +134,9 @@ class RepositoryDestination:
     async def pull(self, name: str, target: Path, progress: Progress) -> None:
         """The backup as the spec's archive, written to `target` (created)."""
         checked_name(name)
-        snapshots = [s for s in await self.restic.snapshots(TAG) if s.tag("archive") == name]
+        snapshots = [s for s in await self._snapshots(fresh=False) if s.tag("archive") == name]
+        if not any("index" in s.tags for s in snapshots):  # (listed before it was pushed)
+            snapshots = [s for s in await self._snapshots() if s.tag("archive") == name]
         index_snapshot = next((s for s in snapshots if "index" in s.tags), None)
         if index_snapshot is None:
             raise NotFound(f"{name} is not in the repository")
@@ -153,12 +163,13 @@ class RepositoryDestination:
                     await self._dump_part(snapshot, part, raw, name, moved)
                     raw.seek(0)
                     gzipped = bool(part["gzip"])
-                    written[member] = await asyncio.to_thread(_put, writer, member, raw, gzipped)
+                    put = functools.partial(_put, writer, member, raw, gzipped, self.level)
+                    written[member] = await asyncio.to_thread(put)
             writer.add(MANIFEST, dump_manifest(_rechecked(manifest, written)))
 
     async def delete(self, name: str) -> None:
         checked_name(name)
-        ids = [s.id for s in await self.restic.snapshots(TAG) if s.tag("archive") == name]
+        ids = [s.id for s in await self._snapshots() if s.tag("archive") == name]
         if not ids:
             raise NotFound(f"{name} is not in the repository")
         await self.restic.forget(ids, prune=True)
@@ -303,11 +314,13 @@ async def _read(
             yield rest
 
 
-def _put(writer: ArchiveWriter, member: str, raw: IO[bytes], gzipped: bool) -> tuple[str, int]:
+def _put(
+    writer: ArchiveWriter, member: str, raw: IO[bytes], gzipped: bool, level: int
+) -> tuple[str, int]:
     """A part written as the archive's member (gzip-compressed anew when it was): its
     SHA-256 and size as written."""
     with writer.member(member) as sink:
-        compress = GzipWriter(sink, GZIP_LEVEL) if gzipped else None
+        compress = GzipWriter(sink, level) if gzipped else None
         while chunk := raw.read(CHUNK):
             if compress:
                 compress.write(chunk)

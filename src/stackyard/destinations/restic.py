@@ -82,6 +82,9 @@ class Restic:
     env: dict[str, str] = field(default_factory=dict)
     ssh: Ssh | None = None
     where: str = "the repository"
+    #: The id of the key `key` is (restic tries it first).
+    key_id: str | None = None
+    _unlocked: bool = field(default=False, repr=False)
 
     # -- what a repository does ---------------------------------------------------------
     async def init(self) -> None:
@@ -90,14 +93,14 @@ class Restic:
 
     async def add_key(self, new_key: str) -> str:
         """Another key that opens the repository; its id."""
+        before = {str(k["id"]) for k in await self.keys()}
         with self._private() as folder:
             path = folder / "new-key"
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as out:
                 out.write(new_key)
             await self._run(["key", "add", "--new-password-file", str(path)], lock=False)
-        keys = await self.keys()
-        return keys[0]["id"] if keys else ""
+        return next((str(k["id"]) for k in await self.keys() if str(k["id"]) not in before), "")
 
     async def keys(self) -> list[dict[str, Any]]:
         """The repository's keys, the newest first."""
@@ -169,8 +172,9 @@ class Restic:
     ) -> bytes:
         """restic run to its end; its stdout (when `out` does not take it). A run that
         writes removes stale locks first and waits while a live run holds the lock."""
-        if lock:
+        if lock and not self._unlocked:  # (once for all the runs of one transfer)
             await self._run(["unlock"], lock=False)
+            self._unlocked = True
         deadline = time.monotonic() + LOCK_WAIT
         while True:
             try:
@@ -222,6 +226,8 @@ class Restic:
             "RESTIC_PASSWORD": self.key,
             "LC_ALL": "C",
         }
+        if self.key_id:
+            env["RESTIC_KEY_HINT"] = self.key_id
         if self.ssh is None:
             yield env
             return

@@ -91,6 +91,8 @@ class Where:
     instance: str
     host: Callable[[], str]  # (the engine's name for it: asked when first needed)
     scratch: Path
+    #: The gzip level of this instance's archives (a pulled backup's parts are made so).
+    level: int = 1
 
 
 @dataclass(frozen=True)
@@ -284,7 +286,9 @@ class Destinations:
             from stackyard.destinations.repository import RepositoryDestination
 
             restic = self._restic(settings, secrets, host_key, secrets.repository_key or "")
-            return RepositoryDestination(restic, self.where.instance, self.where.host())
+            restic.key_id = settings.key_id
+            where = self.where
+            return RepositoryDestination(restic, where.instance, where.host(), where.level)
         helpers = self._helpers()
         volume = nfs.ensure_volume(self._docker(), helpers.owner, destination_id, settings)
         return nfs.NfsDestination(helpers, volume, settings)
@@ -336,12 +340,14 @@ class Destinations:
         shown_id: str | None = None
         if recovery_key is None:
             await restic.init()
+            key_id = await restic.current_key()
             shown = new_recovery_key()
             shown_id = await restic.add_key(shown)
         else:
             opener = self._restic(settings, kept, host_key, recovery_key.strip())
-            await opener.add_key(instance_key)
+            key_id = await opener.add_key(instance_key)
         kept = kept.model_copy(update={"repository_key": instance_key})
+        settings = settings.model_copy(update={"key_id": key_id or None})
         view = await asyncio.to_thread(self._save, name, settings, kept, host_key)
         return NewRepository(view, shown, shown_id)
 
