@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -152,3 +153,59 @@ def test_a_token_in_the_address_or_a_local_transport_is_refused(admin_client, wo
         assert answer.status_code in (400, 422) and why in answer.text, (url, answer.text)
     assert admin_client.get("/api/git/repositories").json() == []
     assert not Path("/tmp/pwned").exists()
+
+
+def test_commits_signed_with_a_trusted_openpgp_key_deploy_and_others_do_not(
+    admin_client,
+    docker_client,
+    docker_cleanup,
+    quick_gate,
+    work,
+    daemon,
+    unique,
+    tmp_path,
+    monkeypatch,
+):
+    gnupg = tmp_path / "gnupg"
+    gnupg.mkdir(mode=0o700)
+    monkeypatch.setenv("GNUPGHOME", str(gnupg))
+
+    def new_key(email: str) -> str:
+        subprocess.run(
+            ["gpg", "--batch", "--passphrase", "", "--quick-gen-key", f"T <{email}>",
+             "ed25519", "sign", "never"],
+            check=True, capture_output=True,
+        )  # fmt: skip
+        return subprocess.run(
+            ["gpg", "--armor", "--export", email], check=True, capture_output=True, text=True
+        ).stdout
+
+    trusted = new_key("trusted@example.invalid")
+    new_key("other@example.invalid")
+
+    def signed_commit(message: str, email: str) -> str:
+        work.git("add", "--all")
+        work.git("-c", f"user.signingkey={email}", "commit", "-q", "-S", "-m", message)
+        return work.head()
+
+    work.write("app/compose.yaml", app_compose("1"))
+    signed_commit("app", "trusted@example.invalid")
+    work.push()
+    repo = add_repository(
+        admin_client, daemon.url_for("stacks.git"), require_signed=True, trusted_keys=[trusted]
+    )
+    view = add_stack(admin_client, docker_cleanup, repo["id"], f"app-{unique}", "app")
+    assert view["last_sync"]["outcome"] == "deployed", view
+
+    work.write("app/compose.yaml", app_compose("2"))
+    other = signed_commit("app 2", "other@example.invalid")
+    work.push()
+    outcome = sync(admin_client, repo["id"])["stacks"][view["stack"]]
+    assert outcome["outcome"] == "refused" and other[:12] in outcome["detail"], outcome
+    assert running(docker_client, view["stack"])[1] == "1"
+
+    work.write("app/compose.yaml", app_compose("3"))
+    signed_commit("app 3", "trusted@example.invalid")
+    work.push()
+    assert sync(admin_client, repo["id"])["stacks"][view["stack"]]["outcome"] == "deployed"
+    assert running(docker_client, view["stack"])[1] == "3"

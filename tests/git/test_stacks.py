@@ -79,6 +79,11 @@ def test_the_poll_deploys_a_push_and_the_news_is_raised_on_the_hosts_events(
     assert "(app 2)" in deployed[-1].text
     last = admin_client.get(f"/api/git/stacks/{view['stack']}").json()["last_sync"]
     assert last["outcome"] == "deployed" and last["by"] == "poll"
+    # A deploy no one asked for is in the audit log, by the poll.
+    entries = admin_client.get("/api/audit").json()["items"]
+    polled = [e for e in entries if e["action"] == "git.apply" and e["target"] == view["stack"]]
+    assert polled and polled[0]["actor"] == "git (poll)" and polled[0]["outcome"] == "success"
+    assert "(app 2)" in polled[0]["detail"]
 
 
 def test_a_git_stacks_files_are_read_only_until_local_edits_are_allowed(

@@ -347,6 +347,7 @@ class GitService:
             return self._kept(stack_id, "pending", sha, detail, by)
         if run.status == "succeeded":
             self._moved_on(stack_id, sha)
+            self._audited(stack_id, by, "success", said)
             return self._kept(stack_id, "deployed", sha, None, by)
 
         def failed(stack: GitStack) -> None:
@@ -354,7 +355,14 @@ class GitService:
 
         self.store.change_stack(stack_id, failed)
         error = "; ".join(run.fold.errors) or "the deploy failed"
+        self._audited(stack_id, by, "failure", f"{said}: {error}")
         return self._kept(stack_id, "rolled_back" if run.rollback else "failed", sha, error, by)
+
+    def _audited(self, stack_id: str, by: str | None, outcome: str, detail: str) -> None:
+        """A deploy no user asked for (a webhook's, the poll's) in the host's audit log (the
+        central's; a user's is audited by the route that took it)."""
+        if by in ("webhook", "poll") and self.stacks.audit is not None:
+            self.stacks.audit(f"git ({by})", "git.apply", stack_id, outcome, detail)
 
     def _moved_on(self, stack_id: str, sha: str) -> None:
         def apply(stack: GitStack) -> None:
