@@ -22,7 +22,7 @@ from stackyard.app import create_app
 from stackyard.settings import Settings
 
 LAZY = ("aiohttp", "asyncssh", "boto3", "botocore", "cryptography", "docker", "httpx",
-        "requests", "stream_zip", "joserfc", "authlib", "segno")
+        "requests", "stream_zip", "joserfc", "authlib", "segno", "dulwich")
 app = create_app(Settings())
 
 

@@ -1,4 +1,5 @@
-"""Every /api route needs a signed-in user, except health and the ways to sign in."""
+"""Every /api route needs a signed-in user, except health, the ways to sign in, and the
+git hosts' webhooks (checked by their signature: tests/git/test_sync.py)."""
 
 from fastapi.testclient import TestClient
 
@@ -8,6 +9,8 @@ PUBLIC = {
     ("get", "/api/auth/sign-in-options"),
     ("get", "/api/auth/oidc/start"),
     ("get", "/api/auth/oidc/callback"),
+    ("post", "/api/git/hooks/{repo_id}"),
+    ("post", "/api/git/hooks/agents/{agent_id}/{repo_id}"),
 }
 
 

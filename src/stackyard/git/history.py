@@ -6,7 +6,8 @@ text diff of two sets of files.
 
 Whatever a repository holds is outside input: a symbolic link or a submodule in a
 stack's folder is left out and said (a link could lead out of the stack folder), paths
-are checked where they are written (`stacks.tree`), sizes are bounded."""
+are checked where they are written (`stacks.tree`), sizes are bounded. (dulwich loads
+with the first read: a start reads no repository.)"""
 
 from __future__ import annotations
 
@@ -16,17 +17,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-
-from dulwich.errors import NotTreeError
-from dulwich.object_store import tree_lookup_path
-from dulwich.objects import Blob, ObjectID
-from dulwich.objects import Commit as DulwichCommit
-from dulwich.repo import Repo
+from typing import TYPE_CHECKING
 
 from stackyard.errors import GitError
 from stackyard.git.model import Change, Commit, FileChange
 from stackyard.stacks.tree import MAX_TREE_BYTES, MAX_TREE_FILES
 from stackyard.stacks.tree import Tree as Files
+
+if TYPE_CHECKING:
+    from dulwich.objects import Commit as DulwichCommit
+    from dulwich.repo import Repo
 
 #: A diff longer than this is cut (the apply shows the rest as a list of files).
 MAX_DIFF_LINES = 2000
@@ -34,6 +34,8 @@ MAX_DIFF_LINES = 2000
 
 @contextmanager
 def opened(mirror: Path) -> Iterator[Repo]:
+    from dulwich.repo import Repo
+
     try:
         repo = Repo(str(mirror))
     except Exception as exc:  # (dulwich raises NotGitRepository, OSError, ...)
@@ -45,6 +47,8 @@ def opened(mirror: Path) -> Iterator[Repo]:
 
 
 def _commit(repo: Repo, sha: str) -> DulwichCommit:
+    from dulwich.objects import Commit as DulwichCommit
+
     try:
         found = repo[sha.encode()]
     except KeyError as exc:
@@ -71,6 +75,10 @@ def commit_of(mirror: Path, sha: str, page: str | None = None) -> Commit:
 
 def folder_id(repo: Repo, sha: str, folder: str) -> bytes | None:
     """The tree id of `folder` at commit `sha`; None when the commit has no such folder."""
+    from dulwich.errors import NotTreeError
+    from dulwich.object_store import tree_lookup_path
+    from dulwich.objects import ObjectID
+
     root: bytes = _commit(repo, sha).tree
     if not folder:
         return root
@@ -105,6 +113,8 @@ def files_at(mirror: Path, sha: str, folder: str) -> tuple[Files, list[str]]:
     """The files of `folder` at commit `sha` (path relative to the folder -> bytes), and
     what was left out (links, submodules). GitError when the commit has no such folder
     or it holds more than a stack may."""
+    from dulwich.objects import Blob, ObjectID
+
     files: Files = {}
     left_out: list[str] = []
     size = 0
@@ -133,6 +143,8 @@ def files_at(mirror: Path, sha: str, folder: str) -> tuple[Files, list[str]]:
 
 def blob_id(data: bytes) -> bytes:
     """git's id of a file's content (to compare a folder with a commit's files)."""
+    from dulwich.objects import Blob
+
     return Blob.from_string(data).id
 
 

@@ -10,14 +10,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import asyncssh
-
 from stackyard.clock import utcnow
 from stackyard.errors import Conflict, GitError, Invalid, StackyardError
 from stackyard.git import history, remote, signatures
 from stackyard.git.model import Commit, FetchOutcome, Repository, RepositoryIn, Webhook
 from stackyard.git.store import GitStore, Secrets
-from stackyard.sshkeys import new_key_pair, server_host_key
 
 
 class Repositories:
@@ -46,7 +43,7 @@ class Repositories:
         repository = Repository(id=repo_id, **_settings(body, token))
         private = None
         if body.auth == "ssh_key":
-            private, public = new_key_pair(f"stackyard-deploy-{repo_id}")
+            private, public = _key_pair(repo_id)
             repository = replace(repository, public_key=public)
         if remote.is_ssh(body.url):
             repository = await self._pinned(repository)
@@ -66,7 +63,7 @@ class Repositories:
         if body.auth != "ssh_key":
             private, public = None, None
         elif private is None:
-            private, public = new_key_pair(f"stackyard-deploy-{repo_id}")
+            private, public = _key_pair(repo_id)
         repository = replace(old, **_settings(body, token), public_key=public)
         if not remote.is_ssh(body.url):
             repository = replace(repository, host_key=None, host_key_fingerprint=None)
@@ -107,7 +104,7 @@ class Repositories:
         repository = self.store.repository(repo_id)
         if repository.auth != "ssh_key":
             raise Invalid("Only a repository signed in to with a deploy key has one")
-        private, public = new_key_pair(f"stackyard-deploy-{repo_id}")
+        private, public = _key_pair(repo_id)
         self.store.change_secrets(repo_id, lambda s: replace(s, private_key=private))
         return self.store.change_repository(repo_id, public_key=public)
 
@@ -166,6 +163,10 @@ class Repositories:
         return history.commit_of(self.mirror(repository.id), sha, page)
 
     async def _pinned(self, repository: Repository) -> Repository:
+        import asyncssh
+
+        from stackyard.sshkeys import server_host_key
+
         host, port = remote.ssh_address(repository.url)
         try:
             key = await server_host_key(host, port, remote.CONNECT_SECONDS)
@@ -175,6 +176,13 @@ class Repositories:
         if key is None:
             raise GitError(f"{host}:{port} offered no SSH host key")
         return replace(repository, host_key=key.key, host_key_fingerprint=key.fingerprint)
+
+
+def _key_pair(repo_id: str) -> tuple[str, str]:
+    """A new deploy key (asyncssh loads with the first: a start makes none)."""
+    from stackyard.sshkeys import new_key_pair
+
+    return new_key_pair(f"stackyard-deploy-{repo_id}")
 
 
 def _token(body: RepositoryIn, kept: str | None) -> str | None:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 from stackyard.errors import GitError, Invalid
 from stackyard.process import children
-from stackyard.sshkeys import fingerprint_of
 
 _PGP = "-----BEGIN PGP PUBLIC KEY BLOCK-----"
 _SSH_TYPES = ("ssh-ed25519", "ssh-rsa", "ecdsa-sha2-", "sk-ssh-ed25519", "sk-ecdsa-sha2-")
@@ -28,6 +27,8 @@ def check_keys(keys: list[str]) -> list[str]:
         if key.startswith(_PGP):
             checked.append(key)
         elif key.startswith(_SSH_TYPES) and "\n" not in key:
+            from stackyard.sshkeys import fingerprint_of
+
             fingerprint_of(key)  # Invalid unless it reads as a key
             checked.append(key)
         else:
