@@ -301,6 +301,7 @@ _SFTP_ON_LOOPBACK = {
 }
 _AGENT_ON_LOOPBACK = {"name": "x", "url": "http://127.0.0.1:1", "token": "x"}
 _WEBHOOK_ON_LOOPBACK = {"name": "x", "kind": "webhook", "secrets": {"url": "http://127.0.0.1:1"}}
+_GIT_ON_LOOPBACK = {"name": "x", "url": "ssh://git@127.0.0.1:1/r.git", "auth": "ssh_key"}
 #: A request to each operation that is not fuzzed, for the role check below.
 UNFUZZED_REQUESTS = {
     "stackAction": ("POST", "/api/stacks/demo/actions/stop", None),
@@ -332,6 +333,17 @@ UNFUZZED_REQUESTS = {
         {"config": {"issuer": "http://127.0.0.1:9"}},
     ),
     "resetUserTwoFactor": ("POST", "/api/users/fuzz-viewer/two-factor/reset", None),
+    "createRepository": (
+        "POST",
+        "/api/destinations/repositories",
+        {
+            "name": "x",
+            "settings": {"type": "repository", "location": {**_SFTP_ON_LOOPBACK["settings"]}},
+        },
+    ),
+    "createGitRepository": ("POST", "/api/git/repositories", _GIT_ON_LOOPBACK),
+    "updateGitRepository": ("PUT", "/api/git/repositories/x", _GIT_ON_LOOPBACK),
+    "pinGitHostKey": ("POST", "/api/git/repositories/x/host-key", None),
 }
 
 
