@@ -63,8 +63,8 @@ def test_a_failure_reaches_a_new_channel_by_the_default_rules(
 def test_the_same_news_is_sent_once_and_its_end_once(
     notifying: FastAPI, admin: TestClient, receiver: HttpReceiver
 ):
+    only(admin, "container_unhealthy")  # (first: another test's container may exit meanwhile)
     add_webhook(admin, receiver.url)
-    only(admin, "container_unhealthy")
     mine = {"web-1", "db-1"}
 
     def said(count: int) -> list:
@@ -142,8 +142,8 @@ def test_a_burst_goes_out_as_digests_with_none_lost(
 def test_a_failing_channel_is_tried_again_and_shows_why(
     notifying: FastAPI, admin: TestClient, receiver: HttpReceiver
 ):
+    only(admin, "update_failed")  # (first: another test's container may exit meanwhile)
     channel = add_webhook(admin, receiver.url)
-    only(admin, "update_failed")
     receiver.fail_next(2, 503, "receiver is down for maintenance")
     emit(
         notifying,
@@ -165,10 +165,10 @@ def test_a_slow_or_failing_channel_does_not_hold_up_another(
 ):
     with HttpReceiver() as slow:
         slow.delay = 5
+        only(admin, "backup_failed")
         add_webhook(admin, slow.url, "slow")
         add_webhook(admin, "http://127.0.0.1:1/closed", "closed")
         add_webhook(admin, receiver.url, "works")
-        only(admin, "backup_failed")
         emit(notifying, Event("backup_failed", "blog", "Backup of blog failed", "r1", "blog"))
         (request,) = receiver.wait_for(1, timeout=3)  # before the slow one answered
         assert request.json()["events"][0]["name"] == "backup_failed"
@@ -178,10 +178,10 @@ def test_a_slow_or_failing_channel_does_not_hold_up_another(
 def test_a_disabled_or_removed_channel_gets_nothing(
     notifying: FastAPI, admin: TestClient, receiver: HttpReceiver
 ):
+    only(admin, "backup_failed")
     channel = add_webhook(admin, receiver.url)
     with HttpReceiver() as other:
         add_webhook(admin, other.url, "other")
-        only(admin, "backup_failed")
         answer = admin.patch(
             f"/api/notifications/channels/{channel['id']}", json={"enabled": False}
         )

@@ -229,8 +229,13 @@ export function StackDetailPage() {
           )}
           <h3>Environment</h3>
           {mayEditFiles && data.env !== null ? (
-            // The host's own, also for a stack from git (its repository's .env is a template).
-            <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
+            // The host's own, also for a stack from git (its repository's .env is a template);
+            // shown with the compose file's editor, once the stack's source is known.
+            !gitKnown ? (
+              <Loading />
+            ) : (
+              <StackFileEditor stackId={data.id} kind="env" label=".env" content={data.env} />
+            )
           ) : (
             <p className="muted">The .env file is shown to admins only.</p>
           )}
