@@ -109,8 +109,10 @@ def fetch(mirror: Path, access: Access, scratch: Path) -> str:
     as FETCHED; the commit it names. `scratch`: a private folder for the deploy key and
     the known host of one fetch (removed after it, whatever happens). Blocking."""
     if not (mirror / "HEAD").exists():
+        from dulwich.repo import Repo  # (in-process: one child less per first fetch)
+
         mirror.parent.mkdir(parents=True, exist_ok=True)
-        _git(["init", "--bare", "-q", str(mirror)], access, mirror.parent, 30)
+        Repo.init_bare(str(mirror), mkdir=True).close()
     with _secrets(access, scratch) as env:
         _git(
             [
@@ -130,7 +132,28 @@ def fetch(mirror: Path, access: Access, scratch: Path) -> str:
             FETCH_SECONDS,
             env,
         )  # fmt: skip
-    return resolve(mirror, FETCHED, access)
+    try:  # the ref as fetch wrote it (a loose ref), peeled to its commit in-process
+        return peeled(mirror, (mirror / FETCHED).read_text().strip())
+    except (OSError, ValueError, KeyError):
+        return resolve(mirror, FETCHED, access)
+
+
+def peeled(mirror: Path, sha: str) -> str:
+    """The commit object `sha` is or names (an annotated tag's); ValueError when it is
+    neither (KeyError when it is not in the mirror)."""
+    from dulwich.objects import Commit, Tag
+    from dulwich.repo import Repo
+
+    repo = Repo(str(mirror))
+    try:
+        found = repo[sha.encode()]
+        while isinstance(found, Tag):
+            found = repo[found.object[1]]
+        if not isinstance(found, Commit):
+            raise ValueError(f"{sha[:12]} names no commit")
+        return found.id.decode()
+    finally:
+        repo.close()
 
 
 def resolve(mirror: Path, name: str, access: Access) -> str:
