@@ -156,10 +156,6 @@ class Restic:
         found = parse_json(out or b"{}")
         return int(found.get("total_size", 0)) if isinstance(found, dict) else 0
 
-    async def unlock(self) -> None:
-        """The stale locks removed (a live run's stays)."""
-        await self._run(["unlock"], lock=False)
-
     # -- running restic ------------------------------------------------------------------
     async def _run(
         self,

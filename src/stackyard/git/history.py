@@ -141,13 +141,6 @@ def files_at(mirror: Path, sha: str, folder: str) -> tuple[Files, list[str]]:
     return files, left_out
 
 
-def blob_id(data: bytes) -> bytes:
-    """git's id of a file's content (to compare a folder with a commit's files)."""
-    from dulwich.objects import Blob
-
-    return Blob.from_string(data).id
-
-
 def file_changes(
     old: Mapping[str, bytes | None], new: Mapping[str, bytes | None]
 ) -> tuple[FileChange, ...]:
