@@ -23,6 +23,7 @@ from pydantic import TypeAdapter
 
 from stackyard.agents.service import Agents
 from stackyard.backups.capture import Selection
+from stackyard.backups.drill import DrillRecord
 from stackyard.backups.store import ArchiveInfo
 from stackyard.destinations.base import Destination
 from stackyard.destinations.service import Destinations
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 _RUN = TypeAdapter(RunState)
 _ARCHIVES = TypeAdapter(list[ArchiveInfo])
+_DRILLS = TypeAdapter(list[DrillRecord])
 _CHUNK = 1024 * 1024
 #: How often a backup running on an agent is looked at.
 POLL_SECONDS = 1.0
@@ -54,16 +56,17 @@ class AgentHost:
         listed = await self.client.get("/stacks", TypeAdapter(list[dict[str, object]]))
         return sorted(str(stack["id"]) for stack in listed)
 
-    async def back_up(self, stack: str, capture: Selection) -> str:
-        answer = await self.client.request(
-            "POST", f"/stacks/{stack}/backups", body=capture.model_dump(mode="json")
-        )
-        started = await self.client.read(answer, _RUN)
+    async def _ended(self, path: str, body: dict[str, object]) -> RunState:
+        """The run the agent starts at `path`, once it has ended."""
+        started = await self.client.read(await self.client.request("POST", path, body=body), _RUN)
         while True:
-            state = await self.client.get(f"/stacks/{stack}/run", _RUN)
+            state = await self.client.get(f"/stacks/{started.stack}/run", _RUN)
             if state.id == started.id and state.status != "running":
-                break
+                return state
             await asyncio.sleep(POLL_SECONDS)
+
+    async def back_up(self, stack: str, capture: Selection) -> str:
+        state = await self._ended(f"/stacks/{stack}/backups", capture.model_dump(mode="json"))
         if state.status != "succeeded":
             errors = state.progress.errors
             raise Invalid(errors[-1] if errors else "The backup failed on the agent")
@@ -76,6 +79,19 @@ class AgentHost:
 
     async def delete(self, archive: str) -> None:
         await self.client.read_bytes(await self.client.request("DELETE", f"/backups/{archive}"))
+
+    async def fetch(self, archive: str, destination_id: int) -> None:
+        destination = await asyncio.to_thread(self.destinations.open, destination_id)
+        await self.pull(destination, archive)
+
+    async def drill(self, archive: str, settle: int) -> DrillRecord:
+        state = await self._ended(f"/backups/{archive}/drill", {"settle_seconds": settle})
+        records = await self.client.get(f"/stacks/{state.stack}/drills", _DRILLS)
+        record = next((r for r in records if r.id == state.id), None)
+        if record is None:
+            errors = state.progress.errors
+            raise Invalid(errors[-1] if errors else "The drill failed on the agent")
+        return record
 
     def _spooled(self, name: str) -> Path:
         self.spool.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -1,9 +1,10 @@
 """Backups: a stack's inventory, creating archives, the archives kept here, restoring.
 
-Creating and checking backups is an operator's action; downloading (archives hold the
-stacks' `.secrets`), uploading, deleting and restoring (which replaces data) are admins'.
-Creating, downloading, uploading, deleting and restoring are audited. A backup or a
-restore runs as the stack's run: follow it at `/api/stacks/{id}/run/events`."""
+Creating and checking backups (also by a restore drill) is an operator's action;
+downloading (archives hold the stacks' `.secrets`), uploading, deleting and restoring
+(which replaces data) are admins'. Creating, drilling, downloading, uploading, deleting
+and restoring are audited. A backup, a drill or a restore runs as the stack's run: follow
+it at `/api/stacks/{id}/run/events`."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from stackyard.api.deps import (
 from stackyard.api.files import content_disposition
 from stackyard.api.models import Body
 from stackyard.backups.capture import Selection
+from stackyard.backups.drill import SETTLE, DrillRecord
 from stackyard.backups.model import Inventory, Manifest
 from stackyard.backups.restore import RestorePreview
 from stackyard.backups.service import BackupService, RestoreRequest
@@ -189,6 +191,43 @@ def delete_backup(name: str, admin: AdminDep, audit: AuditDep, backups: BackupsD
 async def verify_backup(name: str, backups: BackupsDep) -> VerifyReport:
     """Read every member through: checksums, and each entry safe to restore."""
     return await backups.verify(name)
+
+
+class DrillIn(Body):
+    settle_seconds: int = Field(
+        SETTLE,
+        ge=0,
+        le=3600,
+        description="How long the clone's services without a health check must keep running",
+    )
+
+
+@router.post(
+    "/backups/{name}/drill",
+    operation_id="drillBackup",
+    status_code=status.HTTP_202_ACCEPTED,
+)
+async def drill_backup(
+    name: str, body: DrillIn, operator: OperatorDep, audit: AuditDep, backups: BackupsDep
+) -> RunState:
+    """Start a restore drill of the archive: restored into a scratch clone (its own
+    volumes, no network, no published ports, nothing of the original's), compared with
+    the archive, started, then removed. A run of the archive's stack: follow it at its
+    `/run/events`; its record is at `/stacks/{id}/drills`."""
+    with audit(operator, "backup.drill", name) as note:
+        run = await backups.drill(name, body.settle_seconds)
+        note.ends = ended_by(run)
+    return run.state()
+
+
+@router.get(
+    "/stacks/{stack_id}/drills",
+    operation_id="listDrills",
+    dependencies=[Depends(require_operator)],
+)
+def list_drills(stack_id: str, backups: BackupsDep) -> list[DrillRecord]:
+    """The stack's restore drills on this host, newest first."""
+    return backups.drills.of(stack_id)
 
 
 @router.post(

@@ -148,12 +148,15 @@ def plan(
     wanted: list[str] | None,
     guarded: Callable[[str], str | None] = lambda path: None,
     moved: Mapping[str, str] | None = None,
+    scratch: str | None = None,
 ) -> RestorePlan:
     """Where each captured asset goes (see the module); `wanted` narrows it down to some
     assets (by key, volume name or compose key, or bind path). `guarded`: why a host
     path is never written (it holds this service's own data, say), or None. `moved`:
     for a clone, where the user wants bind folders outside the stack folder to go
-    (original path: new path), instead of `clone_path`."""
+    (original path: new path), instead of `clone_path`. `scratch`: a restore drill's
+    folder (made for it, empty): each bind folder outside the stack folder goes there,
+    numbered, never beside the original's."""
     originals = [
         a.name
         for a in (manifest.inventory.assets if manifest.inventory else [])
@@ -201,6 +204,9 @@ def plan(
                     continue
                 path = posixpath.join(target_folder_host, inside)
                 items.append(RestoreItem(result, "bind", path, wipe=True, inside=inside))
+            elif scratch is not None:
+                path = posixpath.join(scratch, f"bind-{sum(i.kind == 'bind' for i in items)}")
+                items.append(RestoreItem(result, "bind", path, wipe=True))
             else:
                 path = ((moved or {}).get(name) or clone_path(name, target)) if renamed else name
                 if reason := _unwritable(path, target_folder_host) or guarded(path):

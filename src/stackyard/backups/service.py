@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from stackyard import __version__
 from stackyard.backups import capture, restore, tartool
 from stackyard.backups.archive import ArchiveReader
+from stackyard.backups.drill import SETTLE, Drill, DrillRecords, remove_leftovers
 from stackyard.backups.inventory import inventory
 from stackyard.backups.model import Asset, Inventory, Manifest
 from stackyard.backups.names import archive_name
@@ -70,6 +71,7 @@ class BackupService:
         self.machine = stacks.machine
         self.store = ArchiveStore(self.machine.settings.data_dir / "backups")
         self.journal = self.machine.journal
+        self.drills = DrillRecords(self.machine.settings.data_dir / "drills.json")
 
     def helpers(self) -> Helpers:
         return self.machine.helpers()
@@ -292,7 +294,7 @@ class BackupService:
                             self.helpers(),
                             folder_local,
                             folder_host,
-                            lambda staged: self._declared(staged, target),
+                            lambda staged: self.declared(staged, target),
                             writing,
                             record,
                         )
@@ -308,6 +310,32 @@ class BackupService:
         for line in left_out:
             run.leave_out(f"Not restored: {line}")
         return 0
+
+    # -- drills -------------------------------------------------------------------------
+    async def drill(self, name: str, settle: int = SETTLE) -> Run:
+        """Start a restore drill of the archive `name` (`stackyard.backups.drill`): a run
+        of its stack; its record is kept by the run's id."""
+        path = self.store.path(name)
+        manifest = await asyncio.to_thread(self.manifest, name)
+        stack = restore.target_id(manifest, None)
+        fold = ProgressFold(mode="transfer")
+
+        async def steps(run: Run) -> int:
+            record = await Drill(self.machine, self.declared, self.drills, path, settle).run(
+                run, stack
+            )
+            run.artifact = name
+            if record.error is not None:
+                run.fail(f"Restore drill failed: {record.error}")
+                return 1
+            run.summary = (
+                f"restore verified: {record.compared} volumes and folders, {record.files} "
+                f"files, {size_text(record.bytes)} the same as in {name}; the clone ran "
+                f"({', '.join(record.services)})"
+            )
+            return 0
+
+        return self.machine.runs.start(stack, "drill", fold, steps)
 
     # -- around the data ----------------------------------------------------------------
     async def _running(self, stack_id: str) -> list[ContainerInfo]:
@@ -338,7 +366,8 @@ class BackupService:
     async def recover(self, pending: list[Entry]) -> None:
         """The work a killed service left (`pending`: its journal as read when this
         start began, before any work of its own): each restore's staged writes finished
-        or undone, then each stack a backup or a restore had stopped started again. Per
+        or undone, each restore drill's clone removed, then each stack a backup or a
+        restore had stopped started again. Per
         stack, a run of the interrupted action says what was done, and ends as
         "interrupted" (the stack's page, the fleet's attention list and the CLI show it)."""
         notes: dict[str, list[str]] = {}
@@ -353,6 +382,15 @@ class BackupService:
             said = f"A restore into {entry.stack} begun {entry.began} was interrupted"
             notes.setdefault(entry.stack, []).extend(f"{said}: {line}" for line in lines)
             log.warning("%s: %s", said, "; ".join(lines))
+            await asyncio.to_thread(self.journal.forget, entry)
+        for entry in (e for e in pending if e.kind == "drill"):
+            try:
+                await asyncio.to_thread(remove_leftovers, self.helpers(), entry.data)
+            except (StackyardError, OSError, KeyError) as exc:
+                log.warning("The interrupted drill of %s was not removed: %s", entry.stack, exc)
+                continue  # (the next start tries again)
+            said = "A restore drill of %s begun %s was interrupted: its clone was removed"
+            log.warning(said, entry.stack, entry.began)
             await asyncio.to_thread(self.journal.forget, entry)
         stopped = {e.stack: e for e in pending if e.kind == "stopped"}
         actions = {e.stack: e.action for e in pending}
@@ -384,7 +422,7 @@ class BackupService:
                 if stack in stopped:
                     await asyncio.to_thread(self.journal.forget, stopped[stack])
 
-    def _declared(self, staged: Path, target: str) -> Declared:
+    def declared(self, staged: Path, target: str) -> Declared:
         """What a staged stack folder's compose file uses, as the stack `target` will
         name it: a volume named after the staged folder's project is named after the
         target's. A compose file an edit would refuse (references outside the folder,

@@ -127,11 +127,11 @@ class Destination(Base):
 
 
 class Schedule(Base):
-    """A backup schedule. `stacks`: a JSON list of stack ids, null for every stack
-    (`stack_id`, from before schedules covered several stacks, mirrors it: `*` or the
-    first id). Runs are claimed by moving `next_run_at` in one conditional UPDATE, and
-    held by `lease_until` (by the service `lease_holder`), so that a run never starts
-    twice, also across services sharing one database."""
+    """A backup schedule, or a schedule of restore drills (`kind`). `stacks`: a JSON list
+    of stack ids, null for every stack (`stack_id`, from before schedules covered several
+    stacks, mirrors it: `*` or the first id). Runs are claimed by moving `next_run_at` in
+    one conditional UPDATE, and held by `lease_until` (by the service `lease_holder`), so
+    that a run never starts twice, also across services sharing one database."""
 
     __tablename__ = "schedules"
 
@@ -159,6 +159,9 @@ class Schedule(Base):
     next_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_holder: Mapped[str | None] = mapped_column(String(64))
+    #: backup, or drill (a restore drill of each stack's latest backup).
+    kind: Mapped[str] = mapped_column(String(16), server_default=text("'backup'"))
+    settle_seconds: Mapped[int] = mapped_column(Integer, server_default=text("30"))
 
 
 class ScheduleRun(Base):

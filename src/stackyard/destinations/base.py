@@ -41,6 +41,12 @@ class Destination(Protocol):
     async def delete(self, name: str) -> None:
         """Remove `name` (NotFound when absent)."""
 
+    async def delete_many(self, names: list[str]) -> None:
+        """Remove each of `names` (NotFound at the first absent one); a repository
+        removes them all in one `forget` and one `prune`."""
+        for name in names:
+            await self.delete(name)
+
 
 def checked_name(name: str) -> str:
     """`name` when it is one this service gives; Invalid otherwise (no path, no other file)."""

@@ -27,6 +27,7 @@ from typing import TypeVar
 from stackyard.backups.archive import ChunkReader
 from stackyard.backups.names import is_archive_name
 from stackyard.destinations.base import (
+    Destination,
     checked_name,
     is_stale_partial,
     newest_first,
@@ -106,7 +107,7 @@ def _single_file_tar(name: str, path: Path, sent: Callable[[int], None]) -> Iter
     yield b"\0" * (2 * tarfile.BLOCKSIZE)
 
 
-class NfsDestination:
+class NfsDestination(Destination):
     """File operations through helpers on `volume` (the destination's NFS volume, or any
     volume: the tests use a local one)."""
 

@@ -33,7 +33,7 @@ from zlib_ng import zlib_ng
 
 from stackyard.backups.archive import MANIFEST, ArchiveReader, ArchiveWriter, GzipWriter
 from stackyard.backups.model import Manifest, dump_manifest, load_manifest
-from stackyard.destinations.base import checked_name
+from stackyard.destinations.base import Destination, checked_name
 from stackyard.destinations.model import Progress, RemoteArchive
 from stackyard.destinations.restic import Restic, Snapshot
 from stackyard.errors import Conflict, DestinationError, Invalid, NotFound
@@ -46,7 +46,7 @@ CHUNK = 1024 * 1024
 ORPHANS_AFTER = timedelta(days=1)
 
 
-class RepositoryDestination:
+class RepositoryDestination(Destination):
     def __init__(self, restic: Restic, instance: str, host: str, level: int = 1) -> None:
         self.restic = restic
         self.instance = instance
@@ -168,11 +168,15 @@ class RepositoryDestination:
             writer.add(MANIFEST, dump_manifest(_rechecked(manifest, written)))
 
     async def delete(self, name: str) -> None:
-        checked_name(name)
-        ids = [s.id for s in await self._snapshots() if s.tag("archive") == name]
-        if not ids:
-            raise NotFound(f"{name} is not in the repository")
-        await self.restic.forget(ids, prune=True)
+        await self.delete_many([name])
+
+    async def delete_many(self, names: list[str]) -> None:
+        """Every snapshot of the backups `names` forgotten in one run, then one prune."""
+        wanted = {checked_name(name) for name in names}
+        snapshots = await self._snapshots()
+        if missing := wanted - {s.tag("archive") for s in snapshots}:
+            raise NotFound(f"{', '.join(sorted(missing))} not in the repository")
+        await self.restic.forget([s.id for s in snapshots if s.tag("archive") in wanted], True)
 
     async def _dump_part(
         self, snapshot: Snapshot, part: dict[str, Any], raw: IO[bytes], name: str, moved: _Moved

@@ -36,7 +36,7 @@ from botocore.exceptions import (
 from s3transfer.subscribers import BaseSubscriber
 
 from stackyard.backups.names import is_archive_name
-from stackyard.destinations.base import checked_name, newest_first, probe_name
+from stackyard.destinations.base import Destination, checked_name, newest_first, probe_name
 from stackyard.destinations.model import Progress, RemoteArchive, S3Settings, Secrets
 from stackyard.errors import (
     Conflict,
@@ -147,7 +147,7 @@ def _status_only(exc: BaseException | None) -> bool:
     return _no_s3_error(str(exc.response.get("Error", {}).get("Code", "")))
 
 
-class S3Destination:
+class S3Destination(Destination):
     def __init__(self, settings: S3Settings, secrets: Secrets) -> None:
         self.settings = settings
         self.secrets = secrets

@@ -23,6 +23,7 @@ import asyncssh
 
 from stackyard.backups.names import is_archive_name
 from stackyard.destinations.base import (
+    Destination,
     checked_name,
     is_stale_partial,
     newest_first,
@@ -99,7 +100,7 @@ def _classified(exc: BaseException, settings: SftpSettings) -> StackyardError:
     return DestinationError(f"SFTP to {where} failed: {exc}")
 
 
-class SftpDestination:
+class SftpDestination(Destination):
     def __init__(self, settings: SftpSettings, secrets: Secrets, host_key: str | None) -> None:
         self.settings = settings
         self.secrets = secrets

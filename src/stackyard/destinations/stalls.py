@@ -28,7 +28,7 @@ STALL_SECONDS = 60.0
 CLEANUP_SECONDS = 2.0
 
 
-class Watched:
+class Watched(Destination):
     """`inner`, its transfers ended when they stop moving for `limit` seconds."""
 
     def __init__(
@@ -46,6 +46,9 @@ class Watched:
 
     async def delete(self, name: str) -> None:
         await self.inner.delete(name)
+
+    async def delete_many(self, names: list[str]) -> None:
+        await self.inner.delete_many(names)
 
     async def push(self, path: Path, name: str, progress: Progress) -> None:
         await self._moving(lambda seen: self.inner.push(path, name, seen), progress)

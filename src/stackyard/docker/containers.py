@@ -1,8 +1,10 @@
 """Containers on the engine, read with one list call (no inspect per container), and
-started, stopped or restarted one by one (those outside any stack)."""
+started, stopped or restarted one by one (those outside any stack); a scratch compose
+project removed whole."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -111,3 +113,26 @@ def _listed(client: Engine, **query: Any) -> list[tuple[ContainerInfo, dict[str,
         )
         found.append((info, labels))
     return found
+
+
+def project_containers(client: Engine, project: str) -> list[ContainerInfo]:
+    """Every container of the compose project `project`, running or not."""
+    return [c for c, _ in _listed(client, all=True, filters={"label": f"{PROJECT}={project}"})]
+
+
+def remove_project(client: Engine, project: str) -> None:
+    """Everything of the compose project `project` on the engine: its containers (forced:
+    running ones too), then its networks and volumes (by compose's label)."""
+    label = {"label": f"{PROJECT}={project}"}
+    try:
+        for found in client.api.containers(all=True, filters=label):
+            with contextlib.suppress(sdk.NotFound):
+                client.api.remove_container(found["Id"], force=True, v=True)
+        for network in client.api.networks(filters=label):
+            with contextlib.suppress(sdk.NotFound):
+                client.api.remove_network(network["Id"])
+        for volume in (client.api.volumes(filters=label) or {}).get("Volumes") or []:
+            with contextlib.suppress(sdk.NotFound):
+                client.api.remove_volume(volume["Name"], force=True)
+    except sdk.DockerException as exc:
+        raise Unavailable(f"What project {project} made could not be removed: {exc}") from exc

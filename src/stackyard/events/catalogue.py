@@ -36,6 +36,8 @@ EventName = Literal[
     "retention_skipped",
     "restore_finished",
     "restore_failed",
+    "drill_verified",
+    "drill_failed",
     # Containers and stacks
     "container_unhealthy",
     "container_exited",
@@ -91,6 +93,8 @@ KINDS: Final[dict[EventName, Kind]] = {
     "retention_skipped": Kind("warning", "Retention pruned nothing"),
     "restore_finished": Kind("info", "Restore finished", from_agents=True),
     "restore_failed": Kind("critical", "Restore failed", from_agents=True),
+    "drill_verified": Kind("info", "Restore verified by a drill", from_agents=True),
+    "drill_failed": Kind("critical", "Restore drill failed", from_agents=True),
     "container_unhealthy": Kind(
         "critical", "Container unhealthy", condition=True, announces_end=True, from_agents=True
     ),

@@ -1,5 +1,6 @@
-"""Where a schedule's backups are made: this host, or an agent. A schedule runs the same
-steps on either (back up, push, prune); only how each step reaches the host differs."""
+"""Where a schedule's backups and drills are made: this host, or an agent. A schedule runs
+the same steps on either (back up, push, prune; fetch, drill); only how each step reaches
+the host differs."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import asyncio
 from typing import Protocol
 
 from stackyard.backups.capture import Selection
+from stackyard.backups.drill import DrillRecord
 from stackyard.backups.service import BackupService
 from stackyard.destinations.transfers import Transfers
 from stackyard.errors import Invalid
@@ -27,6 +29,14 @@ class BackupHost(Protocol):
         ...
 
     async def delete(self, archive: str) -> None: ...
+
+    async def fetch(self, archive: str, destination_id: int) -> None:
+        """The destination's archive into the host's archives."""
+        ...
+
+    async def drill(self, archive: str, settle: int) -> DrillRecord:
+        """A restore drill of the host's archive, waited for: its record."""
+        ...
 
 
 async def finished(runs: RunBoard, run: Run) -> Run:
@@ -64,3 +74,15 @@ class LocalHost:
 
     async def delete(self, archive: str) -> None:
         await asyncio.to_thread(self.backups.store.delete, archive)
+
+    async def fetch(self, archive: str, destination_id: int) -> None:
+        await finished(self.runs, await self.transfers.pull(destination_id, archive))
+
+    async def drill(self, archive: str, settle: int) -> DrillRecord:
+        run = await self.backups.drill(archive, settle)
+        await self.runs.wait(run)
+        record = await asyncio.to_thread(self.backups.drills.get, run.stack, run.id)
+        if record is None:  # (it failed before it began: the stack busy, say)
+            errors = run.fold.snapshot().errors
+            raise Invalid(errors[-1] if errors else "The drill failed")
+        return record

@@ -13,12 +13,20 @@ from stackyard.schedules.retention import MAX_KEEP, Retention
 from stackyard.slugs import check_slug
 from stackyard.timetable import cron_of, zone_of
 
+#: backup: back up each stack (push, prune); drill: a restore drill of each stack's latest
+#: backup (at the destination when there is one, else on the host).
+ScheduleKind = Literal["backup", "drill"]
 #: "interrupted": the service stopped (killed, restarted) while the run went on.
 RunOutcome = Literal["running", "succeeded", "failed", "missed", "interrupted"]
 
 
 class ScheduleSpec(StrictModel):
     name: Annotated[str, Field(min_length=1, max_length=100)]
+    kind: ScheduleKind = Field(
+        "backup",
+        description="backup: back up the stacks; drill: a restore drill of each stack's "
+        "latest backup (taken from the destination when there is one, else from the host)",
+    )
     stacks: list[str] | None = Field(
         None, max_length=1000, description="The stacks to back up; null: every stack"
     )
@@ -29,13 +37,22 @@ class ScheduleSpec(StrictModel):
     )
     timezone: str = Field("UTC", max_length=64, description="The zone the timetable is in")
     destination_id: JsonInt | None = Field(
-        None, ge=1, description="Push each archive there; null: keep archives on this host only"
+        None,
+        ge=1,
+        description="Push each archive there; null: keep archives on this host only (a drill: "
+        "take the latest backup from there; null: from the host's archives)",
     )
     capture: Selection = Field(default_factory=Selection)
     keep_last: JsonInt = Field(7, ge=1, le=MAX_KEEP, description="Keep the newest N archives")
     keep_daily: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of D days")
     keep_weekly: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of W weeks")
     keep_monthly: JsonInt = Field(0, ge=0, le=MAX_KEEP, description="And the newest of M months")
+    settle_seconds: JsonInt = Field(
+        30,
+        ge=0,
+        le=3600,
+        description="A drill: how long the clone's services without a health check must run",
+    )
     enabled: bool = True
     agent_id: JsonInt | None = Field(
         None, ge=1, description="The agent whose stacks it backs up; null: this host"

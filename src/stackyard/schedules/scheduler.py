@@ -1,4 +1,4 @@
-"""The scheduler: fires backup schedules on their timetables (`schedules/store.py` keeps
+"""The scheduler: fires backup and drill schedules on their timetables (`schedules/store.py` keeps
 them and their history).
 
 Firing is a claim in the database, not a lock in this process: a due schedule is taken
@@ -14,8 +14,11 @@ outlasts its next time does not overlap it: the next time is computed from its e
 
 A run backs up each of its stacks in turn (as the stack's runs: followed like a deploy),
 pushes the archive to the destination when there is one, then applies retention per
-stack, per host and per place: the host's archives folder, and the destination. The
-host is this one, or the schedule's agent (`schedules/hosts.py`): the steps are the same.
+stack, per host and per place: the host's archives folder, and the destination. A
+schedule of drills runs a restore drill of each stack's latest backup instead
+(`stackyard.backups.drill`; from the destination when there is one, fetched for the
+drill and removed after it). The host is this one, or the schedule's agent
+(`schedules/hosts.py`): the steps are the same.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from stackyard.db.models import Schedule as Row
 from stackyard.errors import Conflict, Invalid, StackyardError
 from stackyard.events import Event, EventName, Sink
 from stackyard.schedules.hosts import BackupHost, LocalHost
-from stackyard.schedules.model import ScheduleRunView, ScheduleView
+from stackyard.schedules.model import RunOutcome, ScheduleRunView, ScheduleView
 from stackyard.schedules.retention import to_prune
 from stackyard.schedules.store import ScheduleStore, schedule_row
 from stackyard.stacks.runs import RUN_ORIGIN
@@ -246,12 +249,18 @@ class Scheduler:
         return await self.agent_host(view.agent_id)
 
     async def _one(self, view: ScheduleView, host: BackupHost, stack: str) -> int:
-        """Back up one stack of the schedule, push, prune; the id of its history entry."""
+        """Back up one stack of the schedule, push, prune (or drill its latest backup);
+        the id of its history entry."""
         started = utcnow()
         record = self.store.record_run(view.id, stack, started, "running")
         archive: str | None = None
         origin = RUN_ORIGIN.set(f"schedule {view.name!r}")
         try:
+            if view.kind == "drill":
+                archive, error = await self._drill(view, host, stack)
+                outcome: RunOutcome = "failed" if error else "succeeded"
+                self.store.finish_run(record, outcome, archive, error=error)
+                return record
             archive = await host.back_up(stack, view.capture)
             if view.destination_id is not None:
                 try:
@@ -270,6 +279,33 @@ class Scheduler:
             RUN_ORIGIN.reset(origin)
         self.store.finish_run(record, "succeeded", archive, size=size, pruned=pruned)
         return record
+
+    async def _drill(
+        self, view: ScheduleView, host: BackupHost, stack: str
+    ) -> tuple[str, str | None]:
+        """A restore drill of the stack's latest backup (at the destination when the
+        schedule has one, fetched to the host for the drill and removed after it, else in
+        the host's archives): the archive, and why the drill failed (None: verified)."""
+        kept = await host.archives()
+        if view.destination_id is None:
+            names = list(kept)
+        else:
+            destination = await asyncio.to_thread(self.destinations.open, view.destination_id)
+            names = [a.name for a in await destination.archives()]
+        archive = _latest(names, stack)
+        if archive is None:
+            where = "at the destination" if view.destination_id is not None else "on the host"
+            raise Invalid(f"{stack} has no backup {where} to drill")
+        fetched = archive not in kept
+        if fetched and view.destination_id is not None:
+            await host.fetch(archive, view.destination_id)
+        try:
+            drilled = await host.drill(archive, view.settle_seconds)
+        finally:
+            if fetched:
+                with contextlib.suppress(StackyardError):
+                    await host.delete(archive)
+        return archive, drilled.error
 
     async def _prune(self, view: ScheduleView, host: BackupHost, stack: str, made: str) -> int:
         """Retention for the stack on the host that made `made` (its name says which),
@@ -290,8 +326,7 @@ class Scheduler:
                 destination = await asyncio.to_thread(self.destinations.open, view.destination_id)
                 names = [a.name for a in await destination.archives()]
                 remote = to_prune(names, stack, label, rule)
-                for name in remote:
-                    await destination.delete(name)
+                await destination.delete_many(remote)
             except StackyardError as exc:
                 text = (
                     f"Schedule {view.name!r}: old archives of {stack} at the destination were "
@@ -326,3 +361,10 @@ def _missed(due_at: datetime, grace: timedelta) -> str:
         f"The run due at {due_at:%Y-%m-%d %H:%M} UTC was missed (the service was not running) "
         f"and is more than {int(grace.total_seconds() // 60)} minutes late"
     )
+
+
+def _latest(names: list[str], stack: str) -> str | None:
+    """The newest archive of the stack among `names` (by the time its name says)."""
+    found = [p for p in map(parse_archive_name, names) if p is not None and p.stack == stack]
+    newest = max(found, key=lambda p: (p.at, p.seq), default=None)
+    return newest.name if newest else None

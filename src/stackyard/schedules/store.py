@@ -90,6 +90,7 @@ class ScheduleStore:
         if "agent_id" in spec.model_fields_set or row.id is None:
             row.agent_id = spec.agent_id  # a body that leaves it out keeps the schedule's host
         row.name = spec.name.strip()
+        row.kind, row.settle_seconds = spec.kind, spec.settle_seconds
         row.stacks = json.dumps(spec.stacks) if spec.stacks is not None else None
         row.stack_id = "*" if spec.stacks is None else spec.stacks[0]
         row.cron, row.timezone = spec.cron, spec.timezone
@@ -202,6 +203,8 @@ def _view(row: Row) -> ScheduleView:
     return ScheduleView(
         id=row.id,
         name=row.name,
+        kind="drill" if row.kind == "drill" else "backup",
+        settle_seconds=row.settle_seconds,
         stacks=json.loads(row.stacks) if row.stacks else None,
         cron=row.cron,
         timezone=row.timezone or "UTC",

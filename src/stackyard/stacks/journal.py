@@ -22,14 +22,15 @@ from typing import Any, Literal
 from stackyard.clock import utcnow
 from stackyard.fs.jsonstore import JsonStore
 
-Kind = Literal["stopped", "staging", "updating"]
+Kind = Literal["stopped", "staging", "updating", "drill"]
 
 
 @dataclass(frozen=True)
 class Entry:
     id: str
     #: stopped: a running stack a backup or restore stopped; staging: a restore's writes;
-    #: updating: an update (what ran before it, to go back to)
+    #: updating: an update (what ran before it, to go back to); drill: a restore drill's
+    #: scratch clone (what to remove)
     kind: Kind
     action: str  # backup, restore, update
     stack: str
@@ -64,6 +65,13 @@ class Journal:
         replaced; the block records more of it with the function it is given."""
         with self._entry("updating", stack, "update", data) as entry:
             yield lambda more: self._put(dataclasses.replace(entry, data={**data, **more}))
+
+    @contextlib.contextmanager
+    def drilling(self, stack: str, data: dict[str, Any]) -> Iterator[None]:
+        """An entry for a restore drill, naming everything it makes (`data`), written
+        before it makes any of it."""
+        with self._entry("drill", stack, "drill", data):
+            yield
 
     @contextlib.contextmanager
     def _entry(

@@ -1,5 +1,6 @@
 """What the end of a run is news of: an update applied, failed or rolled back, a backup or
-push that failed (or succeeded), a restore, work a stop of the service cut short."""
+push that failed (or succeeded), a restore, a restore drill, work a stop of the service
+cut short."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ _NAMES: dict[tuple[str, bool], EventName] = {
     ("push", False): "backup_failed",
     ("restore", True): "restore_finished",
     ("restore", False): "restore_failed",
+    ("drill", True): "drill_verified",
+    ("drill", False): "drill_failed",
 }
 _WHAT = {
     "deploy": "Deploy",
@@ -25,6 +28,7 @@ _WHAT = {
     "backup": "Backup",
     "push": "Push",
     "restore": "Restore",
+    "drill": "Restore drill",
 }
 
 
