@@ -171,3 +171,31 @@ def _wait_archives(client, base: str, stack: str) -> list[dict]:
 def _archives(client, base: str, stack: str) -> list[dict]:
     """The archives of `stack` on the host at `base` (the host keeps other tests' too)."""
     return [a for a in client.get(f"{base}/backups").json() if a["stack_id"] == stack]
+
+
+def test_a_scheduled_drill_on_an_agent_verifies_its_latest_backup_from_the_destination(
+    agent_with_stack, admin_client, s3_server
+):
+    """The drill runs on the agent: the backup fetched from the destination through the
+    central, restored into a scratch clone on the agent's engine, compared, started and
+    removed; the fetched copy is removed from the agent after it."""
+    _, record, base, stack = agent_with_stack
+    bucket = s3_server.bucket()
+    destination = admin_client.post("/api/destinations", json=s3_server.destination(bucket)).json()
+    spec = {"cron": "daily", "stacks": [stack], "destination_id": destination["id"]}
+    spec["agent_id"] = record["id"]
+    backup = admin_client.post("/api/schedules", json={**spec, "name": "nightly"}).json()
+    assert admin_client.post(f"/api/schedules/{backup['id']}/run").status_code == 202
+    (made,) = wait_history(admin_client, backup["id"], 1)
+    assert made["outcome"] == "succeeded", made
+    assert admin_client.delete(f"{base}/backups/{made['archive']}").status_code == 204
+
+    drill = {**spec, "name": "proof", "kind": "drill", "settle_seconds": 1}
+    drills = admin_client.post("/api/schedules", json=drill).json()
+    assert admin_client.post(f"/api/schedules/{drills['id']}/run").status_code == 202
+    (ran,) = wait_history(admin_client, drills["id"], 1, timeout=300)
+    assert (ran["outcome"], ran["archive"]) == ("succeeded", made["archive"]), ran
+    (drilled,) = admin_client.get(f"{base}/stacks/{stack}/drills").json()
+    assert drilled["verified"] and drilled["services"] == ["app: running"]
+    assert drilled["compared"] == 1  # the volume
+    assert [a for a in admin_client.get(f"{base}/backups").json() if a["stack_id"] == stack] == []

@@ -82,6 +82,10 @@ def test_destinations_pushes_pulls_and_schedules_from_the_command_line(
     pulled = cli("backup", "pull", "offsite", name)
     assert pulled.returncode == 0, pulled.stderr
     assert local.read_bytes() == original
+    drilled = cli("backup", "drill", name, "--settle", "1")
+    assert drilled.returncode == 0, drilled.stderr
+    assert "Starting the clone without network or published ports" in drilled.stderr
+    assert drilled.stdout.startswith("restore verified: 0 volumes and folders")
     missing = cli("backup", "pull", "offsite", name.replace(".tar", "-9.tar"))
     assert missing.returncode == 1 and "already" not in missing.stderr
 

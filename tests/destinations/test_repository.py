@@ -19,8 +19,9 @@ from tests.support.service import (
     sign_in,
     start_server,
 )
+from tests.schedules.test_schedules import wait_history
 from tests.support.stacks import compose_text, service, wait_run
-from tests.support.waiting import wait_until
+from tests.support.waiting import next_second, wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -195,6 +196,53 @@ def test_a_fresh_install_recovers_every_backup_with_the_recovery_key(
         check=True,
     )
     assert keys.stdout.count('"id"') == 3  # the first instance's, the recovery key, the fresh one's
+
+
+def test_scheduled_backups_to_a_repository_are_pruned_and_drilled_from_it(
+    admin_client, make_stack, docker_client, tmp_path
+):
+    """Retention at a repository: the backups past the rule go in one forget and prune;
+    a drill schedule takes the stack's latest backup from the repository, verifies it
+    (restored, compared, started) and removes the copy it fetched."""
+    stack, _ = started_data_stack(admin_client, make_stack, docker_client)
+    repo = tmp_path / "repo"
+    dest = admin_client.post("/api/destinations/repositories", json=repository_body(repo))
+    dest_id = dest.json()["destination"]["id"]
+    spec = {"name": "kept", "cron": "daily", "stacks": [stack], "destination_id": dest_id}
+    backups = admin_client.post("/api/schedules", json={**spec, "keep_last": 3}).json()
+    for count in (1, 2, 3):
+        next_second()  # (archive names carry the second)
+        assert admin_client.post(f"/api/schedules/{backups['id']}/run").status_code == 202
+        assert wait_history(admin_client, backups["id"], count)[0]["outcome"] == "succeeded"
+    archives = f"/api/destinations/{dest_id}/archives"
+    assert len(admin_client.get(archives).json()) == 3
+
+    updated = admin_client.put(f"/api/schedules/{backups['id']}", json={**spec, "keep_last": 1})
+    assert updated.status_code == 200, updated.text
+    next_second()
+    assert admin_client.post(f"/api/schedules/{backups['id']}/run").status_code == 202
+    newest = wait_history(admin_client, backups["id"], 4)[0]
+    assert newest["outcome"] == "succeeded" and newest["pruned"] == 6  # 3 here, 3 there
+    assert [a["name"] for a in admin_client.get(archives).json()] == [newest["archive"]]
+    assert admin_client.delete(f"/api/backups/{newest['archive']}").status_code == 204
+
+    drill = {**spec, "name": "proof", "kind": "drill", "settle_seconds": 1}
+    drills = admin_client.post("/api/schedules", json=drill)
+    assert drills.status_code == 201, drills.text
+    assert drills.json()["kind"] == "drill"
+    assert admin_client.post(f"/api/schedules/{drills.json()['id']}/run").status_code == 202
+    (ran,) = wait_history(admin_client, drills.json()["id"], 1, timeout=300)
+    assert (ran["outcome"], ran["archive"], ran["error"]) == (
+        "succeeded",
+        newest["archive"],
+        None,
+    ), ran
+    record = admin_client.get(f"/api/stacks/{stack}/drills").json()[0]
+    assert record["verified"] and record["archive"] == newest["archive"]
+    assert record["compared"] == 1 and record["bytes"] >= BLOB
+    # The copy fetched for the drill is gone; the repository keeps its backup.
+    assert newest["archive"] not in {b["name"] for b in admin_client.get("/api/backups").json()}
+    assert [a["name"] for a in admin_client.get(archives).json()] == [newest["archive"]]
 
 
 def test_a_lock_left_by_a_killed_run_is_removed_and_a_live_ones_waited_for(

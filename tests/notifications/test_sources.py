@@ -226,6 +226,22 @@ def test_a_push_the_destination_refuses_is_a_failed_backup(
     assert restored["severity"] == "info"
 
 
+def test_a_restore_drill_that_fails_is_said(
+    admin: TestClient, receiver: HttpReceiver, make_stack
+):
+    """A stack whose service exits at once: its backup restores, but the drill's clone
+    fails, and that is news (critical, by the default rules)."""
+    add_webhook(admin, receiver.url)
+    stack = make_stack("note-drill", compose_text(app=service(command='["sh", "-c", "exit 3"]')))
+    assert admin.post(f"/api/stacks/{stack}/backups", json={}).status_code == 202
+    archive = wait_run(admin, stack)["artifact"]
+    assert admin.post(f"/api/backups/{archive}/drill", json={}).status_code == 202
+    assert wait_run(admin, stack)["status"] == "failed"
+    (event,) = said(receiver, "drill_failed", stack)
+    assert event["text"] == f"Restore drill of {stack} failed: The clone failed: app exited (3)"
+    assert event["severity"] == "critical"
+
+
 def test_an_update_that_fails_is_said(admin: TestClient, receiver: HttpReceiver, make_stack):
     add_webhook(admin, receiver.url)
     stack = make_stack("note-upd", compose_text(app=service("127.0.0.1:1/nowhere/app:1")))

@@ -326,7 +326,7 @@ class BackupService:
             )
             run.artifact = name
             if record.error is not None:
-                run.fail(f"Restore drill failed: {record.error}")
+                run.fail(record.error)  # (the run says "drill failed" already)
                 return 1
             run.summary = (
                 f"restore verified: {record.compared} volumes and folders, {record.files} "

@@ -38,6 +38,8 @@ def _follow(
         errors = "; ".join(final.progress.errors if final else []) or "failed"
         typer.secho(f"error: {errors}", err=True, fg=typer.colors.RED)
         raise typer.Exit(1)
+    if final.summary:
+        typer.echo(final.summary)
 
 
 @app.command("create")
@@ -92,6 +94,19 @@ def backup_verify(name: Annotated[str, typer.Argument(help="The archive's name")
         typer.secho(f"error: {report.error}", err=True, fg=typer.colors.RED)
         raise typer.Exit(1)
     typer.echo(f"{name}: ok")
+
+
+@app.command("drill")
+def backup_drill(
+    name: Annotated[str, typer.Argument(help="The archive's name")],
+    settle: Annotated[
+        int, typer.Option("--settle", help="Seconds services without a health check must run")
+    ] = 30,
+) -> None:
+    """Prove an archive restores: restored into a scratch clone (its own volumes, no
+    network, no published ports, nothing of the original's), compared with the archive,
+    started and waited for, then removed."""
+    _follow(lambda service: service.drill(name, settle))
 
 
 @app.command("restore")

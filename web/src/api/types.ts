@@ -94,6 +94,8 @@ export type VerifyReport = ResponseBody<"/api/backups/{name}/verify", "post">;
 export type NewBackup = RequestBody<"/api/stacks/{stack_id}/backups", "post">;
 export type RestoreOptions = RequestBody<"/api/backups/{name}/restore", "post">;
 export type RestorePreview = ResponseBody<"/api/backups/{name}/restore/preview", "post">;
+/** What a restore drill of an archive found ("restore verified", or why not). */
+export type DrillRecord = components["schemas"]["DrillRecord"];
 
 export type Destination = ResponseBody<"/api/destinations", "get">[number];
 export type DestinationSettings = Destination["settings"];
@@ -116,6 +118,8 @@ export type DestinationChange = RequestBody<"/api/destinations/{destination_id}"
 export type UnsavedDestinationTest = RequestBody<"/api/destinations/test", "post">;
 export type DestinationTestResult = ResponseBody<"/api/destinations/test", "post">;
 export type RemoteArchive = ResponseBody<"/api/destinations/{destination_id}/archives", "get">[number];
+/** A repository destination's use: stored against its backups as archives, backups per stack. */
+export type RepositoryUse = ResponseBody<"/api/destinations/{destination_id}/repository", "get">;
 
 export type Schedule = ResponseBody<"/api/schedules", "get">[number];
 export type ScheduleSpec = RequestBody<"/api/schedules", "post">;

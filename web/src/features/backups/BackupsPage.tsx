@@ -15,6 +15,9 @@ import { destinationKeys, invalidateAfterTransfer } from "../destinations/querie
 import { useHostInfo } from "../hosts/capabilities";
 import { useHost, withHost } from "../hosts/host";
 import { HostNote, HostSwitcher, HostUnavailable } from "../hosts/HostSwitcher";
+import "./backups.css";
+import { DrillDialog } from "./DrillDialog";
+import { DrillsSection, useStackDrills } from "./Drills";
 import { FollowedRun } from "./FollowedRun";
 import { PullDialog } from "./PullDialog";
 import { PushDialog } from "./PushDialog";
@@ -129,23 +132,37 @@ function VerifyResult({ report }: { report: VerifyReport }) {
 
 function ArchiveRow({
   archive,
+  drilled,
+  onDrill,
   onRestore,
   onPush,
   onDelete,
 }: {
   archive: ArchiveInfo;
+  /** A restore drill has verified it. */
+  drilled: boolean;
+  onDrill: () => void;
   onRestore: () => void;
   onPush: () => void;
   onDelete: () => void;
 }) {
   const host = useHost();
   const verify = useVerifyBackup();
+  const mayDrill = useCan("backups.create");
   const mayAdminister = useCan("backups.administer");
   const mayPush = useCan("destinations.manage");
   return (
     <Row>
       <th scope="row">
         <code>{archive.name}</code>
+        {drilled && (
+          <>
+            {" "}
+            <span className="badge drill-verified" title="A restore drill restored it, compared it and started it">
+              verified
+            </span>
+          </>
+        )}
         {archive.error && <div className="error small">{archive.error}</div>}
         {verify.data && <VerifyResult report={verify.data} />}
         {verify.isError && <div className="error small">{errorMessage(verify.error)}</div>}
@@ -172,6 +189,11 @@ function ArchiveRow({
         <button type="button" onClick={() => verify.mutate(archive.name)} disabled={verify.isPending}>
           {verify.isPending ? "Checking…" : "Verify"}
         </button>
+        {mayDrill && (
+          <button type="button" onClick={onDrill} disabled={Boolean(archive.error) || !archive.stack_id}>
+            Drill
+          </button>
+        )}
         {mayAdminister && (
           <>
             <a className="button" href={backupDownloadUrl(host, archive.name)} download>
@@ -211,12 +233,17 @@ function HostBackups() {
   const mayAdminister = useCan("backups.administer") && usable;
   const mayPull = useCan("destinations.manage") && usable;
   const remove = useDeleteBackup();
+  const stackIds = [...new Set((archives.data ?? []).flatMap((a) => (a.stack_id ? [a.stack_id] : [])))].sort();
+  const drills = useStackDrills(host, stackIds, usable);
+  const [drilling, setDrilling] = useState<ArchiveInfo | null>(null);
   const [restoring, setRestoring] = useState<ArchiveInfo | null>(null);
   const [pushing, setPushing] = useState<ArchiveInfo | null>(null);
   const [deleting, setDeleting] = useState<ArchiveInfo | null>(null);
   const [pulling, setPulling] = useState(false);
-  /** A restore, push or pull this page started, followed in the deploy console (an agent's push or pull is a transfer). */
-  const [started, setStarted] = useState<{ run: Run; title: string; transfer?: boolean } | null>(null);
+  /** A drill, restore, push or pull this page started, followed in the deploy console (an agent's push or pull is a transfer). */
+  const [started, setStarted] = useState<{ run: Run; title: string; transfer?: boolean; drill?: boolean } | null>(
+    null,
+  );
 
   return (
     <main className="page page-wide">
@@ -253,6 +280,10 @@ function HostBackups() {
                   queryClient.invalidateQueries({ queryKey: destinationKeys.allArchives }),
                 ]))
           }
+          onEnded={(run) => {
+            // A drill keeps its record, verified or not.
+            if (started.drill) void queryClient.invalidateQueries({ queryKey: backupKeys.drills(host, run.stack) });
+          }}
         />
       )}
       {archives.isError && <ErrorBanner error={archives.error} onRetry={() => void archives.refetch()} />}
@@ -266,12 +297,25 @@ function HostBackups() {
             <ArchiveRow
               key={archive.name}
               archive={archive}
+              drilled={drills.verified.has(archive.name)}
+              onDrill={() => setDrilling(archive)}
               onRestore={() => setRestoring(archive)}
               onPush={() => setPushing(archive)}
               onDelete={() => setDeleting(archive)}
             />
           ))}
         </Table>
+      )}
+      {!unavailable && <DrillsSection stackIds={stackIds} drills={drills} />}
+      {drilling && (
+        <DrillDialog
+          archive={drilling}
+          onClose={() => setDrilling(null)}
+          onStarted={(run) => {
+            setDrilling(null);
+            setStarted({ run, title: `Restore drill of ${drilling.name}`, drill: true });
+          }}
+        />
       )}
       {restoring && (
         <RestoreDialog

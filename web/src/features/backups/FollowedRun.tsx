@@ -7,8 +7,9 @@ import { stackRunQueryOptions } from "../stacks/queries";
 
 /**
  * The deploy console of a run this page started (a backup, restore, push or pull: each is
- * a run of its stack), followed live; `onSucceeded` is called once when that run (not a
- * later one on the same stack) has succeeded.
+ * a run of its stack; a restore drill too), followed live; `onSucceeded` is called once when
+ * that run (not a later one on the same stack) has succeeded, `onEnded` once when it has
+ * ended, however it went.
  */
 export function FollowedRun({
   run,
@@ -16,6 +17,7 @@ export function FollowedRun({
   transfer = false,
   onClose,
   onSucceeded,
+  onEnded,
 }: {
   run: Run;
   title: ReactNode;
@@ -23,17 +25,21 @@ export function FollowedRun({
   transfer?: boolean;
   onClose: () => void;
   onSucceeded?: (run: Run) => void;
+  onEnded?: (run: Run) => void;
 }) {
   // The console keeps this query up to date from the run's event stream.
   const host = useHost();
   const current = useQuery(stackRunQueryOptions(host, run.stack, transfer)).data;
   const reported = useRef<string | null>(null);
-  const succeeded = useEffectEvent((done: Run) => onSucceeded?.(done));
+  const ended = useEffectEvent((done: Run) => {
+    if (done.status === "succeeded") onSucceeded?.(done);
+    onEnded?.(done);
+  });
 
   useEffect(() => {
-    if (current?.id !== run.id || current.status !== "succeeded" || reported.current === run.id) return;
+    if (current?.id !== run.id || current.status === "running" || reported.current === run.id) return;
     reported.current = run.id;
-    succeeded(current);
+    ended(current);
   }, [current, run.id]);
 
   return <DeployConsole stackId={run.stack} title={title} transfer={transfer} onClose={onClose} />;

@@ -13,6 +13,9 @@ export const backupKeys = {
   list: (host: HostId) => ["backups", hostKey(host)] as const,
   inventory: (host: HostId, stackId: string) => ["backup-inventory", hostKey(host), stackId] as const,
   manifest: (host: HostId, name: string) => ["backup", hostKey(host), name] as const,
+  /** Prefix of every host's restore drills. */
+  allDrills: ["drills"] as const,
+  drills: (host: HostId, stackId: string) => ["drills", hostKey(host), stackId] as const,
 };
 
 export function backupsQueryOptions(host: HostId) {
@@ -54,6 +57,15 @@ export function restorePreviewQueryOptions(host: HostId, name: string, options: 
   });
 }
 
+/** A stack's restore drills on `host`, newest first. */
+export function drillsQueryOptions(host: HostId, stackId: string) {
+  return queryOptions({
+    queryKey: backupKeys.drills(host, stackId),
+    queryFn: () =>
+      unwrap(hostApi(host).GET("/api/stacks/{stack_id}/drills", { params: { path: { stack_id: stackId } } })),
+  });
+}
+
 // Mutation hooks act on the page's host (`useHost()`).
 
 /** Starts a backup; its progress is the stack's run (the deploy console follows it). */
@@ -75,6 +87,26 @@ export function useRestoreBackup() {
   return useMutation({
     mutationFn: ({ name, options }: { name: string; options: RestoreOptions }) =>
       unwrap(hostApi(host).POST("/api/backups/{name}/restore", { params: { path: { name } }, body: options })),
+    onSuccess: (run) => queryClient.setQueryData(stackKeys.run(host, run.stack), run),
+    onSettled: () => invalidateStacks(queryClient, host),
+  });
+}
+
+/**
+ * Starts a restore drill of an archive (restored into a scratch clone, compared, started
+ * isolated, removed); its progress is the run of the archive's stack.
+ */
+export function useDrillBackup() {
+  const queryClient = useQueryClient();
+  const host = useHost();
+  return useMutation({
+    mutationFn: ({ name, settleSeconds }: { name: string; settleSeconds: number }) =>
+      unwrap(
+        hostApi(host).POST("/api/backups/{name}/drill", {
+          params: { path: { name } },
+          body: { settle_seconds: settleSeconds },
+        }),
+      ),
     onSuccess: (run) => queryClient.setQueryData(stackKeys.run(host, run.stack), run),
     onSettled: () => invalidateStacks(queryClient, host),
   });

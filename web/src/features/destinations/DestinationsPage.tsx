@@ -17,6 +17,7 @@ import { sftpOf, TYPE_LABELS, whereOf } from "./destinationTypes";
 import { destinationsQueryOptions, invalidateAfterTransfer, useDeleteDestination, useTestDestination } from "./queries";
 import { RemoteArchives } from "./RemoteArchives";
 import { RepositoryDialog } from "./RepositoryDialog";
+import { RepositoryUse } from "./RepositoryUse";
 
 const COLUMNS = ["Name", "Type", "Where", "Host key"] as const;
 
@@ -36,11 +37,13 @@ function HostKey({ destination }: { destination: Destination }) {
 function DestinationRow({
   destination,
   onBrowse,
+  onUse,
   onEdit,
   onDelete,
 }: {
   destination: Destination;
   onBrowse: () => void;
+  onUse: () => void;
   onEdit: () => void;
   onDelete: () => void;
 }) {
@@ -79,6 +82,11 @@ function DestinationRow({
         <button type="button" aria-label={`Browse ${destination.name}`} onClick={onBrowse}>
           Browse
         </button>
+        {destination.settings.type === "repository" && (
+          <button type="button" aria-label={`Use of ${destination.name}`} onClick={onUse}>
+            Use
+          </button>
+        )}
         <button type="button" aria-label={`Edit ${destination.name}`} onClick={onEdit}>
           Edit
         </button>
@@ -107,10 +115,12 @@ function Destinations() {
   const [repositoryDialog, setRepositoryDialog] = useState<"new" | "recover" | null>(null);
   const [deleting, setDeleting] = useState<Destination | null>(null);
   const [browsing, setBrowsing] = useState<number | null>(null);
+  const [using, setUsing] = useState<number | null>(null);
   const [followed, setFollowed] = useState<Followed | null>(null);
   const [restoring, setRestoring] = useState<ArchiveInfo | null>(null);
   const [message, setMessage] = useState<{ text: string; failed: boolean; toBackups?: boolean } | null>(null);
   const browsed = destinations.data?.find((d) => d.id === browsing) ?? null;
+  const used = destinations.data?.find((d) => d.id === using && d.settings.type === "repository") ?? null;
 
   /** The local archive named `name`, read afresh (a pull has just put it there). */
   async function localArchive(name: string): Promise<ArchiveInfo | null> {
@@ -191,12 +201,14 @@ function Destinations() {
               key={destination.id}
               destination={destination}
               onBrowse={() => setBrowsing(destination.id)}
+              onUse={() => setUsing(destination.id)}
               onEdit={() => setDialog({ destination })}
               onDelete={() => setDeleting(destination)}
             />
           ))}
         </Table>
       )}
+      {used && <RepositoryUse key={used.id} destination={used} onClose={() => setUsing(null)} />}
       {browsed && (
         <RemoteArchives
           key={browsed.id}
@@ -254,6 +266,7 @@ function Destinations() {
           onCancel={() => setDeleting(null)}
           onDeleted={() => {
             if (browsing === deleting.id) setBrowsing(null);
+            if (using === deleting.id) setUsing(null);
             setDeleting(null);
           }}
         >

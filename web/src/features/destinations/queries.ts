@@ -12,6 +12,8 @@ export const destinationKeys = {
   /** Prefix of every destination's remote archive list. */
   allArchives: ["destination-archives"] as const,
   archives: (id: number) => ["destination-archives", id] as const,
+  /** Under its archives' key: what changes those (a push, a deletion) changes this too. */
+  repositoryUse: (id: number) => ["destination-archives", id, "use"] as const,
 };
 
 /** Admin only. Secrets are never returned: `secrets_set` names those stored. */
@@ -25,6 +27,16 @@ export function remoteArchivesQueryOptions(id: number) {
     queryKey: destinationKeys.archives(id),
     queryFn: () =>
       unwrap(api.GET("/api/destinations/{destination_id}/archives", { params: { path: { destination_id: id } } })),
+    staleTime: 0,
+  });
+}
+
+/** A repository destination's use: stored against its backups as archives, per stack (read from it each time). */
+export function repositoryUseQueryOptions(id: number) {
+  return queryOptions({
+    queryKey: destinationKeys.repositoryUse(id),
+    queryFn: () =>
+      unwrap(api.GET("/api/destinations/{destination_id}/repository", { params: { path: { destination_id: id } } })),
     staleTime: 0,
   });
 }

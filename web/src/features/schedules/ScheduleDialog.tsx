@@ -12,6 +12,7 @@ import { destinationsQueryOptions } from "../destinations/queries";
 import { useHostInfo } from "../hosts/capabilities";
 import { parseHost } from "../hosts/host";
 import { stacksQueryOptions } from "../stacks/queries";
+import { DEFAULT_SETTLE_SECONDS } from "../backups/DrillDialog";
 import { NextRuns } from "./NextRuns";
 import { useCreateSchedule, useUpdateSchedule } from "./queries";
 import {
@@ -24,16 +25,19 @@ import {
 import { FormActions } from "../../components/FormActions";
 
 type TimetableChoice = Preset | "custom";
+type Kind = ScheduleSpec["kind"];
 
 function NumberField({
   label,
   value,
   min,
+  max = 10000,
   onChange,
 }: {
   label: string;
   value: number;
   min: number;
+  max?: number;
   onChange: (value: number) => void;
 }) {
   return (
@@ -42,7 +46,7 @@ function NumberField({
         type="number"
         required
         min={min}
-        max={10000}
+        max={max}
         value={Number.isNaN(value) ? "" : value}
         onChange={(event) => onChange(event.target.valueAsNumber)}
       />
@@ -75,9 +79,11 @@ function HostSelect({ value, onChange }: { value: HostId; onChange: (host: HostI
 }
 
 /**
- * Create or edit a schedule: on which host (this one or an agent), which stacks (every one, or those picked), when (a preset or a
- * cron expression, in a time zone, with the next runs shown live), where the archives go,
- * what is captured, and what is kept.
+ * Create or edit a schedule: what it does (back up, or a restore drill of each stack's latest
+ * backup), on which host (this one or an agent), which stacks (every one, or those picked), when
+ * (a preset or a cron expression, in a time zone, with the next runs shown live); for a backup
+ * where the archives go, what is captured and what is kept; for a drill where the latest backup
+ * is taken from and how long the clone must settle.
  */
 export function ScheduleDialog({
   schedule,
@@ -100,6 +106,9 @@ export function ScheduleDialog({
   const update = useUpdateSchedule();
   const save = editing ? update : create;
   const [name, setName] = useState(schedule?.name ?? "");
+  const [kind, setKind] = useState<Kind>(schedule?.kind ?? "backup");
+  const drill = kind === "drill";
+  const [settle, setSettle] = useState(schedule?.settle_seconds ?? DEFAULT_SETTLE_SECONDS);
   const [picked, setPicked] = useState<Set<string>>(new Set(schedule?.stacks ?? []));
   const [choice, setChoice] = useState<TimetableChoice>(schedule ? (presetOf(schedule.cron) ?? "custom") : "daily");
   const [custom, setCustom] = useState(schedule?.cron ?? PRESETS.daily.cron);
@@ -128,13 +137,16 @@ export function ScheduleDialog({
     [zones, zonesId],
   );
   const cron = choice === "custom" ? custom : choice;
+  const here = host === null ? "This host" : info.name;
   // Stacks named by the schedule that are gone still show, so they can be unticked.
   const stackIds = [...new Set([...(stacks.data ?? []).map((s) => s.id), ...picked])].sort();
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
+    // A drill takes neither capture nor retention: what was there is sent back untouched.
     const spec: ScheduleSpec = {
       name: name.trim(),
+      kind,
       agent_id: host,
       stacks: everyStack ? null : [...picked].sort(),
       cron: cron.trim(),
@@ -146,6 +158,7 @@ export function ScheduleDialog({
       keep_daily: keep.daily,
       keep_weekly: keep.weekly,
       keep_monthly: keep.monthly,
+      settle_seconds: settle,
       enabled,
     };
     if (schedule) update.mutate({ id: schedule.id, spec }, { onSuccess: onSaved });
@@ -159,6 +172,24 @@ export function ScheduleDialog({
         <Field label="Name">
           <input required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
         </Field>
+
+        <fieldset>
+          <legend>Kind</legend>
+          <label className="check">
+            <input type="radio" name="kind" checked={!drill} onChange={() => setKind("backup")} />
+            <span>Back up</span>
+          </label>
+          <label className="check">
+            <input type="radio" name="kind" checked={drill} onChange={() => setKind("drill")} />
+            <span>Restore drill</span>
+          </label>
+          {drill && (
+            <p className="muted small">
+              Each stack's latest backup is restored into a scratch clone, compared with the archive, started without
+              network or published ports, and removed. The stacks themselves are not touched.
+            </p>
+          )}
+        </fieldset>
 
         <HostSelect
           value={host}
@@ -189,7 +220,7 @@ export function ScheduleDialog({
             ) : stackIds.length === 0 ? (
               <p className="muted small">No stacks yet.</p>
             ) : (
-              <div className="stack-picks" role="group" aria-label="Stacks to back up">
+              <div className="stack-picks" role="group" aria-label={drill ? "Stacks to drill" : "Stacks to back up"}>
                 {stackIds.map((id) => (
                   <label key={id} className="check">
                     <input
@@ -255,12 +286,12 @@ export function ScheduleDialog({
           <NextRuns cron={cron} timezone={timezone} />
         </fieldset>
 
-        <Field label="Destination">
+        <Field label={drill ? "Take the latest backup from" : "Destination"}>
           <select
             value={destinationId ?? ""}
             onChange={(e) => setDestinationId(e.target.value ? Number(e.target.value) : null)}
           >
-            <option value="">{host === null ? "This host only" : `${info.name} only`}</option>
+            <option value="">{drill ? `${here}'s archives` : `${here} only`}</option>
             {(destinations.data ?? []).map((d) => (
               <option key={d.id} value={d.id}>
                 {d.name} ({typeTag(d.settings)})
@@ -273,29 +304,40 @@ export function ScheduleDialog({
         </Field>
         {destinations.isError && <ErrorText error={destinations.error} />}
 
-        <label className="check">
-          <input type="checkbox" checked={includeBinds} onChange={(e) => setIncludeBinds(e.target.checked)} />
-          <span>Include bind folders (besides each stack's folder and its named volumes)</span>
-        </label>
+        {drill ? (
+          <>
+            <NumberField label="Settle time (seconds)" min={0} max={3600} value={settle} onChange={setSettle} />
+            <p className="muted small">
+              How long the clone's services without a health check must keep running; those with one must be healthy.
+            </p>
+          </>
+        ) : (
+          <>
+            <label className="check">
+              <input type="checkbox" checked={includeBinds} onChange={(e) => setIncludeBinds(e.target.checked)} />
+              <span>Include bind folders (besides each stack's folder and its named volumes)</span>
+            </label>
 
-        <fieldset>
-          <legend>Retention</legend>
-          <p className="muted small">
-            Retention applies per stack, here and at the destination, only to archives Stackyard named, and never removes
-            the newest.
-          </p>
-          <div className="retention">
-            <NumberField label="Keep the newest" min={1} value={keep.last} onChange={(last) => setKeep({ ...keep, last })} />
-            <NumberField label="And one a day for (days)" min={0} value={keep.daily} onChange={(daily) => setKeep({ ...keep, daily })} />
-            <NumberField label="And one a week for (weeks)" min={0} value={keep.weekly} onChange={(weekly) => setKeep({ ...keep, weekly })} />
-            <NumberField
-              label="And one a month for (months)"
-              min={0}
-              value={keep.monthly}
-              onChange={(monthly) => setKeep({ ...keep, monthly })}
-            />
-          </div>
-        </fieldset>
+            <fieldset>
+              <legend>Retention</legend>
+              <p className="muted small">
+                Retention applies per stack, here and at the destination, only to archives Stackyard named, and never removes
+                the newest.
+              </p>
+              <div className="retention">
+                <NumberField label="Keep the newest" min={1} value={keep.last} onChange={(last) => setKeep({ ...keep, last })} />
+                <NumberField label="And one a day for (days)" min={0} value={keep.daily} onChange={(daily) => setKeep({ ...keep, daily })} />
+                <NumberField label="And one a week for (weeks)" min={0} value={keep.weekly} onChange={(weekly) => setKeep({ ...keep, weekly })} />
+                <NumberField
+                  label="And one a month for (months)"
+                  min={0}
+                  value={keep.monthly}
+                  onChange={(monthly) => setKeep({ ...keep, monthly })}
+                />
+              </div>
+            </fieldset>
+          </>
+        )}
 
         <label className="check">
           <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} />

@@ -1,5 +1,5 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useRef } from "react";
+import { useEffect, useRef, type ReactNode } from "react";
 import type { Schedule, ScheduleRun } from "../../api/types";
 import { ErrorBanner } from "../../components/ErrorBanner";
 import { formatBytes, formatDateTime } from "../../components/format";
@@ -8,6 +8,7 @@ import { Table } from "../../components/Table";
 import { HISTORY_LIMIT, scheduleKeys, scheduleRunsQueryOptions } from "./queries";
 
 const COLUMNS = ["Outcome", "Stack", "Started", "Duration", "Size", "Pruned", "Error"] as const;
+const DRILL_COLUMNS = ["Outcome", "Stack", "Archive", "Started", "Duration"] as const;
 
 const OUTCOME_LABELS: Record<ScheduleRun["outcome"], string> = {
   running: "Running…",
@@ -28,7 +29,24 @@ export function formatDuration(started: string, finished: string | null): string
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-/** A schedule's runs, newest first: one row per stack and run (a missed run names no stack). */
+/** A drill's outcome: "Restore verified", or "Drill failed: why". */
+function drillOutcome(run: ScheduleRun): ReactNode {
+  if (run.outcome === "succeeded") return <span className="status tone-good">Restore verified</span>;
+  if (run.outcome === "running") return OUTCOME_LABELS.running;
+  return (
+    <span className="error">
+      {run.outcome === "failed" ? "Drill failed" : OUTCOME_LABELS[run.outcome]}
+      {run.error && `: ${run.error}`}
+    </span>
+  );
+}
+
+function StackCell({ run }: { run: ScheduleRun }) {
+  return <td>{run.stack_id === "*" ? <span className="muted">every stack</span> : run.stack_id}</td>;
+}
+
+/** A schedule's runs, newest first: one row per stack and run (a missed run names no stack). A
+ * drill's say whether the restore was verified, of which archive. */
 export function ScheduleHistory({ schedule, onClose }: { schedule: Schedule; onClose: () => void }) {
   const queryClient = useQueryClient();
   const runs = useQuery(scheduleRunsQueryOptions(schedule.id, schedule.running));
@@ -57,19 +75,33 @@ export function ScheduleHistory({ schedule, onClose }: { schedule: Schedule; onC
         <p className="muted">It has not run yet.</p>
       ) : (
         <>
-          <Table label={label} columns={COLUMNS}>
-            {runs.data.map((run) => (
-              <tr key={run.id} className={`outcome-${run.outcome}`}>
-                <td className="nowrap">{OUTCOME_LABELS[run.outcome]}</td>
-                <td>{run.stack_id === "*" ? <span className="muted">every stack</span> : run.stack_id}</td>
-                <td className="nowrap">{formatDateTime(run.started_at)}</td>
-                <td className="nowrap">{formatDuration(run.started_at, run.finished_at)}</td>
-                <td className="nowrap">{run.size === null ? "—" : formatBytes(run.size)}</td>
-                <td>{run.pruned}</td>
-                <td className="small">{run.error ? <span className="error">{run.error}</span> : "—"}</td>
-              </tr>
-            ))}
-          </Table>
+          {schedule.kind === "drill" ? (
+            <Table label={label} columns={DRILL_COLUMNS}>
+              {runs.data.map((run) => (
+                <tr key={run.id} className={`outcome-${run.outcome}`}>
+                  <td>{drillOutcome(run)}</td>
+                  <StackCell run={run} />
+                  <td className="small">{run.archive ? <code>{run.archive}</code> : "—"}</td>
+                  <td className="nowrap">{formatDateTime(run.started_at)}</td>
+                  <td className="nowrap">{formatDuration(run.started_at, run.finished_at)}</td>
+                </tr>
+              ))}
+            </Table>
+          ) : (
+            <Table label={label} columns={COLUMNS}>
+              {runs.data.map((run) => (
+                <tr key={run.id} className={`outcome-${run.outcome}`}>
+                  <td className="nowrap">{OUTCOME_LABELS[run.outcome]}</td>
+                  <StackCell run={run} />
+                  <td className="nowrap">{formatDateTime(run.started_at)}</td>
+                  <td className="nowrap">{formatDuration(run.started_at, run.finished_at)}</td>
+                  <td className="nowrap">{run.size === null ? "—" : formatBytes(run.size)}</td>
+                  <td>{run.pruned}</td>
+                  <td className="small">{run.error ? <span className="error">{run.error}</span> : "—"}</td>
+                </tr>
+              ))}
+            </Table>
+          )}
           {runs.data.length >= HISTORY_LIMIT && <p className="muted small">The newest {HISTORY_LIMIT} runs.</p>}
         </>
       )}

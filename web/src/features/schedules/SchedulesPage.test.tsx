@@ -31,6 +31,8 @@ const offsite: Destination = {
 const nightly: Schedule = {
   id: 7,
   name: "nightly",
+  kind: "backup",
+  settle_seconds: 30,
   stacks: null,
   cron: "0 3 * * *",
   timezone: "Europe/Berlin",
@@ -204,6 +206,8 @@ describe("schedules page", () => {
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
     expect(await fake.calls("POST", "/api/schedules")[0]?.json()).toEqual({
       name: "weekdays",
+      kind: "backup",
+      settle_seconds: 30,
       stacks: ["db", "web"],
       cron: "hourly",
       timezone: "UTC",
@@ -233,6 +237,8 @@ describe("schedules page", () => {
     await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
     expect(await fake.calls("PUT", "/api/schedules/7")[0]?.json()).toEqual({
       name: "nightly",
+      kind: "backup",
+      settle_seconds: 30,
       stacks: null,
       cron: "hourly",
       timezone: "Europe/Berlin",
@@ -402,6 +408,146 @@ describe("schedules on agents", () => {
     await waitFor(() => expect(within(dialog).getByRole("combobox", { name: "Host" })).toHaveValue("6"));
     expect(within(dialog).getByRole("option", { name: "lab (disabled)" })).toBeInTheDocument();
     expect(await within(dialog).findByText(/lab is disabled/)).toBeInTheDocument();
+  });
+});
+
+const drills: Schedule = {
+  ...nightly,
+  id: 11,
+  name: "sunday-drill",
+  kind: "drill",
+  settle_seconds: 10,
+  cron: "0 5 * * 0",
+  destination_id: null,
+  last_status: "succeeded",
+};
+
+const drillHistory: ScheduleRun[] = [
+  {
+    id: 5,
+    schedule_id: 11,
+    stack_id: "web",
+    started_at: "2026-11-22T05:00:00Z",
+    finished_at: "2026-11-22T05:00:41Z",
+    outcome: "failed",
+    archive: "web--nas--20261122T030000Z.tar",
+    size: null,
+    pruned: 0,
+    error: "db: unhealthy after 300 s",
+  },
+  {
+    id: 4,
+    schedule_id: 11,
+    stack_id: "db",
+    started_at: "2026-11-22T05:00:00Z",
+    finished_at: "2026-11-22T05:00:12Z",
+    outcome: "succeeded",
+    archive: "db--nas--20261122T030000Z.tar",
+    size: null,
+    pruned: 0,
+    error: null,
+  },
+];
+
+describe("restore drill schedules", () => {
+  it("lists a drill with its kind and where it takes the latest backup from", async () => {
+    installFakeFetch(routes({ "GET /api/schedules": [nightly, drills, { ...drills, id: 12, name: "offsite-drill", destination_id: 4 }] }));
+    renderApp("/schedules");
+
+    const table = await screen.findByRole("table", { name: "Schedules" });
+    const local = within(table).getByRole("row", { name: /sunday-drill/ });
+    expect(within(local).getByRole("rowheader")).toHaveTextContent("sunday-drill Restore drill");
+    expect(local).toHaveTextContent("This host's archives");
+    const offsiteDrill = within(table).getByRole("row", { name: /offsite-drill/ });
+    expect(await within(offsiteDrill).findByText("Latest from offsite")).toBeInTheDocument();
+    const backup = within(table).getByRole("row", { name: /^nightly/ });
+    expect(within(backup).getByRole("rowheader")).not.toHaveTextContent("Restore drill");
+  });
+
+  it("adds a drill: no capture or retention, the archives' source and a settle time instead", async () => {
+    const fake = installFakeFetch(
+      routes({ "GET /api/schedules": [], "POST /api/schedules": () => json(drills, { status: 201 }) }),
+    );
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Add a schedule" }));
+    const dialog = screen.getByRole("dialog", { name: "Add a schedule" });
+    expect(within(dialog).getByRole("radio", { name: "Back up" })).toBeChecked();
+    expect(within(dialog).getByRole("group", { name: "Retention" })).toBeInTheDocument();
+    expect(within(dialog).queryByLabelText("Settle time (seconds)")).not.toBeInTheDocument();
+
+    await user.type(within(dialog).getByLabelText("Name"), "sunday-drill");
+    await user.click(within(dialog).getByRole("radio", { name: "Restore drill" }));
+    expect(within(dialog).queryByRole("group", { name: "Retention" })).not.toBeInTheDocument();
+    expect(within(dialog).queryByRole("checkbox", { name: /Include bind folders/ })).not.toBeInTheDocument();
+    expect(within(dialog).queryByRole("combobox", { name: "Destination" })).not.toBeInTheDocument();
+    const source = within(dialog).getByRole("combobox", { name: "Take the latest backup from" });
+    expect(source).toHaveValue("");
+    expect(within(source).getAllByRole("option")[0]).toHaveTextContent("This host's archives");
+    await user.click(within(dialog).getByRole("radio", { name: "Only the stacks picked here" }));
+    const picks = await within(dialog).findByRole("group", { name: "Stacks to drill" });
+    await user.click(within(picks).getByRole("checkbox", { name: "web" }));
+    const settle = within(dialog).getByLabelText("Settle time (seconds)");
+    expect(settle).toHaveValue(30);
+    await user.clear(settle);
+    await user.type(settle, "10");
+    await user.click(within(dialog).getByRole("button", { name: "Add the schedule" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    expect(await fake.calls("POST", "/api/schedules")[0]?.json()).toEqual({
+      name: "sunday-drill",
+      kind: "drill",
+      settle_seconds: 10,
+      stacks: ["web"],
+      cron: "daily",
+      timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+      destination_id: null,
+      capture: { volumes: null, binds: null, include_binds: true },
+      keep_last: 7,
+      keep_daily: 0,
+      keep_weekly: 0,
+      keep_monthly: 0,
+      enabled: true,
+      agent_id: null,
+    });
+  });
+
+  it("edits a drill: its kind, settle time and source are shown and sent back", async () => {
+    const fake = installFakeFetch(routes({ "GET /api/schedules": [{ ...drills, destination_id: 4 }], "PUT /api/schedules/11": drills }));
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Edit sunday-drill" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit sunday-drill" });
+    expect(within(dialog).getByRole("radio", { name: "Restore drill" })).toBeChecked();
+    expect(within(dialog).getByLabelText("Settle time (seconds)")).toHaveValue(10);
+    await waitFor(() =>
+      expect(within(dialog).getByRole("combobox", { name: "Take the latest backup from" })).toHaveValue("4"),
+    );
+    await user.click(within(dialog).getByRole("button", { name: "Save changes" }));
+    await waitFor(() => expect(fake.calls("PUT", "/api/schedules/11")).toHaveLength(1));
+    expect(await fake.calls("PUT", "/api/schedules/11")[0]?.json()).toMatchObject({
+      kind: "drill",
+      settle_seconds: 10,
+      destination_id: 4,
+    });
+  });
+
+  it("shows a drill's history: restore verified, or why the drill failed, and the archive drilled", async () => {
+    installFakeFetch(routes({ "GET /api/schedules": [drills], "GET /api/schedules/11/runs": drillHistory }));
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "History of sunday-drill" }));
+    const table = await screen.findByRole("table", { name: "History of sunday-drill" });
+    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)).toEqual([
+      "Outcome",
+      "Stack",
+      "Archive",
+      "Started",
+      "Duration",
+    ]);
+    const failed = within(table).getByRole("row", { name: /web--nas/ });
+    expect(failed).toHaveTextContent("Drill failed: db: unhealthy after 300 s");
+    expect(failed).toHaveTextContent("41 s");
+    const verified = within(table).getByRole("row", { name: /db--nas/ });
+    expect(within(verified).getAllByRole("cell")[0]).toHaveTextContent(/^Restore verified$/);
+    expect(verified).toHaveTextContent("12 s");
   });
 });
 

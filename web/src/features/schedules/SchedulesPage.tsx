@@ -23,9 +23,13 @@ function hostName(agentId: number | null, agents: Agent[] | undefined): string {
   return agents?.find((a) => a.id === agentId)?.name ?? `Agent #${agentId}`;
 }
 
-function destinationName(id: number | null, destinations: Destination[] | undefined, host: string): string {
-  if (id === null) return host === "This host" ? "This host only" : `${host} only`;
-  return destinations?.find((d) => d.id === id)?.name ?? `Destination #${id}`;
+/** Where a backup's archives go, or where a drill takes the latest backup from. */
+function destinationName(schedule: Schedule, destinations: Destination[] | undefined, host: string): string {
+  const id = schedule.destination_id ?? null;
+  const drill = schedule.kind === "drill";
+  if (id === null) return drill ? `${host}'s archives` : `${host} only`;
+  const name = destinations?.find((d) => d.id === id)?.name ?? `Destination #${id}`;
+  return drill ? `Latest from ${name}` : name;
 }
 
 function LastRun({ schedule }: { schedule: Schedule }) {
@@ -64,6 +68,12 @@ function ScheduleRow({
     <tr>
       <th scope="row">
         {schedule.name}
+        {schedule.kind === "drill" && (
+          <>
+            {" "}
+            <span className="badge">Restore drill</span>
+          </>
+        )}
         {problem && (
           <p className="error small" role="alert">
             {errorMessage(problem)}
@@ -76,7 +86,7 @@ function ScheduleRow({
       </td>
       <td className="small">{describeTimetable(schedule.cron, schedule.timezone)}</td>
       <td className="small">{schedule.stacks ? schedule.stacks.join(", ") : "Every stack"}</td>
-      <td>{destinationName(schedule.destination_id ?? null, destinations, host)}</td>
+      <td>{destinationName(schedule, destinations, host)}</td>
       <td className="nowrap">{schedule.enabled ? formatDateTime(schedule.next_run_at) : <span className="muted">—</span>}</td>
       <td className="nowrap">
         <LastRun schedule={schedule} />
@@ -142,7 +152,7 @@ function Schedules() {
       </div>
       <p className="muted">
         Back stacks up on a timetable, on this host or an agent, keep the archives there or push them to a destination,
-        and prune the old ones.
+        and prune the old ones; or prove that the latest backups restore with a restore drill.
       </p>
       {saved && (
         <p className="success" role="status">
