@@ -171,7 +171,7 @@ def test_sizes_and_counters_say_what_they_count(admin_client, make_stack, stacks
     assert run["progress"]["stage"] == "Data read"
     last = run["progress"]["lines"][-1]["text"]
     assert re.fullmatch(
-        r"Archive \S+: [\d.]+ (B|kB|MB) compressed from [\d.]+ (B|kB|MB) of data, checked "
+        r"Archive \S+: [\d.]+ (B|kB|MB) compressed, from [\d.]+ (B|kB|MB) of data, checked "
         r"\(\d+ volumes and binds captured\)",
         last,
     ), last

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.schedules.test_schedules import wait_history
 from tests.support.service import (
     ADMIN_PASSWORD,
     embedded_database_url,
@@ -19,7 +20,6 @@ from tests.support.service import (
     sign_in,
     start_server,
 )
-from tests.schedules.test_schedules import wait_history
 from tests.support.stacks import compose_text, service, wait_run
 from tests.support.waiting import next_second, wait_until
 
@@ -102,7 +102,6 @@ def test_backups_kept_deduplicated_in_a_repository_pull_back_and_restore(
     assert answer["recovery_key_id"] in keys.stdout
 
     first = back_up(admin_client, stack)
-    local = admin_client.get(f"/api/backups/{first}/download").content
     pushed = admin_client.post(f"/api/backups/{first}/push", json={"destination_id": dest["id"]})
     assert pushed.status_code == 202, pushed.text
     assert wait_run(admin_client, stack)["status"] == "succeeded"
@@ -118,19 +117,21 @@ def test_backups_kept_deduplicated_in_a_repository_pull_back_and_restore(
 
     listed = admin_client.get(f"/api/destinations/{dest['id']}/archives").json()
     assert {a["name"] for a in listed} == {first, second}
-    assert next(a["size"] for a in listed if a["name"] == first) == len(local)
 
     # Pulled back once the local copy is gone: an archive the restore takes.
     assert admin_client.delete(f"/api/backups/{first}").status_code == 204
     pulled = admin_client.post(f"/api/destinations/{dest['id']}/archives/{first}/pull")
     assert pulled.status_code == 202, pulled.text
     assert wait_run(admin_client, stack)["status"] == "succeeded"
+    pulled_size = (Path(app.state.settings.data_dir) / "backups" / first).stat().st_size
+    assert next(a["size"] for a in listed if a["name"] == first) == pulled_size
     verify = admin_client.post(f"/api/backups/{first}/verify")
     assert verify.status_code == 200 and verify.json()["ok"], verify.text
     clone = f"{stack}-back"
     restored = admin_client.post(f"/api/backups/{first}/restore", json={"stack": clone})
     assert restored.status_code == 202, restored.text
-    assert wait_run(admin_client, clone)["status"] == "succeeded"
+    run = wait_run(admin_client, clone)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
     assert volume_digest(docker_client, f"{clone}_data") == original
 
     # Deleted from the repository: gone from its list.
@@ -201,8 +202,9 @@ def test_a_fresh_install_recovers_every_backup_with_the_recovery_key(
 def test_scheduled_backups_to_a_repository_are_pruned_and_drilled_from_it(
     admin_client, make_stack, docker_client, tmp_path
 ):
-    """Retention at a repository: the backups past the rule go in one forget and prune;
-    a drill schedule takes the stack's latest backup from the repository, verifies it
+    """A schedule's backups go straight into the repository (nothing on the host);
+    retention there: the backups past the rule go in one forget and prune; a drill
+    schedule takes the stack's latest backup from the repository, verifies it
     (restored, compared, started) and removes the copy it fetched."""
     stack, _ = started_data_stack(admin_client, make_stack, docker_client)
     repo = tmp_path / "repo"
@@ -222,9 +224,22 @@ def test_scheduled_backups_to_a_repository_are_pruned_and_drilled_from_it(
     next_second()
     assert admin_client.post(f"/api/schedules/{backups['id']}/run").status_code == 202
     newest = wait_history(admin_client, backups["id"], 4)[0]
-    assert newest["outcome"] == "succeeded" and newest["pruned"] == 6  # 3 here, 3 there
+    assert newest["outcome"] == "succeeded" and newest["pruned"] == 3
     assert [a["name"] for a in admin_client.get(archives).json()] == [newest["archive"]]
-    assert admin_client.delete(f"/api/backups/{newest['archive']}").status_code == 204
+    # Written straight into the repository: nothing of them on the host.
+    assert [b for b in admin_client.get("/api/backups").json() if b["stack_id"] == stack] == []
+
+    # By hand, straight into a destination: only a repository takes it.
+    other = admin_client.post(
+        "/api/destinations",
+        json={
+            "name": "box",
+            "settings": {"type": "sftp", "host": "127.0.0.1", "port": 1, "username": "x"},
+            "secrets": {"password": "x"},
+        },
+    ).json()
+    refused = admin_client.post(f"/api/destinations/{other['id']}/backups", json={"stack": stack})
+    assert refused.status_code == 400 and "Only a repository" in refused.json()["detail"]
 
     drill = {**spec, "name": "proof", "kind": "drill", "settle_seconds": 1}
     drills = admin_client.post("/api/schedules", json=drill)
@@ -306,7 +321,6 @@ def test_a_repository_on_sftp_or_s3_keeps_and_gives_back_a_backup(
 ):
     stack = make_stack("remote", compose_text(app=service()))
     name = back_up(admin_client, stack)
-    local = admin_client.get(f"/api/backups/{name}/download").content
     if peer == "s3":
         # (moto's signature check gets a `/` in a query wrong, and restic lists with one:
         # the server that does not check them, as for the S3 tests of prefixes.)
@@ -339,12 +353,14 @@ def test_a_repository_on_sftp_or_s3_keeps_and_gives_back_a_backup(
     assert pushed.status_code == 202
     assert wait_run(admin_client, stack)["status"] == "succeeded"
     listed = admin_client.get(f"/api/destinations/{dest['id']}/archives").json()
-    assert [(a["name"], a["size"]) for a in listed] == [(name, len(local))]
+    assert [a["name"] for a in listed] == [name]
     assert admin_client.delete(f"/api/backups/{name}").status_code == 204
     admin_client.post(f"/api/destinations/{dest['id']}/archives/{name}/pull")
     assert wait_run(admin_client, stack)["status"] == "succeeded"
     verify = admin_client.post(f"/api/backups/{name}/verify")
     assert verify.status_code == 200 and verify.json()["ok"], verify.text
+    # The size listed is the size of the archive the pull gave back.
+    assert listed[0]["size"] == len(admin_client.get(f"/api/backups/{name}/download").content)
     if secret is not None:
         assert secret not in made.text and secret not in json.dumps(listed)
 
@@ -358,8 +374,11 @@ def sftp_fingerprint(request) -> str:
 def test_a_push_killed_with_the_service_is_never_listed_and_the_next_one_succeeds(
     tmp_path, make_stack, docker_cleanup
 ):
-    """SIGKILL of the service while restic stores a backup's volume: its parts are never a
-    backup; after a restart the same backup is pushed whole, and no part is left over."""
+    """SIGKILL of the service while restic stores a backup: no backup is listed (restic
+    dies with the service before it writes the snapshot); after a restart the same backup
+    is pushed whole, once; a snapshot that never got its size (a run killed after restic
+    stored it) is no backup: never listed, said partial, and forgotten by a later
+    retention once a day old."""
     env = service_env(tmp_path, STACKS_DIR=str(tmp_path / "stacks"))
     big = 160 * 1024 * 1024
     compose = compose_text(
@@ -383,22 +402,40 @@ def test_a_push_killed_with_the_service_is_never_listed_and_the_next_one_succeed
             client.post(f"/api/backups/{name}/push", json={"destination_id": dest})
             key = {"RESTIC_PASSWORD": answer["recovery_key"], "PATH": "/usr/bin:/bin"}
 
-            def snapshots() -> list[dict]:
-                listed = subprocess.run(
-                    ["restic", "-r", str(repo), "snapshots", "--json", "--no-lock"],
-                    env=key,
-                    capture_output=True,
-                    text=True,
+            def restic(*args: str) -> str:
+                done = subprocess.run(
+                    ["restic", "-r", str(repo), *args], env=key, capture_output=True, text=True
                 )
-                return json.loads(listed.stdout or "[]")
+                assert done.returncode == 0, done.stderr
+                return done.stdout
 
-            # The stack folder's part is stored; the volume's is on its way.
-            wait_until(lambda: snapshots(), what="the first part's snapshot")
+            def snapshots() -> list[dict]:
+                return json.loads(restic("snapshots", "--json", "--no-lock") or "[]")
+
+            # restic has stored some of the data, not all of it.
+            wait_until(
+                lambda: sum(1 for p in (repo / "data").rglob("*") if p.is_file()) >= 3,
+                what="restic to store a part of the backup",
+            )
         server.process.kill()
         server.process.wait()
     finally:
         server.stop()
-    assert not any("index" in s["tags"] for s in snapshots())
+    assert snapshots() == []
+
+    # A snapshot stored whole whose run was killed before it was tagged with its size
+    # (made here as restic makes it, and two days old).
+    instance = (tmp_path / "data" / "instance_id").read_text().strip()
+    cut = f"{stack}--vm--20260101T000000Z.tar"
+    tags = ["stackyard", f"archive:{cut}", f"stack:{stack}", f"instance:{instance}"]
+    subprocess.run(
+        ["restic", "-r", str(repo), "backup", "--stdin", "--stdin-filename", cut,
+         "--time", "2026-01-01 00:00:00", *(a for t in tags for a in ("--tag", t))],
+        input=b"cut short",
+        env=key,
+        check=True,
+        capture_output=True,
+    )  # fmt: skip
 
     again = start_server(tmp_path, env=env)
     try:
@@ -406,14 +443,17 @@ def test_a_push_killed_with_the_service_is_never_listed_and_the_next_one_succeed
             sign_in(client, "admin", ADMIN_PASSWORD)
             assert client.get(f"/api/destinations/{dest}/archives").json() == []
             use = client.get(f"/api/destinations/{dest}/repository").json()
-            assert use["partial"] == 1 and use["backups"] == 0
+            assert (use["backups"], use["partial"]) == (0, 1)
             client.post(f"/api/backups/{name}/push", json={"destination_id": dest})
             assert wait_run(client, stack)["status"] == "succeeded"
             listed = client.get(f"/api/destinations/{dest}/archives").json()
             assert [a["name"] for a in listed] == [name]
-            assert client.get(f"/api/destinations/{dest}/repository").json()["partial"] == 0
+            # Removing a backup (as retention does) forgets the day-old partial one too.
+            gone = client.delete(f"/api/destinations/{dest}/archives/{name}")
+            assert gone.status_code == 204
+            use = client.get(f"/api/destinations/{dest}/repository").json()
+            assert (use["backups"], use["partial"]) == (0, 0)
     finally:
         again.stop()
-    parts = [s for s in snapshots() if "index" not in s["tags"]]
-    assert len(parts) == 2  # the stack folder and the volume, once each
+    assert snapshots() == []
     assert not list((tmp_path / "data" / "restic").glob("*"))

@@ -226,9 +226,7 @@ def test_a_push_the_destination_refuses_is_a_failed_backup(
     assert restored["severity"] == "info"
 
 
-def test_a_restore_drill_that_fails_is_said(
-    admin: TestClient, receiver: HttpReceiver, make_stack
-):
+def test_a_restore_drill_that_fails_is_said(admin: TestClient, receiver: HttpReceiver, make_stack):
     """A stack whose service exits at once: its backup restores, but the drill's clone
     fails, and that is news (critical, by the default rules)."""
     add_webhook(admin, receiver.url)

@@ -65,7 +65,12 @@ class AgentHost:
                 return state
             await asyncio.sleep(POLL_SECONDS)
 
-    async def back_up(self, stack: str, capture: Selection) -> str:
+    async def writes_into(self, destination_id: int) -> bool:
+        return False  # (the destination's secrets never leave the central)
+
+    async def back_up(self, stack: str, capture: Selection, into: int | None = None) -> str:
+        if into is not None:
+            raise Invalid("An agent's backups are made on the agent, then pushed")
         state = await self._ended(f"/stacks/{stack}/backups", capture.model_dump(mode="json"))
         if state.status != "succeeded":
             errors = state.progress.errors

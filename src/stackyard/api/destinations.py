@@ -5,6 +5,7 @@ set, never what they are. Push and pull run as the archive's stack's run: follow
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -13,10 +14,12 @@ from pydantic import BaseModel, Field
 
 from stackyard.api.deps import AdminDep, AuditDep, central_services, require_admin
 from stackyard.api.models import Body, DbId
+from stackyard.backups.capture import Selection
 from stackyard.destinations.model import RemoteArchive, RepositorySettings, Secrets, Settings
 from stackyard.destinations.repository import RepositoryUse
 from stackyard.destinations.service import UNSET, Destinations, DestinationView, TestResult
 from stackyard.destinations.transfers import Transfers
+from stackyard.errors import Invalid
 from stackyard.jsonmodel import JsonInt
 from stackyard.stacks.runs import RunState, ended_by
 
@@ -106,6 +109,10 @@ class TestOut(BaseModel):
 
 class PushIn(Body):
     destination_id: JsonInt = Field(ge=1, le=2**31 - 1)
+
+
+class BackupInto(Body, Selection):
+    stack: str = Field(min_length=1, max_length=200, description="The stack of this host")
 
 
 @router.get("/destinations", operation_id="listDestinations")
@@ -264,6 +271,33 @@ async def pull_remote_archive(
     with audit(admin, "backup.pull", name) as note:
         note.detail = f"from destination {destination_id}"
         run = await transfers.pull(destination_id, name)
+        note.ends = ended_by(run)
+    return run.state()
+
+
+@router.post(
+    "/destinations/{destination_id}/backups",
+    operation_id="backUpInto",
+    status_code=status.HTTP_202_ACCEPTED,
+)
+async def back_up_into(
+    destination_id: DbId,
+    body: BackupInto,
+    request: Request,
+    admin: AdminDep,
+    audit: AuditDep,
+    destinations: DestinationsDep,
+) -> RunState:
+    """Back up a stack of this host straight into a repository destination (its parts go
+    to restic as they are read: no archive on the host). A run of the stack: follow it at
+    its `/run/events`; 400 for a destination that is not a repository."""
+    with audit(admin, "backup.create", body.stack) as note:
+        note.detail = f"into destination {destination_id}"
+        if destinations.get(destination_id).type != "repository":
+            raise Invalid("Only a repository takes a backup straight into it: back up, then push")
+        into = await asyncio.to_thread(destinations.open, destination_id)
+        backups = central_services(request).backups
+        run = await backups.create(body.stack, body, into)
         note.ends = ended_by(run)
     return run.state()
 

@@ -6,7 +6,8 @@
     manifest.json           version 2 (last: it holds every member's checksum)
 
 Each inner tar is the engine's own archive of the data (numeric owners, modes, whole-
-second times, symlinks, hardlinks), its entries under `data/`, gzip-compressed. Version 1
+second times, symlinks, hardlinks), its entries under `data/`, gzip-compressed; or, in an
+archive pulled from a repository, plain (`stack.tar`, `volumes/<n>.tar`). Version 1
 archives (`manifest.json` with a `stack_id`, `compose.yaml`, `.env`, `volumes/*.tar`) are
 read too.
 
@@ -28,16 +29,18 @@ import threading
 from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, BinaryIO
+from typing import IO, BinaryIO, Protocol
 
 from zlib_ng import zlib_ng
 
-from stackyard.backups.model import Manifest, dump_manifest, load_manifest
+from stackyard.backups.model import Manifest, load_manifest
 from stackyard.backups.tarscan import TarScanner
 from stackyard.errors import Invalid
 
 MANIFEST = "manifest.json"
 STACK_MEMBER = "stack.tar.gz"
+#: The stack folder's member: gzip, or plain (pulled from a repository).
+STACK_MEMBERS = (STACK_MEMBER, "stack.tar")
 #: The folder every inner tar's entries live under.
 ROOT = "data"
 BLOCK = 512
@@ -101,10 +104,39 @@ class MemberSink:
         return self.digest.hexdigest()
 
 
+class Sink(Protocol):
+    """Where a member's bytes go (`MemberSink`, or a repository's part), counted and
+    hashed."""
+
+    size: int
+
+    def write(self, data: bytes) -> None: ...
+
+    def sha256(self) -> str: ...
+
+
+class PlainWriter:
+    """A member's bytes into its sink as they are (a plain tar member)."""
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+
+    def write(self, data: bytes) -> None:
+        self.sink.write(data)
+
+    def close(self) -> None:
+        pass
+
+
+def member_writer(sink: Sink, level: int | None) -> GzipWriter | PlainWriter:
+    """gzip at `level`, or plain when None."""
+    return GzipWriter(sink, level) if level is not None else PlainWriter(sink)
+
+
 class GzipWriter:
     """gzip-compresses into a sink (zlib-ng: the same format, several times faster)."""
 
-    def __init__(self, sink: MemberSink, level: int) -> None:
+    def __init__(self, sink: Sink, level: int) -> None:
         self.sink = sink
         self._compressor = zlib_ng.compressobj(level, zlib_ng.DEFLATED, 31)
 
@@ -294,7 +326,7 @@ def check_all(reader: ArchiveReader) -> list[tuple[str, TarScanner]]:
         (member, check_member(reader, member, digest, gzipped=member.endswith(".gz")))
         for member, digest in members
     ]
-    if manifest.format_version >= 2 and manifest.stack_member != STACK_MEMBER:
+    if manifest.format_version >= 2 and manifest.stack_member not in STACK_MEMBERS:
         raise Invalid("The archive has no stack folder")
     return scans
 
@@ -365,7 +397,3 @@ def inflated(chunks: Iterable[bytes], name: str) -> Iterator[bytes]:
         raise Invalid(f"{name} in the archive is damaged: {exc}") from exc
     if not decompressor.eof:
         raise Invalid(f"{name} in the archive is cut short")
-
-
-def write_manifest(writer: ArchiveWriter, manifest: Manifest) -> None:
-    writer.add(MANIFEST, dump_manifest(manifest))

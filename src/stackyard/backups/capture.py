@@ -15,24 +15,28 @@ import os
 import stat
 import tarfile
 from collections.abc import Callable, Generator, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Annotated
+from typing import Annotated, Protocol
 
 from pydantic import BaseModel, Field
 
 from stackyard.backups import tartool
 from stackyard.backups.archive import (
+    MANIFEST,
     ROOT,
     STACK_MEMBER,
     ArchiveReader,
     ArchiveWriter,
     ChunkReader,
     GzipWriter,
+    PlainWriter,
+    Sink,
     check_all,
+    member_writer,
     scanner,
-    write_manifest,
 )
 from stackyard.backups.model import (
     FORMAT_VERSION,
@@ -41,6 +45,7 @@ from stackyard.backups.model import (
     Fidelity,
     Inventory,
     Manifest,
+    dump_manifest,
 )
 from stackyard.backups.tarscan import TarScanner
 from stackyard.docker.helper import Helper, HelperMount, Helpers
@@ -157,7 +162,7 @@ class _TarOut:
     """A file-like that a `tarfile` in write mode writes into a gzip writer, every entry
     checked on the way as a restore will check it (`scan`)."""
 
-    def __init__(self, gzip: GzipWriter) -> None:
+    def __init__(self, gzip: GzipWriter | PlainWriter) -> None:
         self.gzip = gzip
         self.scan = scanner()
 
@@ -170,12 +175,14 @@ class _TarOut:
 @dataclass
 class Capture:
     helpers: Helpers
-    level: int
+    level: int | None  # None: plain tars
     progress: Progress
     read: int = 0
     done: int = 0
 
-    def _copy(self, chunks: Generator[bytes, None, None], gzip: GzipWriter) -> TarScanner:
+    def _copy(
+        self, chunks: Generator[bytes, None, None], gzip: GzipWriter | PlainWriter
+    ) -> TarScanner:
         """A helper's tar, compressed as it comes; its entries counted and checked on
         the way (what a restore would refuse is refused now)."""
         scan = scanner()
@@ -194,15 +201,13 @@ class Capture:
             self.progress(self.read, self.done)
             yield chunk
 
-    def asset(
-        self, writer: ArchiveWriter, member: str, mount: HelperMount, exact: bool
-    ) -> AssetResult:
+    def asset(self, writer: Writer, member: str, mount: HelperMount, exact: bool) -> AssetResult:
         """One asset's data (mounted at /data in a helper), as a gzip member: read by
         the helper's GNU tar (everything kept), or else by its busybox tar, or, for owners
         beyond what busybox headers hold (`exact`), through the engine's archive API."""
         moving = tartool.Moving()
         with writer.member(member) as sink:
-            gzip = GzipWriter(sink, self.level)
+            gzip = member_writer(sink, self.level)
             if self.helpers.gnu_tar():
                 summary = self._copy(tartool.read_gnu(self.helpers, mount, [], moving), gzip)
                 kept = tartool.fidelity("gnu-tar")
@@ -231,13 +236,18 @@ class Capture:
         )
 
     def stack_folder(
-        self, writer: ArchiveWriter, folder_local: Path, folder_host: str, excluded: set[str]
+        self,
+        writer: Writer,
+        member: str,
+        folder_local: Path,
+        folder_host: str,
+        excluded: set[str],
     ) -> tuple[str, Fidelity]:
         """The stack folder without the binds inside it (captured on their own, or not
         at all): its files read through a helper, under `data/`."""
         mount = HelperMount("bind", folder_host, f"/{ROOT}", read_only=True)
-        with writer.member(STACK_MEMBER) as sink:
-            gzip = GzipWriter(sink, self.level)
+        with writer.member(member) as sink:
+            gzip = member_writer(sink, self.level)
             if self.helpers.gnu_tar():
                 moving = tartool.Moving()
                 stream = tartool.read_gnu(self.helpers, mount, sorted(excluded), moving)
@@ -255,7 +265,11 @@ class Capture:
         return sink.sha256(), kept
 
     def _stack_parts(
-        self, helper: Helper, gzip: GzipWriter, folder: Path, cover: list[PurePosixPath]
+        self,
+        helper: Helper,
+        gzip: GzipWriter | PlainWriter,
+        folder: Path,
+        cover: list[PurePosixPath],
     ) -> TarScanner:
         """The covered parts, renamed under `data/` into one tar (with entries for the
         folders on the way, from the service's own view of the stack folder)."""
@@ -295,6 +309,67 @@ def verify_written(path: Path, manifest: Manifest) -> None:
                 raise Invalid(f"{member} in the archive is empty")
 
 
+class Writer(Protocol):
+    """Where a capture writes its members and manifest: an `ArchiveWriter` (an archive on
+    disk), or a repository's sink (`stackyard.destinations.repository`)."""
+
+    def member(self, name: str) -> AbstractContextManager[Sink]: ...
+
+    def add(self, name: str, data: bytes) -> None: ...
+
+
+def capture_into(
+    writer: Writer,
+    inventory: Inventory,
+    chosen: list[Asset],
+    skipped: dict[str, str],
+    helpers: Helpers,
+    folder_local: Path,
+    meta: tuple[str, str, datetime],
+    level: int | None,
+    progress: Progress,
+) -> Manifest:
+    """The stack folder and each chosen asset as members of `writer` (gzip at `level`;
+    plain tars, `.tar`, when None), then the manifest."""
+    host, version, created = meta
+    excluded = {a.inside_stack for a in inventory.assets if a.inside_stack not in (None, ".")}
+    capture = Capture(helpers, level, progress)
+    results: list[AssetResult] = []
+    stack_member = STACK_MEMBER if level is not None else STACK_MEMBER.removesuffix(".gz")
+    stack_sha, stack_kept = capture.stack_folder(
+        writer, stack_member, folder_local, inventory.folder, {p for p in excluded if p}
+    )
+    counters = {"volume": 0, "bind": 0}
+    suffix = ".tar.gz" if level is not None else ".tar"
+    for asset in inventory.assets:
+        if asset in chosen:
+            n = counters[asset.kind]
+            counters[asset.kind] += 1
+            member = f"{asset.kind}s/{n}{suffix}"
+            mount = HelperMount(asset.kind, asset.name, f"/{ROOT}", True)
+            result = capture.asset(writer, member, mount, exact=asset.wide_ids)
+            if result.bytes == 0 or result.sha256 is None:
+                raise Invalid(f"{asset.name} gave no data")
+            results.append(result)
+        else:
+            reason = skipped.get(asset.key, "not selected")
+            results.append(AssetResult(asset.key, None, False, 0, 0, None, reason))
+    manifest = Manifest(
+        format_version=FORMAT_VERSION,
+        stack_id=inventory.stack_id,
+        created_at=created,
+        service_version=version,
+        host=host,
+        inventory=inventory,
+        assets=results,
+        stack_member=stack_member,
+        stack_sha256=stack_sha,
+        stack_fidelity=stack_kept,
+    )
+    writer.add(MANIFEST, dump_manifest(manifest))
+    return manifest
+
+
 def write_archive(
     path: Path,
     inventory: Inventory,
@@ -306,48 +381,18 @@ def write_archive(
     level: int,
     progress: Progress,
 ) -> Manifest:
-    """The archive at `path` (which must not exist; removed again on failure)."""
-    host, version, created = meta
-    excluded = {a.inside_stack for a in inventory.assets if a.inside_stack not in (None, ".")}
-    capture = Capture(helpers, level, progress)
-    results: list[AssetResult] = []
+    """The archive at `path` (which must not exist; removed again on failure), read
+    back through the check a restore runs."""
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
         with (
             converted(f"the archive {path.name.lstrip('.')}"),
             os.fdopen(os.open(path, flags, 0o600), "wb") as file,
         ):
-            writer = ArchiveWriter(file, created.timestamp())
-            stack_sha, stack_kept = capture.stack_folder(
-                writer, folder_local, inventory.folder, {p for p in excluded if p}
+            writer = ArchiveWriter(file, meta[2].timestamp())
+            manifest = capture_into(
+                writer, inventory, chosen, skipped, helpers, folder_local, meta, level, progress
             )
-            counters = {"volume": 0, "bind": 0}
-            for asset in inventory.assets:
-                if asset in chosen:
-                    n = counters[asset.kind]
-                    counters[asset.kind] += 1
-                    member = f"{asset.kind}s/{n}.tar.gz"
-                    mount = HelperMount(asset.kind, asset.name, f"/{ROOT}", True)
-                    result = capture.asset(writer, member, mount, exact=asset.wide_ids)
-                    if result.bytes == 0 or result.sha256 is None:
-                        raise Invalid(f"{asset.name} gave no data")
-                    results.append(result)
-                else:
-                    reason = skipped.get(asset.key, "not selected")
-                    results.append(AssetResult(asset.key, None, False, 0, 0, None, reason))
-            manifest = Manifest(
-                format_version=FORMAT_VERSION,
-                stack_id=inventory.stack_id,
-                created_at=created,
-                service_version=version,
-                host=host,
-                inventory=inventory,
-                assets=results,
-                stack_member=STACK_MEMBER,
-                stack_sha256=stack_sha,
-                stack_fidelity=stack_kept,
-            )
-            write_manifest(writer, manifest)
             writer.close()
             os.fsync(file.fileno())
         verify_written(path, manifest)

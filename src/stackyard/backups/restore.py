@@ -283,7 +283,8 @@ def check_archive(reader: ArchiveReader, restore: RestorePlan, progress: Progres
         progress(done[0], done[1])
 
     if manifest.stack_member:
-        check_member(reader, manifest.stack_member, manifest.stack_sha256, True, read, special)
+        gzipped = manifest.stack_member.endswith(".gz")
+        check_member(reader, manifest.stack_member, manifest.stack_sha256, gzipped, read, special)
     for item in restore.items:
         member = item.result.member or ""
         allowed = special or item.kind == "volume"

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from stackyard import __version__
 from stackyard.backups import capture, restore, tartool
@@ -52,6 +52,15 @@ DEFAULT_HOOK_TIMEOUT = 300.0
 
 if TYPE_CHECKING:
     from stackyard.stacks.service import StackService
+
+
+class Into(Protocol):
+    """Where a backup can be written straight into, instead of this host's archives (a
+    repository destination)."""
+
+    async def write(self, name: str, stack: str, capture: Callable[[Any], Manifest]) -> int:
+        """`capture` run with a writer of members; the size of the archive kept."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -97,14 +106,17 @@ class BackupService:
         return await asyncio.to_thread(inventory, self.machine, stack_id)
 
     # -- create -------------------------------------------------------------------------
-    async def create(self, stack_id: str, selection: capture.Selection) -> Run:
-        """Start a backup of the stack (its progress is the stack's run)."""
+    async def create(
+        self, stack_id: str, selection: capture.Selection, into: Into | None = None
+    ) -> Run:
+        """Start a backup of the stack (its progress is the stack's run): into this host's
+        archives, or straight `into` a repository (nothing kept on the host)."""
         found = await self.inventory(stack_id)
         chosen, skipped = capture.choose(found, selection)  # Invalid before anything runs
         fold = ProgressFold(mode="transfer")
 
         async def steps(run: Run) -> int:
-            return await self._create(stack_id, found, chosen, skipped, run)
+            return await self._create(stack_id, found, chosen, skipped, run, into)
 
         return self.machine.runs.start(stack_id, "backup", fold, steps)
 
@@ -115,6 +127,7 @@ class BackupService:
         chosen: list[Asset],
         skipped: dict[str, str],
         run: Run,
+        into: Into | None,
     ) -> int:
         # Three sizes, each said for what it is: the data the dialog estimated (the
         # inventory's), the data read so far of it (the counter), and the archive written
@@ -132,39 +145,45 @@ class BackupService:
         )
         for key, reason in skipped.items():
             run.feed_line(f"Not captured: {key.partition(':')[2]} ({reason})")
+        meta = (await asyncio.to_thread(self.machine.host_name), __version__, created)
+        args = (found, chosen, skipped, self.helpers(), self.machine.store.folder(stack_id), meta)
         try:
             await self._hook(run, hooks, running, PRE_HOOK)
             async with self._quiet(stack_id, running, run):
-                manifest = await asyncio.to_thread(
-                    capture.write_archive,
-                    temporary,
-                    found,
-                    chosen,
-                    skipped,
-                    self.helpers(),
-                    self.machine.store.folder(stack_id),
-                    (await asyncio.to_thread(self.machine.host_name), __version__, created),
-                    self.machine.settings.backup_level,
-                    progress,
-                )
+                if into is None:
+                    level = self.machine.settings.backup_level
+                    manifest = await asyncio.to_thread(
+                        capture.write_archive, temporary, *args, level, progress
+                    )
+                else:
+                    made: list[Manifest] = []
+
+                    def plain(writer: capture.Writer) -> Manifest:
+                        made.append(capture.capture_into(writer, *args, None, progress))
+                        return made[0]
+
+                    size = await into.write(name, stack_id, plain)
+                    manifest = made[0]
                 _said_of_the_copy(run, manifest)  # before the stack's restart is told
             await self._hook(run, hooks, await self._running(stack_id), POST_HOOK)
-            target = await asyncio.to_thread(self.store.keep, temporary, name)
+            if into is None:
+                size = (await asyncio.to_thread(self.store.keep, temporary, name)).stat().st_size
         except StackyardError as exc:
             run.fail(exc.detail)  # the run says "backup failed" already
             return 1
         finally:
             with contextlib.suppress(FileNotFoundError):
                 temporary.unlink()
-        size = target.stat().st_size
         read = max(total, run.fold.transfer.bytes_done)
-        run.artifact = target.name
-        run.summary = f"archive {target.name} ({size_text(size)})"
+        run.artifact = name
+        where = "" if into is None else " in the repository"
+        run.summary = f"archive {name}{where} ({size_text(size)})"
         run.advance(read, read, len(chosen), len(chosen), "Data read")
+        captured = sum(1 for a in manifest.assets if a.captured)
+        how = "compressed" if into is None else "as tars, deduplicated and encrypted by restic"
         run.feed_line(
-            f"Archive {target.name}: {size_text(size)} compressed from {size_text(read)} of "
-            f"data, checked ({sum(1 for a in manifest.assets if a.captured)} volumes and "
-            "binds captured)"
+            f"Archive {name}{where}: {size_text(size)} {how}, from {size_text(read)} of data, "
+            f"checked ({captured} volumes and binds captured)"
         )
         return 0
 

@@ -11,10 +11,12 @@ be swept by a later upload once a day old).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
+from stackyard.backups.model import Manifest
 from stackyard.backups.names import is_archive_name
 from stackyard.destinations.model import Progress, RemoteArchive
 from stackyard.errors import Invalid
@@ -40,6 +42,14 @@ class Destination(Protocol):
 
     async def delete(self, name: str) -> None:
         """Remove `name` (NotFound when absent)."""
+
+    async def write(self, name: str, stack: str, capture: Callable[[Any], Manifest]) -> int:
+        """A backup written straight into the destination as `name` by `capture` (run in
+        a thread with a writer of members): the size of the archive it keeps. Only a
+        repository takes one; any other destination takes archives (Invalid)."""
+        raise Invalid(
+            "Only a repository takes a backup straight into it: back up on the host, then push"
+        )
 
     async def delete_many(self, names: list[str]) -> None:
         """Remove each of `names` (NotFound at the first absent one); a repository

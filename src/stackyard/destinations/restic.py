@@ -146,6 +146,10 @@ class Restic:
         """The file `filename` of a snapshot, each chunk to `to`."""
         await self._run(["dump", snapshot, f"/{filename}"], lock=False, out=to, timeout=None)
 
+    async def tag(self, snapshot: str, tags: list[str]) -> None:
+        """Tags added to a snapshot (restic writes it anew, under a new id)."""
+        await self._run(["tag", *(arg for t in tags for arg in ("--add", t)), snapshot])
+
     async def forget(self, snapshots: list[str], prune: bool) -> None:
         if snapshots:
             await self._run(["forget", *(["--prune"] if prune else []), *snapshots])

@@ -91,8 +91,6 @@ class Where:
     instance: str
     host: Callable[[], str]  # (the engine's name for it: asked when first needed)
     scratch: Path
-    #: The gzip level of this instance's archives (a pulled backup's parts are made so).
-    level: int = 1
 
 
 @dataclass(frozen=True)
@@ -288,7 +286,7 @@ class Destinations:
             restic = self._restic(settings, secrets, host_key, secrets.repository_key or "")
             restic.key_id = settings.key_id
             where = self.where
-            return RepositoryDestination(restic, where.instance, where.host(), where.level)
+            return RepositoryDestination(restic, where.instance, where.host())
         helpers = self._helpers()
         volume = nfs.ensure_volume(self._docker(), helpers.owner, destination_id, settings)
         return nfs.NfsDestination(helpers, volume, settings)

@@ -17,7 +17,9 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
+from stackyard.backups.model import Manifest
 from stackyard.destinations.base import Destination
 from stackyard.destinations.model import Progress, RemoteArchive
 from stackyard.errors import DestinationUnreachable
@@ -49,6 +51,9 @@ class Watched(Destination):
 
     async def delete_many(self, names: list[str]) -> None:
         await self.inner.delete_many(names)
+
+    async def write(self, name: str, stack: str, capture: Callable[[Any], Manifest]) -> int:
+        return await self.inner.write(name, stack, capture)
 
     async def push(self, path: Path, name: str, progress: Progress) -> None:
         await self._moving(lambda seen: self.inner.push(path, name, seen), progress)

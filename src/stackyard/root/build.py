@@ -82,9 +82,7 @@ def central_services(settings: Settings, db: Database, admin: AdminSettings) -> 
         settings.agent_timeout,
     )
     fleet.observers.append(notifications.observe)
-    where = Where(
-        settings.instance_id, machine.host_name, settings.data_dir / "restic", settings.backup_level
-    )
+    where = Where(settings.instance_id, machine.host_name, settings.data_dir / "restic")
     destinations = Destinations(db, key, lambda: machine.docker, machine.helpers, where)
     transfers = Transfers(destinations, on_host.backups.store, machine.runs)
     agent_transfers = AgentTransfers(agents, destinations, settings.data_dir, notifications.emit)

@@ -18,8 +18,14 @@ from stackyard.stacks.runs import Run, RunBoard
 class BackupHost(Protocol):
     async def stacks(self) -> list[str]: ...
 
-    async def back_up(self, stack: str, capture: Selection) -> str:
-        """Make a backup of `stack` and wait for it: the archive's name."""
+    async def back_up(self, stack: str, capture: Selection, into: int | None = None) -> str:
+        """Make a backup of `stack` and wait for it: the archive's name. `into`: a
+        destination it is written straight into (`writes_into`)."""
+        ...
+
+    async def writes_into(self, destination_id: int) -> bool:
+        """Whether a backup goes straight into the destination (a repository, from this
+        host), rather than made here and pushed."""
         ...
 
     async def push(self, archive: str, destination_id: int) -> None: ...
@@ -59,11 +65,17 @@ class LocalHost:
     async def stacks(self) -> list[str]:
         return sorted(await asyncio.to_thread(self.backups.machine.store.ids))
 
-    async def back_up(self, stack: str, capture: Selection) -> str:
-        run = await finished(self.runs, await self.backups.create(stack, capture))
+    async def back_up(self, stack: str, capture: Selection, into: int | None = None) -> str:
+        destinations = self.transfers.destinations
+        target = None if into is None else await asyncio.to_thread(destinations.open, into)
+        run = await finished(self.runs, await self.backups.create(stack, capture, target))
         if run.artifact is None:
             raise Invalid("The backup made no archive")
         return run.artifact
+
+    async def writes_into(self, destination_id: int) -> bool:
+        destination = await asyncio.to_thread(self.transfers.destinations.get, destination_id)
+        return destination.type == "repository"
 
     async def push(self, archive: str, destination_id: int) -> None:
         await finished(self.runs, self.transfers.push(archive, destination_id))

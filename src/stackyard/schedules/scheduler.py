@@ -261,8 +261,11 @@ class Scheduler:
                 outcome: RunOutcome = "failed" if error else "succeeded"
                 self.store.finish_run(record, outcome, archive, error=error)
                 return record
-            archive = await host.back_up(stack, view.capture)
-            if view.destination_id is not None:
+            direct = view.destination_id is not None and await host.writes_into(view.destination_id)
+            archive = await host.back_up(
+                stack, view.capture, view.destination_id if direct else None
+            )
+            if view.destination_id is not None and not direct:
                 try:
                     await host.push(archive, view.destination_id)
                 except StackyardError as exc:
@@ -270,8 +273,8 @@ class Scheduler:
                         text = f"Schedule {view.name!r}: the push of {archive} failed: {exc.detail}"
                         self._say(view, "backup_failed", text, utcnow(), stack)
                     raise
-            pruned = await self._prune(view, host, stack, archive)
-            size = (await host.archives()).get(archive)
+            pruned, sizes = await self._prune(view, host, stack, archive)
+            size = sizes.get(archive)
         except StackyardError as exc:
             self.store.finish_run(record, "failed", archive, error=exc.detail)
             return record
@@ -307,9 +310,12 @@ class Scheduler:
                     await host.delete(archive)
         return archive, drilled.error
 
-    async def _prune(self, view: ScheduleView, host: BackupHost, stack: str, made: str) -> int:
+    async def _prune(
+        self, view: ScheduleView, host: BackupHost, stack: str, made: str
+    ) -> tuple[int, dict[str, int]]:
         """Retention for the stack on the host that made `made` (its name says which),
-        in the host's archives and at the destination."""
+        in the host's archives and at the destination: how many archives went, and the
+        sizes of those found (the host's, else the destination's)."""
         parsed = parse_archive_name(made)
         label = (
             parsed.host
@@ -317,15 +323,17 @@ class Scheduler:
             else host_label(await asyncio.to_thread(self.backups.machine.host_name))
         )
         rule = view.retention
-        local = to_prune(list(await host.archives()), stack, label, rule)
+        sizes = await host.archives()
+        local = to_prune(list(sizes), stack, label, rule)
         for name in local:
             await host.delete(name)
         remote: list[str] = []
         if view.destination_id is not None:
             try:
                 destination = await asyncio.to_thread(self.destinations.open, view.destination_id)
-                names = [a.name for a in await destination.archives()]
-                remote = to_prune(names, stack, label, rule)
+                found = await destination.archives()
+                sizes = {a.name: a.size for a in found} | sizes
+                remote = to_prune([a.name for a in found], stack, label, rule)
                 await destination.delete_many(remote)
             except StackyardError as exc:
                 text = (
@@ -334,7 +342,7 @@ class Scheduler:
                 )
                 self._say(view, "retention_skipped", text, utcnow(), stack)
                 raise
-        return len(local) + len(remote)
+        return len(local) + len(remote), sizes
 
     def _say(
         self,

@@ -4,6 +4,7 @@ import type {
   ArchiveInfo,
   BackupManifest,
   Destination,
+  DrillRecord,
   Inventory,
   RemoteArchive,
   RestoreOptions,
@@ -67,6 +68,8 @@ function routes(user = adminUser, extra = {}) {
     "GET /api/backups": [archive],
     [`GET /api/backups/${archive.name}`]: manifest,
     ...extra,
+    // (After the routes given: a stack's own, given there, is matched first.)
+    "GET /api/stacks/:id/drills": [],
   };
 }
 
@@ -212,6 +215,157 @@ describe("backups page", () => {
     expect(again?.url).toMatch(/\/api\/backups\/upload\?keep_both=true$/);
     await again?.respond(201, { ...archive, name: "other--x--20260101T000000Z-2.tar" });
     expect(await screen.findByText(/Uploaded and checked: other--x--20260101T000000Z-2.tar/)).toBeInTheDocument();
+  });
+});
+
+const older: ArchiveInfo = { ...archive, name: "web--nas--20261120T150405Z.tar", created_at: "2026-11-20T15:04:05Z" };
+
+function drillRecord(overrides: Partial<DrillRecord> = {}): DrillRecord {
+  const finished = new Date(Date.now() - 3 * 60_000).toISOString();
+  return {
+    id: "d1",
+    stack: "web",
+    archive: archive.name,
+    clone: "stackyard-drill-abc123",
+    started_at: finished,
+    finished_at: finished,
+    verified: true,
+    compared: 2,
+    files: 14,
+    bytes: 1_200_000,
+    started: true,
+    services: ["db: healthy"],
+    notes: [],
+    error: null,
+    ...overrides,
+  };
+}
+
+describe("restore drills", () => {
+  it("an operator drills an archive: the run is followed, then the stack's last drill and the archive's badge show", async () => {
+    let drilled: DrillRecord[] = [];
+    const fake = installFakeFetch(
+      routes(operatorUser, {
+        "GET /api/backups": [archive, older],
+        "GET /api/stacks/web/drills": () => json(drilled),
+        [`POST /api/backups/${archive.name}/drill`]: () =>
+          json(makeRun({ id: "d1", stack: "web", action: "drill" }, { mode: "transfer", percent: 0 }), { status: 202 }),
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    const drills = screen.getByRole("region", { name: "Restore drills" });
+    expect(await within(drills).findByRole("listitem", { name: "Last drill of web" })).toHaveTextContent(
+      "web: No restore drill yet.",
+    );
+    const row = within(table).getByRole("row", { name: new RegExp(archive.name) });
+    expect(within(row).queryByText("verified")).not.toBeInTheDocument();
+
+    await user.click(within(row).getByRole("button", { name: "Drill" }));
+    const dialog = await screen.findByRole("dialog", { name: `Restore drill of ${archive.name}` });
+    expect(dialog).toHaveTextContent("The stack itself and its data are not touched.");
+    const settle = within(dialog).getByLabelText("Settle time (seconds)");
+    expect(settle).toHaveValue(30);
+    await user.clear(settle);
+    await user.type(settle, "5");
+    await user.click(within(dialog).getByRole("button", { name: "Start the drill" }));
+
+    const console = await screen.findByRole("region", { name: "Deploy web" });
+    expect(screen.queryByRole("dialog")).not.toBeInTheDocument();
+    expect(within(console).getByRole("heading", { name: `Restore drill of ${archive.name}` })).toBeInTheDocument();
+    expect(await fake.calls("POST", `/api/backups/${archive.name}/drill`)[0]?.json()).toEqual({ settle_seconds: 5 });
+
+    drilled = [drillRecord()];
+    await openSource("/api/stacks/web/run/events")?.emit(
+      "state",
+      makeRun(
+        { id: "d1", stack: "web", action: "drill", status: "succeeded", summary: "restore verified" },
+        { mode: "transfer", percent: 100 },
+      ),
+    );
+    expect(within(console).getByRole("status")).toHaveTextContent("drill succeeded: restore verified");
+    const last = within(drills).getByRole("listitem", { name: "Last drill of web" });
+    await waitFor(() =>
+      expect(last).toHaveTextContent(
+        "web: Restore verified 3 min ago: 2 volumes and folders, 14 files, 1.2 MB — db: healthy",
+      ),
+    );
+    expect(within(row).getByText("verified")).toBeInTheDocument();
+    const other = within(table).getByRole("row", { name: new RegExp(older.name) });
+    expect(within(other).queryByText("verified")).not.toBeInTheDocument();
+  });
+
+  it("shows why the last drill failed and what it left out; a verified older drill still marks its archive", async () => {
+    installFakeFetch(
+      routes(operatorUser, {
+        "GET /api/backups": [archive, older],
+        "GET /api/stacks/web/drills": [
+          drillRecord({
+            id: "d2",
+            verified: false,
+            started: false,
+            services: [],
+            error: "volume web_db: data/table differs from the archive",
+            notes: ["volume web_cache: not of the backup, an empty one in the drill", "/etc/hostname: outside the backup, not mounted"],
+          }),
+          drillRecord({ id: "d1", archive: older.name }),
+        ],
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const drills = await screen.findByRole("region", { name: "Restore drills" });
+    const last = within(drills).getByRole("listitem", { name: "Last drill of web" });
+    await waitFor(() =>
+      expect(last).toHaveTextContent(
+        "web: Restore drill failed 3 min ago: volume web_db: data/table differs from the archive",
+      ),
+    );
+    expect(last).not.toHaveTextContent("Restore verified");
+    await user.click(within(last).getByText("Left out (2)"));
+    expect(within(last).getByText("/etc/hostname: outside the backup, not mounted")).toBeVisible();
+
+    const table = screen.getByRole("table", { name: "Archives" });
+    expect(within(within(table).getByRole("row", { name: new RegExp(older.name) })).getByText("verified")).toBeInTheDocument();
+    expect(
+      within(within(table).getByRole("row", { name: new RegExp(archive.name) })).queryByText("verified"),
+    ).not.toBeInTheDocument();
+  });
+
+  it("drills an agent's archive on the agent, and reads its drills there", async () => {
+    const nas = makeAgent({ id: 3, name: "nas" });
+    const fake = installFakeFetch({
+      ...signedInAs(operatorUser),
+      "GET /api/agents": [nas],
+      "GET /api/agents/3/backups": [archive],
+      "GET /api/agents/3/stacks/web/drills": [drillRecord()],
+      [`POST /api/agents/3/backups/${archive.name}/drill`]: () =>
+        json(makeRun({ id: "d3", stack: "web", action: "drill" }, { mode: "transfer", percent: 0 }), { status: 202 }),
+    });
+    const { user } = renderApp("/backups?host=3");
+    const drills = await screen.findByRole("region", { name: "Restore drills" });
+    expect(await within(drills).findByText("Restore verified")).toBeInTheDocument();
+    await user.click(await screen.findByRole("button", { name: "Drill" }));
+    const dialog = await screen.findByRole("dialog", { name: `Restore drill of ${archive.name}` });
+    await user.click(within(dialog).getByRole("button", { name: "Start the drill" }));
+    expect(await screen.findByRole("region", { name: "Deploy web" })).toBeInTheDocument();
+    expect(await fake.calls("POST", `/api/agents/3/backups/${archive.name}/drill`)[0]?.json()).toEqual({
+      settle_seconds: 30,
+    });
+    expect(openSource("/api/agents/3/stacks/web/run/events")).toBeDefined();
+  });
+
+  it("shows the server's refusal in the dialog", async () => {
+    installFakeFetch(
+      routes(operatorUser, {
+        [`POST /api/backups/${archive.name}/drill`]: () => json({ detail: "Stack 'web' is busy: backup" }, { status: 409 }),
+      }),
+    );
+    const { user } = renderApp("/backups");
+    const table = await screen.findByRole("table", { name: "Archives" });
+    await user.click(within(table).getByRole("button", { name: "Drill" }));
+    const dialog = await screen.findByRole("dialog", { name: `Restore drill of ${archive.name}` });
+    await user.click(within(dialog).getByRole("button", { name: "Start the drill" }));
+    expect(await within(dialog).findByRole("alert")).toHaveTextContent("Stack 'web' is busy: backup");
   });
 });
 

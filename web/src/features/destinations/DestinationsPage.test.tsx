@@ -1,6 +1,6 @@
 import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
-import type { ArchiveInfo, BackupManifest, Destination, RemoteArchive, RestorePreview } from "../../api/types";
+import type { ArchiveInfo, BackupManifest, Destination, RemoteArchive, RepositoryUse, RestorePreview } from "../../api/types";
 import { openSource } from "../../test/fakeEventSource";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs } from "../../test/fixtures";
@@ -347,5 +347,74 @@ describe("destinations page", () => {
     await user.click(within(confirm).getByRole("button", { name: "Delete it there" }));
     expect(await screen.findByText("No archives made by Stackyard on this destination.")).toBeInTheDocument();
     expect(fake.calls("DELETE", `/api/destinations/1/archives/${NAME}`)).toHaveLength(1);
+  });
+});
+
+const vault: Destination = {
+  id: 7,
+  name: "vault",
+  type: "repository",
+  settings: { type: "repository", location: { type: "folder", path: "/mnt/backups/vault" } },
+  secrets_set: ["repository_key"],
+  host_key_fingerprint: null,
+  created_at: "2026-11-25T10:00:00Z",
+  updated_at: null,
+};
+
+const use: RepositoryUse = {
+  stored_bytes: 3_000_000,
+  archives_bytes: 12_000_000,
+  backups: 5,
+  stacks: { web: 3, db: 2 },
+  instances: 2,
+  partial: 0,
+};
+
+describe("a repository's use", () => {
+  it("shows what it stores against its backups as archives, the saving, and its backups per stack", async () => {
+    let read = use;
+    installFakeFetch(
+      routes({
+        "GET /api/destinations": [box, vault],
+        "GET /api/destinations/7/repository": () => json(read),
+      }),
+    );
+    const { user } = renderApp("/destinations");
+    const table = await screen.findByRole("table", { name: "Destinations" });
+    // Only a repository has a use to show.
+    expect(within(within(table).getByRole("row", { name: /box/ })).queryByRole("button", { name: /Use/ })).not.toBeInTheDocument();
+    await user.click(within(table).getByRole("button", { name: "Use of vault" }));
+
+    const section = await screen.findByRole("region", { name: "Use of vault" });
+    await waitFor(() => expect(section).toHaveTextContent("Stored on vault3.0 MB"));
+    expect(section).toHaveTextContent("The backups as archives12.0 MB");
+    expect(section).toHaveTextContent("Saving75%");
+    expect(section).toHaveTextContent("Backups5");
+    expect(section).toHaveTextContent("2 instances of Stackyard keep backups here");
+    expect(section).not.toHaveTextContent("Partial");
+    const stacks = within(section).getByRole("table", { name: "Backups per stack on vault" });
+    expect(within(stacks).getAllByRole("row").slice(1).map((r) => r.textContent)).toEqual(["db2", "web3"]);
+
+    // A push killed mid-way: said, with what becomes of it.
+    read = { ...use, partial: 1, instances: 1 };
+    await user.click(within(section).getByRole("button", { name: "Refresh" }));
+    await waitFor(() => expect(section).toHaveTextContent("Partial backups1 push killed mid-way: its parts are removed by the next push"));
+    expect(section).toHaveTextContent("1 instance of Stackyard keeps backups here");
+
+    await user.click(within(section).getByRole("button", { name: "Close Use of vault" }));
+    expect(screen.queryByRole("region", { name: "Use of vault" })).not.toBeInTheDocument();
+  });
+
+  it("says why the repository could not be read", async () => {
+    installFakeFetch(
+      routes({
+        "GET /api/destinations": [vault],
+        "GET /api/destinations/7/repository": () => json({ detail: "The repository at /mnt/backups/vault cannot be opened" }, { status: 502 }),
+      }),
+    );
+    const { user } = renderApp("/destinations");
+    await user.click(await screen.findByRole("button", { name: "Use of vault" }));
+    const section = await screen.findByRole("region", { name: "Use of vault" });
+    expect(await within(section).findByRole("alert")).toHaveTextContent("cannot be opened");
   });
 });

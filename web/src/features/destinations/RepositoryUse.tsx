@@ -8,7 +8,7 @@ import { repositoryUseQueryOptions } from "./queries";
 
 const COLUMNS = ["Stack", "Backups"] as const;
 
-/** What deduplication and compression save: "62 %" of what the backups take as archives; null when there are none. */
+/** What deduplication and compression save, in percent of what the backups take as archives; null when there are none. */
 export function saving(use: Use): number | null {
   if (use.archives_bytes <= 0) return null;
   return Math.round(100 * (1 - use.stored_bytes / use.archives_bytes));
@@ -29,7 +29,7 @@ function Figures({ use, name }: { use: Use; name: string }) {
         <dt>The backups as archives</dt>
         <dd>{formatBytes(use.archives_bytes)}</dd>
         <dt>Saving</dt>
-        <dd>{saved === null ? "—" : `${saved} %`}</dd>
+        <dd>{saved === null ? "—" : `${saved}%`}</dd>
         <dt>Backups</dt>
         <dd>{use.backups}</dd>
         <dt>Instances</dt>
