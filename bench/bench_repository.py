@@ -382,7 +382,6 @@ def one_round(service: Service, n: int, sizes: list[int], made: list[str]) -> tu
             )
             if not same:
                 raise RuntimeError("the volume restored from the repository differs")
-        service.delete(a)
         subprocess.run(
             ["docker", "volume", "rm", "-f", f"{plain_clone}_data", f"{pulled_clone}_data"],
             capture_output=True,

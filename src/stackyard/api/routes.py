@@ -61,6 +61,7 @@ HOST = (
     _part("files", "router", "files"),
     _part("streams", "router", "streams"),
     _part("git", "router", "git"),
+    _part("disk", "router", "disk"),
 )
 #: The central's own and its host's, under /api (beside the health check).
 CENTRAL = (

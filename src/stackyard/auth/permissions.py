@@ -38,6 +38,10 @@ Permission = Literal[
     "stacks.delete",
     # Start, stop, restart and read the logs of the containers no stack owns.
     "containers.manage",
+    # Pull and remove the images of the repositories the stacks name.
+    "disk.stackImages",
+    # Remove any image, volume or network; preview and run prunes.
+    "disk.manage",
     # The file browser: the whole stacks folder.
     "files",
     # Notification channels and rules, their tests and history.
@@ -70,6 +74,8 @@ LEAST_ROLE: Final[Mapping[Permission, Role]] = MappingProxyType(
         "stacks.create": Role.admin,
         "stacks.delete": Role.admin,
         "containers.manage": Role.admin,
+        "disk.stackImages": Role.operator,
+        "disk.manage": Role.admin,
         "files": Role.admin,
         "notifications.manage": Role.admin,
         "system.update": Role.admin,

@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
-import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +39,7 @@ from stackyard.docker.details import inspect_container
 from stackyard.docker.helper import Helpers
 from stackyard.docker.own import overlap, own_container_id, own_mappings
 from stackyard.errors import Conflict, Invalid, StackyardError
+from stackyard.sizes import size_text
 from stackyard.stacks.journal import Entry
 from stackyard.stacks.runs import Run, progress_reporter
 
@@ -533,15 +533,6 @@ class BackupService:
 
 #: The stage of a backup's counter: the data read so far, of the data there is to read.
 READING = "Reading the data"
-
-
-def size_text(size: int) -> str:
-    """Bytes in decimal units, as the UI and Docker say them: "512 B", "12.3 MB"."""
-    if size < 1000:
-        return f"{size} B"
-    units = ("kB", "MB", "GB", "TB")
-    step = min(int(math.log(size, 1000)), len(units))
-    return f"{size / 1000**step:.1f} {units[step - 1]}"
 
 
 def _said_of_the_copy(run: Run, manifest: Manifest) -> None:

@@ -10,16 +10,8 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.text import Text
 
 from stackyard.compose.progress import ProgressLine, ProgressState
+from stackyard.sizes import size_text
 from stackyard.stacks.runs import RunState
-
-
-def _size(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
-        value /= 1000
-    return f"{n} B"
 
 
 def counter(progress: ProgressState) -> str:
@@ -30,7 +22,7 @@ def counter(progress: ProgressState) -> str:
     items = "volumes and binds" if progress.mode == "transfer" else "layers"
     return (
         (f"{progress.stage}: " if progress.stage else "")
-        + f"{_size(progress.bytes_done)} of {_size(progress.bytes_total)} · "
+        + f"{size_text(progress.bytes_done)} of {size_text(progress.bytes_total)} · "
         + f"{progress.layers_done} of {progress.layers_total} {items}"
     )
 

@@ -38,6 +38,8 @@ EventName = Literal[
     "restore_failed",
     "drill_verified",
     "drill_failed",
+    # Disk
+    "prune_finished",
     # Containers and stacks
     "container_unhealthy",
     "container_exited",
@@ -95,6 +97,7 @@ KINDS: Final[dict[EventName, Kind]] = {
     "restore_failed": Kind("critical", "Restore failed", from_agents=True),
     "drill_verified": Kind("info", "Restore verified by a drill", from_agents=True),
     "drill_failed": Kind("critical", "Restore drill failed", from_agents=True),
+    "prune_finished": Kind("info", "Prune finished", from_agents=True),
     "container_unhealthy": Kind(
         "critical", "Container unhealthy", condition=True, announces_end=True, from_agents=True
     ),

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from stackyard.auth.audit import Recorder
 from stackyard.backups.service import BackupService
 from stackyard.db.admin_settings import AdminSettings
+from stackyard.disk.service import DiskService
 from stackyard.git.service import GitService
 from stackyard.git.store import GitStore
 from stackyard.root.services import Services
@@ -45,4 +46,5 @@ def host(
             settings.update_health_seconds,
         ),
         git=git,
+        disk=DiskService(machine, machine.events.raise_event),
     )

@@ -3,7 +3,7 @@
 (api/deps.py) and the commands (cli/services.py) alike.
 
 Every host has the same part (`Services`: its stacks, backups, self-update, stacks
-from git). The central
+from git, its disk). The central
 adds its own (`CentralServices`: the database and what lives in it, the agents, the
 notifications, the schedules); an agent adds the events the central follows
 (`AgentServices`). Which of the two a service is, is what its mode is. `Jobs`: what a
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from stackyard.db.admin_settings import AdminSettings
     from stackyard.destinations.service import Destinations
     from stackyard.destinations.transfers import Transfers
+    from stackyard.disk.service import DiskService
     from stackyard.fleet.dashboard import FleetDashboard
     from stackyard.git.service import GitService
     from stackyard.identity.service import IdentityService
@@ -53,6 +54,8 @@ class Services:
     self_update: SelfUpdate
     #: Stacks from git repositories (fetched by the host that runs them).
     git: GitService
+    #: What takes room on the engine, and the prune.
+    disk: DiskService
 
 
 @dataclass(frozen=True, kw_only=True)
