@@ -8,6 +8,7 @@ too; no newer `dockerd` is installable on this machine (the issue's second engin
 from __future__ import annotations
 
 import io
+import os
 import tarfile
 import uuid
 from collections.abc import Iterator
@@ -53,7 +54,7 @@ def _tar(name: str, data: bytes) -> bytes:
 def imported(engine: Engine, tmp_path: Path, tag: str, size: int, *changes: str) -> str:
     """An image of one layer of `size` random bytes, tagged `tag`: its id."""
     path = tmp_path / f"{uuid.uuid4().hex}.tar"
-    path.write_bytes(_tar("blob", Path("/dev/urandom").open("rb").read(size)))
+    path.write_bytes(_tar("blob", os.urandom(size)))
     args = [a for c in changes for a in ("--change", c)]
     engine.docker("import", *args, str(path), tag)
     return engine.docker("image", "inspect", "-f", "{{.Id}}", tag).stdout.strip()
