@@ -28,6 +28,7 @@ from stackyard.backups.store import ArchiveInfo
 from stackyard.destinations.base import Destination
 from stackyard.destinations.service import Destinations
 from stackyard.destinations.transfers import start_transfer
+from stackyard.disk.model import PruneOptions, PrunePreview, PruneReport
 from stackyard.errors import AgentError, Conflict, Invalid, NotFound
 from stackyard.events import Sink
 from stackyard.stacks.news import run_event
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
 _RUN = TypeAdapter(RunState)
 _ARCHIVES = TypeAdapter(list[ArchiveInfo])
 _DRILLS = TypeAdapter(list[DrillRecord])
+_PREVIEW = TypeAdapter(PrunePreview)
+_REPORT = TypeAdapter(PruneReport)
 _CHUNK = 1024 * 1024
 #: How often a backup running on an agent is looked at.
 POLL_SECONDS = 1.0
@@ -97,6 +100,16 @@ class AgentHost:
             errors = state.progress.errors
             raise Invalid(errors[-1] if errors else "The drill failed on the agent")
         return record
+
+    async def prune(self, options: PruneOptions, origin: str) -> PruneReport:
+        body = options.model_dump(mode="json")
+        answer = await self.client.request("POST", "/disk/prune/preview", body=body)
+        preview = await self.client.read(answer, _PREVIEW)
+        wanted = [f"{item.kind}:{item.id}" for item in preview.items]
+        answer = await self.client.request(
+            "POST", "/disk/prune", body={"options": body, "ids": wanted}
+        )
+        return await self.client.read(answer, _REPORT)
 
     def _spooled(self, name: str) -> Path:
         self.spool.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -25,6 +25,7 @@ Capability = Literal[
     "fleet",
     "containers",
     "events",
+    "disk",
 ]
 #: What an agent of this version serves.
 CAPABILITIES: Final[tuple[Capability, ...]] = get_args(Capability)

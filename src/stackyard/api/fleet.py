@@ -6,7 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request, Response
 
-from stackyard.api.deps import SettingsDep, StacksDep, central_services, current_principal
+from stackyard.api.deps import (
+    SettingsDep,
+    StacksDep,
+    central_services,
+    current_principal,
+    services,
+)
 from stackyard.fleet.dashboard import Fleet, FleetDashboard
 from stackyard.fleet.report import HostReport, host_report
 
@@ -20,9 +26,9 @@ def get_dashboard(request: Request) -> FleetDashboard:
 
 
 @host.get("/fleet/host", operation_id="fleetHost")
-def fleet_host(stacks: StacksDep, settings: SettingsDep) -> HostReport:
-    """This host's stacks by state, what needs attention and its resources."""
-    return host_report(stacks, settings.app_version)
+def fleet_host(request: Request, stacks: StacksDep, settings: SettingsDep) -> HostReport:
+    """This host's stacks by state, what needs attention, its resources and disk."""
+    return host_report(stacks, settings.app_version, services(request).disk)
 
 
 @router.get("/dashboard/fleet", operation_id="fleet", response_model=Fleet)

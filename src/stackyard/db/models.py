@@ -159,9 +159,11 @@ class Schedule(Base):
     next_run_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
     lease_holder: Mapped[str | None] = mapped_column(String(64))
-    #: backup, or drill (a restore drill of each stack's latest backup).
+    #: backup, drill (a restore drill of each stack's latest backup), or prune (the
+    #: host's disk, with `prune_options`).
     kind: Mapped[str] = mapped_column(String(16), server_default=text("'backup'"))
     settle_seconds: Mapped[int] = mapped_column(Integer, server_default=text("30"))
+    prune_options: Mapped[str | None] = mapped_column(Text)
 
 
 class ScheduleRun(Base):

@@ -2,13 +2,14 @@
 (refused with the reason while something uses the object), the prune with its preview,
 and the history of prunes (the last `KEEP`, newest first, the one JSON store).
 
-One prune at a time per host. The summary is kept for `SUMMARY_AGE` so that the fleet
-dashboard, which asks every host for it, does not make each engine walk its volumes each
-time (the engine's `/system/df` measures every volume on disk)."""
+One prune at a time per host. The summary the fleet shows is the last one measured, again
+in the background once `SUMMARY_AGE` old: the fleet dashboard asks every host often, and
+the engine's `/system/df` measures every volume on disk."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 
@@ -31,6 +32,8 @@ from stackyard.fs.jsonstore import JsonStore
 from stackyard.sizes import size_text
 from stackyard.stacks.machine import Machine
 
+log = logging.getLogger(__name__)
+
 KEEP = 50
 SUMMARY_AGE = 300.0
 _REPORTS = TypeAdapter(list[PruneReport])
@@ -42,6 +45,7 @@ class DiskService:
         self.events = events
         self._history = JsonStore(machine.settings.data_dir / "prunes.json")
         self._pruning = threading.Lock()
+        self._measuring = threading.Lock()
         self._summary: tuple[float, DiskSummary] | None = None
 
     def _read(self) -> tuple[DiskUsage, Guard]:
@@ -58,17 +62,24 @@ class DiskService:
         return await asyncio.to_thread(read)
 
     def summary(self) -> DiskSummary | None:
-        """The last summary measured, when it is at most `SUMMARY_AGE` old; else one
-        measured now (blocking: a thread). None when the engine cannot say."""
+        """The last summary measured (its `measured_at` says when; None before the
+        first), never waited for: one older than `SUMMARY_AGE` is measured again in the
+        background (the engine's `/system/df` walks every volume)."""
         kept = self._summary
-        if kept is not None and time.monotonic() - kept[0] < SUMMARY_AGE:
-            return kept[1]
+        if (kept is None or time.monotonic() - kept[0] >= SUMMARY_AGE) and (
+            self._measuring.acquire(blocking=False)
+        ):
+            threading.Thread(target=self._measure, name="disk-summary", daemon=True).start()
+        return kept[1] if kept is not None else None
+
+    def _measure(self) -> None:
         try:
             found = inventory.report(*self._read()).summary
-        except Exception:  # (the fleet report says what the engine does apart)
-            return None
-        self._summary = (time.monotonic(), found)
-        return found
+            self._summary = (time.monotonic(), found)
+        except Exception:  # (the engine away: the fleet report says so apart)
+            log.debug("The disk summary could not be measured", exc_info=True)
+        finally:
+            self._measuring.release()
 
     async def preview(self, options: PruneOptions) -> PrunePreview:
         def read() -> PrunePreview:

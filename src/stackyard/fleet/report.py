@@ -5,7 +5,8 @@ for the central's own host directly and by each agent at `/agent/fleet/host`.
 Cheap by design (the dashboard asks every host at once, often): one container listing
 (the stack list's own), the update summary from its cache, the last run of each stack
 from its file, `/proc` for load and memory, and `statvfs` of the engine's data root
-(never `docker system df`, which is slow on NAS devices)."""
+(never `docker system df` while the dashboard waits: slow on NAS devices; the disk
+summary is the last one measured in the background, `stackyard.disk.service`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import get_args
 
 from stackyard.agents.compat import CAPABILITIES, Capabilities
+from stackyard.disk.model import DiskSummary
+from stackyard.disk.service import DiskService
 from stackyard.docker.engine import EngineState, engine_state
 from stackyard.errors import Unavailable
 from stackyard.stacks.service import StackService
@@ -103,6 +106,8 @@ class HostReport:
     update_digests: dict[str, str] = field(default_factory=dict)
     #: Stacks whose last update was rolled back. Absent from older agents.
     rolled_back: list[RolledBack] = field(default_factory=list)
+    #: What takes room on the engine (the last measured). Absent from older agents.
+    disk: DiskSummary | None = None
 
 
 def _meminfo() -> tuple[int, int]:
@@ -138,7 +143,7 @@ def _fingerprint(stack: StackUpdate) -> str:
     return hashlib.sha256("\n".join(digests).encode()).hexdigest()[:16]
 
 
-def host_report(stacks: StackService, version: str) -> HostReport:
+def host_report(stacks: StackService, version: str, disk: DiskService | None = None) -> HostReport:
     """This host's report (blocking: run it in a thread)."""
     machine = stacks.machine
     engine_error = None
@@ -205,4 +210,5 @@ def host_report(stacks: StackService, version: str) -> HostReport:
         ),
         engine_error=engine_error,
         capabilities=list(CAPABILITIES),
+        disk=disk.summary() if disk is not None and engine_error is None else None,
     )

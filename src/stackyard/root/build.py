@@ -77,7 +77,9 @@ def central_services(settings: Settings, db: Database, admin: AdminSettings) -> 
     agents = Agents(db, key, settings.app_version, settings.agent_timeout)
     notifications.known_stacks = StackNames(machine.store, agents, settings.agent_timeout)
     fleet = FleetDashboard(
-        functools.partial(asyncio.to_thread, host_report, on_host.stacks, settings.app_version),
+        functools.partial(
+            asyncio.to_thread, host_report, on_host.stacks, settings.app_version, on_host.disk
+        ),
         agents,
         settings.agent_timeout,
     )
@@ -92,6 +94,7 @@ def central_services(settings: Settings, db: Database, admin: AdminSettings) -> 
         on_host.backups,
         destinations,
         transfers,
+        on_host.disk,
         timedelta(minutes=settings.schedule_grace_minutes),
         agent_transfers.host,
         settings.instance_id,

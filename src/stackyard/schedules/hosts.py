@@ -11,6 +11,8 @@ from stackyard.backups.capture import Selection
 from stackyard.backups.drill import DrillRecord
 from stackyard.backups.service import BackupService
 from stackyard.destinations.transfers import Transfers
+from stackyard.disk.model import PruneOptions, PruneReport
+from stackyard.disk.service import DiskService
 from stackyard.errors import Invalid
 from stackyard.stacks.runs import Run, RunBoard
 
@@ -44,6 +46,10 @@ class BackupHost(Protocol):
         """A restore drill of the host's archive, waited for: its record."""
         ...
 
+    async def prune(self, options: PruneOptions, origin: str) -> PruneReport:
+        """The host's disk pruned: a preview, then exactly what it listed."""
+        ...
+
 
 async def finished(runs: RunBoard, run: Run) -> Run:
     """`run` once it has ended; Invalid with its last error when it failed."""
@@ -55,11 +61,12 @@ async def finished(runs: RunBoard, run: Run) -> Run:
 
 
 class LocalHost:
-    """This host: its backup service and transfers."""
+    """This host: its backup service, transfers and disk."""
 
-    def __init__(self, backups: BackupService, transfers: Transfers) -> None:
+    def __init__(self, backups: BackupService, transfers: Transfers, disk: DiskService) -> None:
         self.backups = backups
         self.transfers = transfers
+        self.disk = disk
         self.runs = backups.machine.runs
 
     async def stacks(self) -> list[str]:
@@ -98,3 +105,8 @@ class LocalHost:
             errors = run.fold.snapshot().errors
             raise Invalid(errors[-1] if errors else "The drill failed")
         return record
+
+    async def prune(self, options: PruneOptions, origin: str) -> PruneReport:
+        preview = await self.disk.preview(options)
+        wanted = [f"{item.kind}:{item.id}" for item in preview.items]
+        return await self.disk.prune(options, wanted, origin)

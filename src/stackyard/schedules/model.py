@@ -8,14 +8,16 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, Field, field_validator
 
 from stackyard.backups.capture import Selection
+from stackyard.disk.model import PruneOptions
 from stackyard.jsonmodel import JsonInt, StrictModel
 from stackyard.schedules.retention import MAX_KEEP, Retention
 from stackyard.slugs import check_slug
 from stackyard.timetable import cron_of, zone_of
 
 #: backup: back up each stack (push, prune); drill: a restore drill of each stack's latest
-#: backup (at the destination when there is one, else on the host).
-ScheduleKind = Literal["backup", "drill"]
+#: backup (at the destination when there is one, else on the host); prune: the host's
+#: disk (its stacks and destination do not apply).
+ScheduleKind = Literal["backup", "drill", "prune"]
 #: "interrupted": the service stopped (killed, restarted) while the run went on.
 RunOutcome = Literal["running", "succeeded", "failed", "missed", "interrupted"]
 
@@ -25,7 +27,8 @@ class ScheduleSpec(StrictModel):
     kind: ScheduleKind = Field(
         "backup",
         description="backup: back up the stacks; drill: a restore drill of each stack's "
-        "latest backup (taken from the destination when there is one, else from the host)",
+        "latest backup (taken from the destination when there is one, else from the host); "
+        "prune: the host's disk, as `prune` says (a preview, then exactly what it listed)",
     )
     stacks: list[str] | None = Field(
         None, max_length=1000, description="The stacks to back up; null: every stack"
@@ -53,6 +56,7 @@ class ScheduleSpec(StrictModel):
         le=3600,
         description="A drill: how long the clone's services without a health check must run",
     )
+    prune: PruneOptions = Field(default_factory=PruneOptions, description="A prune: what it takes")
     enabled: bool = True
     agent_id: JsonInt | None = Field(
         None, ge=1, description="The agent whose stacks it backs up; null: this host"

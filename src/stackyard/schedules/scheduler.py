@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from stackyard.backups.service import BackupService
     from stackyard.destinations.service import Destinations
     from stackyard.destinations.transfers import Transfers
+    from stackyard.disk.service import DiskService
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class Scheduler:
         backups: BackupService,
         destinations: Destinations,
         transfers: Transfers,
+        disk: DiskService,
         grace: timedelta,
         agent_host: Callable[[int], Awaitable[BackupHost]] | None = None,
         holder: str = "",
@@ -79,7 +81,7 @@ class Scheduler:
         self.backups = backups
         self.destinations = destinations
         self.grace = grace
-        self.local = LocalHost(backups, transfers)
+        self.local = LocalHost(backups, transfers, disk)
         self.agent_host = agent_host
         self._running: dict[int, asyncio.Task[list[ScheduleRunView]]] = {}
 
@@ -228,8 +230,11 @@ class Scheduler:
                 self._say(view, "schedule_missed", f"Schedule {view.name!r}: {error}", due_at)
             else:
                 host = await self._host(view)
-                stacks = view.stacks if view.stacks is not None else await host.stacks()
-                recorded = [await self._one(view, host, stack) for stack in stacks]
+                if view.kind == "prune":
+                    recorded = [await self._prune_disk(view, host)]
+                else:
+                    stacks = view.stacks if view.stacks is not None else await host.stacks()
+                    recorded = [await self._one(view, host, stack) for stack in stacks]
                 outcomes = {r.outcome for r in self.store.runs(recorded)}
                 status = "succeeded" if outcomes <= {"succeeded"} else "failed"
         except Exception:
@@ -281,6 +286,21 @@ class Scheduler:
         finally:
             RUN_ORIGIN.reset(origin)
         self.store.finish_run(record, "succeeded", archive, size=size, pruned=pruned)
+        return record
+
+    async def _prune_disk(self, view: ScheduleView, host: BackupHost) -> int:
+        """The host's disk pruned (a preview, then what it listed); its history entry,
+        the bytes freed as its size and the objects removed as its pruned count."""
+        record = self.store.record_run(view.id, "*", utcnow(), "running")
+        try:
+            report = await host.prune(view.prune, f"schedule {view.name!r}")
+        except StackyardError as exc:
+            self.store.finish_run(record, "failed", None, error=exc.detail)
+            return record
+        left = f"{len(report.left)} left: {report.left[0].reason}" if report.left else None
+        self.store.finish_run(
+            record, "succeeded", None, size=report.total, pruned=len(report.removed), error=left
+        )
         return record
 
     async def _drill(

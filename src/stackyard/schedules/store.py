@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -20,8 +20,9 @@ from stackyard.db.models import Agent as AgentRow
 from stackyard.db.models import Schedule as Row
 from stackyard.db.models import ScheduleRun as RunRow
 from stackyard.db.rows import row_of
+from stackyard.disk.model import PruneOptions
 from stackyard.errors import NotFound
-from stackyard.schedules.model import ScheduleRunView, ScheduleSpec, ScheduleView
+from stackyard.schedules.model import ScheduleKind, ScheduleRunView, ScheduleSpec, ScheduleView
 from stackyard.timetable import check_fires, next_run
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ class ScheduleStore:
             row.agent_id = spec.agent_id  # a body that leaves it out keeps the schedule's host
         row.name = spec.name.strip()
         row.kind, row.settle_seconds = spec.kind, spec.settle_seconds
+        row.prune_options = spec.prune.model_dump_json()
         row.stacks = json.dumps(spec.stacks) if spec.stacks is not None else None
         row.stack_id = "*" if spec.stacks is None else spec.stacks[0]
         row.cron, row.timezone = spec.cron, spec.timezone
@@ -203,7 +205,8 @@ def _view(row: Row) -> ScheduleView:
     return ScheduleView(
         id=row.id,
         name=row.name,
-        kind="drill" if row.kind == "drill" else "backup",
+        kind=next((k for k in get_args(ScheduleKind) if k == row.kind), "backup"),
+        prune=PruneOptions.model_validate_json(row.prune_options or "{}"),
         settle_seconds=row.settle_seconds,
         stacks=json.loads(row.stacks) if row.stacks else None,
         cron=row.cron,
