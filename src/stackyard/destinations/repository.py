@@ -2,10 +2,13 @@
 backups and stacks, compressed, encrypted), on a folder, an SFTP server or S3.
 
 A backup is one snapshot holding one file named after the archive: the archive's parts
-(the stack folder, each volume, each bind) as tars before any gzip, one after another
-(compressed data deduplicates poorly: one changed byte changes everything after it), then
-the backup's index (the manifest, and each part's member, offset, size and SHA-256) and a
-16-byte trailer that says the index's length. Every snapshot is tagged `stackyard`,
+(the stack folder, each volume, each bind) as tars before any gzip (compressed data
+deduplicates poorly: one changed byte changes everything after it), each split into its
+data and its metadata (`tarsplit`: a file changed in place then costs the chunks of the
+change, not the chunk around its header too): every part's data one after another, then
+every part's metadata, then the backup's index (the manifest, and where each part's data
+and metadata lie, its size and SHA-256) and a 16-byte trailer that says the index's
+length. Every snapshot is tagged `stackyard`,
 `archive:<name>`, `stack:<id>` and `instance:<id>`, its host the service's host, so that
 a fresh instance given the recovery key finds every instance's backups; once stored
 whole, it is tagged `size:<bytes>` (of the archive a pull gives back), the backup's last
@@ -48,6 +51,7 @@ from stackyard.backups.model import Manifest, dump_manifest, load_manifest
 from stackyard.destinations.base import Destination, checked_name
 from stackyard.destinations.model import Progress, RemoteArchive
 from stackyard.destinations.restic import Restic, Snapshot
+from stackyard.destinations.tarsplit import Splitter, joined
 from stackyard.errors import Conflict, DestinationError, Invalid, NotFound
 from stackyard.jsonmodel import parse_json
 
@@ -60,6 +64,8 @@ TRAILER = 16
 MAX_INDEX = 64 * 1024 * 1024
 #: Chunks a capture may run ahead of restic.
 AHEAD = 16
+#: A backup's metadata is kept in memory up to this, then in a private temporary file.
+SPOOLED = 8 * 1024 * 1024
 #: A partial snapshot is forgotten once this old (a run of another service of this
 #: instance may still be tagging it before).
 PARTIAL_KEPT = timedelta(days=1)
@@ -90,19 +96,27 @@ class RepositoryDestination(Destination):
         await self._absent(name)
         reader = await asyncio.to_thread(ArchiveReader, path)
         try:
-            parts = _Parts()
-            moved = _Moved(progress)
+            with self._spool() as spool:
+                parts = _Parts(spool)
+                moved = _Moved(progress)
 
-            async def stream() -> AsyncIterator[bytes]:
-                for member in _members(reader.manifest):
-                    parts.begin(member)
-                    async for chunk in _read(reader, member, moved):
-                        yield parts.add(chunk)
-                yield parts.end(name, reader.manifest)
+                async def stream() -> AsyncIterator[bytes]:
+                    for member in _members(reader.manifest):
+                        parts.begin(member)
+                        async for chunk in _read(reader, member, moved):
+                            if data := parts.add(chunk):
+                                yield data
+                    for chunk in parts.end(name, reader.manifest):
+                        yield chunk
 
-            await self._store(name, reader.manifest.stack_id, stream(), parts)
+                await self._store(name, reader.manifest.stack_id, stream(), parts)
         finally:
             reader.close()
+
+    def _spool(self) -> tempfile.SpooledTemporaryFile[bytes]:
+        """A private temporary file for a backup's metadata (in memory while small)."""
+        self.restic.scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return tempfile.SpooledTemporaryFile(SPOOLED, "w+b", dir=str(self.restic.scratch))
 
     async def write(self, name: str, stack: str, capture: Callable[[ArchiveSink], Manifest]) -> int:
         """A capture written straight into the repository as the backup `name`: run in a
@@ -110,17 +124,18 @@ class RepositoryDestination(Destination):
         the size of the archive a pull gives back."""
         checked_name(name)  # (a new name: made now, never pushed)
         pipe = _Pipe()
-        sink = ArchiveSink(pipe, name)
-        storing = asyncio.ensure_future(self._store(name, stack, pipe.chunks(), sink.parts))
-        try:
-            await asyncio.to_thread(_captured, capture, sink, pipe)
-            await storing
-        except BaseException:
-            pipe.abort()
-            storing.cancel()
-            with contextlib.suppress(BaseException):
+        with self._spool() as spool:
+            sink = ArchiveSink(pipe, name, _Parts(spool))
+            storing = asyncio.ensure_future(self._store(name, stack, pipe.chunks(), sink.parts))
+            try:
+                await asyncio.to_thread(_captured, capture, sink, pipe)
                 await storing
-            raise
+            except BaseException:
+                pipe.abort()
+                storing.cancel()
+                with contextlib.suppress(BaseException):
+                    await storing
+                raise
         return sink.parts.size
 
     async def _absent(self, name: str) -> None:
@@ -232,34 +247,60 @@ class RepositoryUse:
 @dataclass
 class _Part:
     member: str
-    offset: int
-    bytes: int = 0
+    data_offset: int
+    splitter: Splitter = field(default_factory=Splitter)
+    bytes: int = 0  # of its tar
+    data: int = 0  # of its data
+    meta_offset: int = 0  # in the metadata spool, then in the stream
+    meta: int = 0
     digest: Any = field(default_factory=hashlib.sha256)
 
 
 class _Parts:
-    """The parts of a backup as they go to restic: where each begins, its size and
-    SHA-256; at the end, the index and the trailer."""
+    """The parts of a backup as they go to restic: each part's tar split into its data,
+    sent on at once, and its metadata, kept in `spool` (a private temporary file) and
+    sent after the last part's data (`tarsplit`); then the index and the trailer."""
 
-    def __init__(self) -> None:
+    def __init__(self, spool: tempfile.SpooledTemporaryFile[bytes]) -> None:
+        self.spool = spool
         self.parts: list[_Part] = []
         self.offset = 0
         #: The size of the archive a pull gives back (its members' tar headers counted).
         self.size = 0
 
     def begin(self, member: str) -> None:
-        self.parts.append(_Part(_plain(member), self.offset))
+        self._finish()
+        self.parts.append(_Part(_plain(member), self.offset, meta_offset=self.spool.tell()))
 
     def add(self, chunk: bytes) -> bytes:
+        """The data of `chunk` (its metadata is kept for the end)."""
         part = self.parts[-1]
         part.digest.update(chunk)
         part.bytes += len(chunk)
-        self.offset += len(chunk)
-        return chunk
+        meta, data = part.splitter.feed(chunk)
+        self._keep(meta)
+        part.data += len(data)
+        self.offset += len(data)
+        return data
 
-    def end(self, name: str, manifest: Manifest) -> bytes:
-        """The index and the trailer (what a pull needs to give the archive back): the
-        manifest as the pulled archive holds it, and that archive's size."""
+    def _keep(self, meta: bytes) -> None:
+        if meta:
+            self.spool.write(meta)
+            self.parts[-1].meta += len(meta)
+
+    def _finish(self) -> None:
+        if self.parts:
+            self._keep(self.parts[-1].splitter.finish())
+
+    def end(self, name: str, manifest: Manifest) -> Iterator[bytes]:
+        """The parts' metadata, the index and the trailer (what a pull needs to give the
+        archive back): the manifest as the pulled archive holds it, and that archive's
+        size."""
+        self._finish()
+        data_end = self.offset
+        self.spool.seek(0)
+        while chunk := self.spool.read(CHUNK):
+            yield chunk
         written = {
             _gzipped(p.member): (p.member, p.digest.hexdigest(), p.bytes) for p in self.parts
         }
@@ -268,14 +309,15 @@ class _Parts:
             "archive": name,
             "manifest": json.loads(pulled),
             "parts": [
-                {"member": p.member, "offset": p.offset, "bytes": p.bytes,
-                 "sha256": p.digest.hexdigest()}
+                {"member": p.member, "bytes": p.bytes, "sha256": p.digest.hexdigest(),
+                 "data_offset": p.data_offset, "data": p.data,
+                 "meta_offset": data_end + p.meta_offset, "meta": p.meta}
                 for p in self.parts
             ],
         }  # fmt: skip
-        data = json.dumps(index).encode()
+        encoded = json.dumps(index).encode()
         self.size = sum(_blocks(p.bytes) for p in self.parts) + _blocks(len(pulled)) + 1024
-        return data + struct.pack(">Q", len(data)) + MARK
+        yield encoded + struct.pack(">Q", len(encoded)) + MARK
 
 
 class _Pipe:
@@ -315,10 +357,10 @@ class ArchiveSink:
     """What a capture writes an archive into when it goes straight to a repository (as
     `ArchiveWriter`: members, then the manifest): its parts go to restic as they come."""
 
-    def __init__(self, pipe: _Pipe, name: str) -> None:
+    def __init__(self, pipe: _Pipe, name: str, parts: _Parts) -> None:
         self.pipe = pipe
         self.name = name
-        self.parts = _Parts()
+        self.parts = parts
         self.manifest: bytes | None = None
 
     @contextlib.contextmanager
@@ -335,7 +377,8 @@ class ArchiveSink:
     def close(self) -> None:
         if self.manifest is None:
             raise Invalid("The capture wrote no manifest")
-        self.pipe.put(self.parts.end(self.name, load_manifest(self.manifest)))
+        for chunk in self.parts.end(self.name, load_manifest(self.manifest)):
+            self.pipe.put(chunk)
         self.pipe.close()
 
 
@@ -348,7 +391,8 @@ class _PartSink:
 
     def write(self, data: bytes) -> None:
         if data:
-            self.into.pipe.put(self.into.parts.add(data))
+            if kept := self.into.parts.add(data):
+                self.into.pipe.put(kept)
             self.size += len(data)
 
     def sha256(self) -> str:
@@ -375,18 +419,17 @@ def _unpacked(raw: IO[bytes], target: Path, name: str, moved: _Moved) -> None:
         with target.open("xb") as out:
             writer = ArchiveWriter(out, manifest.created_at.timestamp())
             for part in index["parts"]:
-                member, offset, size = str(part["member"]), int(part["offset"]), int(part["bytes"])
-                raw.seek(offset)
+                member = str(part["member"])
+                meta = _Reader(raw, int(part["meta_offset"]))
+                data = _Reader(raw, int(part["data_offset"]))
                 with writer.member(member) as sink:
-                    left = size
-                    while left:
-                        chunk = raw.read(min(CHUNK, left))
-                        if not chunk:
-                            raise DestinationError(f"The backup {name} is cut short")
-                        sink.write(chunk)
-                        left -= len(chunk)
-                        moved.add(len(chunk))
-                if sink.sha256() != part["sha256"]:
+                    try:
+                        for piece in joined(meta.read, data.read, int(part["meta"])):
+                            sink.write(piece)
+                            moved.add(len(piece))
+                    except ValueError as exc:
+                        raise DestinationError(f"The part {member} of {name}: {exc}") from exc
+                if sink.sha256() != part["sha256"] or sink.size != int(part["bytes"]):
                     raise DestinationError(
                         f"The part {member} of {name} is not what was stored (its SHA-256 differs)"
                     )
@@ -416,17 +459,38 @@ def _index(raw: IO[bytes], name: str) -> dict[str, Any]:
         index = parse_json(raw.read(length))
         if not isinstance(index, dict) or not isinstance(index.get("parts"), list):
             raise ValueError("no parts")
-        at = 0
-        for part in index["parts"]:
-            checked = {"member", "offset", "bytes", "sha256"} <= set(part)
-            if not checked or int(part["offset"]) != at or not _member_name(part["member"]):
-                raise ValueError("its parts are not in order")
-            at += int(part["bytes"])
-        if at != start:
+        data = meta = 0
+        parts = index["parts"]
+        for part in parts:
+            keys = {"member", "bytes", "sha256", "data_offset", "data", "meta_offset", "meta"}
+            if not keys <= set(part) or not _member_name(part["member"]):
+                raise ValueError("a part is not described")
+            if int(part["data_offset"]) != data or int(part["data"]) < 0:
+                raise ValueError("its parts' data are not in order")
+            data += int(part["data"])
+        for part in parts:
+            if int(part["meta_offset"]) != data + meta or int(part["meta"]) < 0:
+                raise ValueError("its parts' metadata are not in order")
+            meta += int(part["meta"])
+        if data + meta != start:
             raise ValueError("its parts do not end where it begins")
         return index
     except (ValueError, TypeError) as exc:
         raise DestinationError(f"The backup {name}'s index cannot be read: {exc}") from exc
+
+
+class _Reader:
+    """Reads a file on from `offset`, whatever else reads it meanwhile."""
+
+    def __init__(self, raw: IO[bytes], offset: int) -> None:
+        self.raw = raw
+        self.offset = offset
+
+    def read(self, size: int) -> bytes:
+        self.raw.seek(self.offset)
+        found = self.raw.read(size)
+        self.offset += len(found)
+        return found
 
 
 def _member_name(member: object) -> bool:
