@@ -18,8 +18,17 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from tests.schedules.test_schedules import wait_history
 from tests.support.engines import Engine
-from tests.support.service import ADMIN_PASSWORD, new_client, settings_in, sign_in, started
+from tests.support.service import (
+    ADMIN_PASSWORD,
+    client_with_role,
+    new_client,
+    settings_in,
+    sign_in,
+    started,
+)
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -235,3 +244,65 @@ def test_removals_say_why_they_are_refused_and_a_volume_needs_its_name_typed(
     assert busy.status_code == 409 and "use this image" in busy.json()["detail"]
     bridge = admin.delete("/api/disk/networks/bridge")
     assert bridge.status_code == 409
+
+
+def test_a_prune_schedule_prunes_the_host_and_keeps_its_report(
+    admin: TestClient, engine: Engine, tmp_path: Path
+):
+    made = imported(engine, tmp_path, "sched:1", 120_000)
+    imported(engine, tmp_path, "sched:1", 60_000)  # (the first: dangling now)
+    body = {
+        "name": "weekly clean",
+        "kind": "prune",
+        "cron": "weekly",
+        "prune": {"images": "dangling", "containers": False, "networks": False},
+    }
+    schedule = admin.post("/api/schedules", json=body)
+    assert schedule.status_code == 201, schedule.text
+    assert schedule.json()["prune"]["images"] == "dangling"
+    assert admin.post(f"/api/schedules/{schedule.json()['id']}/run").status_code == 202
+    (ran,) = wait_history(admin, schedule.json()["id"], 1)
+    assert (ran["outcome"], ran["stack_id"], ran["pruned"]) == ("succeeded", "*", 1), ran
+    assert ran["size"] >= 120_000
+    assert made not in {i.id for i in engine.client.images.list(all=True)}
+    (report,) = admin.get("/api/disk/prunes").json()
+    assert report["origin"] == "schedule 'weekly clean'" and report["total"] == ran["size"]
+
+
+def test_the_fleet_shows_each_hosts_disk(admin: TestClient, engine: Engine, tmp_path: Path):
+    imported(engine, tmp_path, "fleetdisk:1", 90_000)
+
+    def measured() -> dict | None:
+        report = admin.get("/api/fleet/host").json()
+        return report["disk"]
+
+    disk = wait_until(measured, what="the disk summary measured in the background")
+    assert disk["images_count"] >= 3 and disk["images"] > 90_000
+    assert "disk" in admin.get("/api/fleet/host").json()["capabilities"]
+
+
+def test_viewers_see_operators_act_on_their_stacks_images_admins_on_all(
+    central_app: FastAPI, admin: TestClient, engine: Engine, tmp_path: Path
+):
+    current = imported(engine, tmp_path, "roletest/app:2", 50_000)
+    old = imported(engine, tmp_path, "roletest/app:1", 50_000)
+    other = imported(engine, tmp_path, "unrelated:1", 50_000)
+    stack(engine, "roles", "services:\n  app:\n    image: roletest/app:2\n")
+    viewer = client_with_role(central_app, admin, "vera", "viewer")
+    operator = client_with_role(central_app, admin, "otto", "operator")
+
+    assert viewer.get("/api/disk").status_code == 200
+    assert viewer.post("/api/disk/prune/preview", json={}).status_code == 403
+    assert viewer.delete(f"/api/disk/images/{old}").status_code == 403
+    assert operator.post("/api/disk/prune/preview", json={}).status_code == 403
+    assert operator.delete("/api/disk/volumes/x", params={"confirm": "x"}).status_code == 403
+    refused = operator.delete(f"/api/disk/images/{other}")
+    assert refused.status_code == 403 and "their stacks'" in refused.json()["detail"]
+    # An older version of a repository a stack names: the operator's to remove.
+    assert operator.delete(f"/api/disk/images/{old}").status_code == 204
+    assert admin.delete(f"/api/disk/images/{other}").status_code == 204
+    left = {i.id for i in engine.client.images.list(all=True)}
+    assert current in left and {old, other} & left == set()
+    audit = admin.get("/api/audit", params={"limit": 20}).json()["items"]
+    removed = [(e["actor"], e["outcome"]) for e in audit if e["action"] == "disk.image.remove"]
+    assert ("otto", "success") in removed and ("otto", "failure") in removed
