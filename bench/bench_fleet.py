@@ -4,7 +4,12 @@ central does), one in 20 offline: its time against the slowest healthy agent's o
 answer time (goal: at most that plus 100 ms), with the CPU a request costs the central and
 the stand-ins (they share the machine's cores); then with 5 of them accepting connections
 and never answering (goal: the agents' time limit once, never the sum), and the central's
-RSS. Then a folder zip through the central's proxy against the same download straight
+RSS. Then the fleet's disk summary over 200 agents (`BENCH_FLEET_DISK_AGENTS`, 0 for
+none; issue 41): the same stand-ins, one in 20 offline, whose host reports carry a disk
+summary (`stackyard.disk.model.DiskSummary`) in turns with reports without one, against
+the same goal (the slowest healthy agent's own answer, with its disk summary, plus 100
+ms); the reports without a disk summary, in the same turns, are shown beside it. Then a
+folder zip through the central's proxy against the same download straight
 from a real agent (goal: at least 0.9 of its throughput).
 """
 
@@ -33,6 +38,8 @@ from bench.standins import StandIn, StandIns
 
 #: The fleets measured, one after the other (issue 43: 500 and 2,000).
 FLEETS = [int(n) for n in os.environ.get("BENCH_FLEET_AGENTS", "500,2000").split(",")]
+#: The fleet whose host reports carry a disk summary (issue 41: 200); 0 for none.
+DISK_FLEET = int(os.environ.get("BENCH_FLEET_DISK_AGENTS", "200"))
 PROXY_MIB = int(os.environ.get("BENCH_PROXY_MIB", "512"))
 CALLS = 7
 
@@ -58,6 +65,25 @@ def _timed(client: httpx.Client, path: str, calls: int) -> list[float]:
     return times
 
 
+def _register(http: httpx.Client, agents: list[StandIn]) -> dict[int, int]:
+    """Each stand-in added as an agent (enabled unless silent): their ids by index."""
+
+    def add(agent: StandIn) -> int:
+        made = http.post(
+            "/api/agents",
+            json={
+                "name": f"a{agent.index}",
+                "url": agent.url,
+                "token": "t" * 40,
+                "enabled": agent.kind != "silent",
+            },
+        )
+        return int(made.raise_for_status().json()["id"])
+
+    with ThreadPoolExecutor(16) as pool:  # each add reaches its agent first
+        return dict(zip((a.index for a in agents), pool.map(add, agents), strict=True))
+
+
 def fleet(size: int) -> None:
     kinds = ["offline" if i % 20 == 19 else "healthy" for i in range(size)]
     silent = [i for i, kind in enumerate(kinds) if kind == "offline"][:5]
@@ -73,21 +99,7 @@ def fleet(size: int) -> None:
         with httpx.Client(
             base_url=central.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
         ) as http:
-
-            def add(agent: StandIn) -> int:
-                made = http.post(
-                    "/api/agents",
-                    json={
-                        "name": f"a{agent.index}",
-                        "url": agent.url,
-                        "token": "t" * 40,
-                        "enabled": agent.kind != "silent",
-                    },
-                )
-                return int(made.raise_for_status().json()["id"])
-
-            with ThreadPoolExecutor(16) as pool:  # each add reaches its agent first
-                ids = dict(zip((a.index for a in agents), pool.map(add, agents), strict=True))
+            ids = _register(http, agents)
             healthy = [a for a in agents if a.kind == "healthy"]
             slowest = max(healthy, key=lambda a: a.delay)
             with httpx.Client(timeout=10) as direct:
@@ -138,6 +150,59 @@ def fleet(size: int) -> None:
                 f"central RSS: {rss_before:.1f} MiB before, {rss_after:.1f} MiB after "
                 f"{CALLS + 4} fleet requests over {size} agents",
                 flush=True,
+            )
+    finally:
+        central.stop()
+        standins.stop()
+
+
+def disk_fleet(size: int) -> None:
+    """The dashboard over `size` stand-ins whose reports carry a disk summary, in turns
+    with the same stand-ins' reports without one (one request each, `CALLS` times)."""
+    agents = [
+        StandIn(i, "offline" if i % 20 == 19 else "healthy", 0.020 + (i * 7 % 131) / 1000)
+        for i in range(size)
+    ]
+    standins = StandIns(agents, disk=True)
+    standins.start()
+    folder = workdir()
+    central, token = _central(folder)
+    try:
+        with httpx.Client(
+            base_url=central.url, headers={"Authorization": f"Bearer {token}"}, timeout=120
+        ) as http:
+            _register(http, agents)
+            slowest = max((a for a in agents if a.kind == "healthy"), key=lambda a: a.delay)
+            with httpx.Client(timeout=10) as direct:
+                own = _timed(direct, f"{slowest.url}/agent/fleet/host", CALLS)
+            with_disk, without = [], []
+            for _ in range(CALLS):
+                standins.disk = False
+                without += _timed(http, "/api/dashboard/fleet", 1)
+                standins.disk = True
+                with_disk += _timed(http, "/api/dashboard/fleet", 1)
+            payload = http.get("/api/dashboard/fleet").json()
+            cards = [card for card in payload["hosts"] if card["kind"] == "agent"]
+            summaries = sum(1 for c in cards if (c["report"] or {}).get("disk") is not None)
+            online = sum(1 for c in cards if c["status"] == "online")
+            own_ms = statistics.median(own) * 1000
+            mine, base = statistics.median(with_disk), statistics.median(without)
+            print(
+                f"fleet disk summary, {online} agents online ({summaries} with a disk "
+                f"summary) + {len(cards) - online} offline: {mine * 1000:.0f} ms (median of "
+                f"{CALLS}; min {min(with_disk) * 1000:.0f}, max {max(with_disk) * 1000:.0f}) "
+                f"| the same reports without a disk summary {base * 1000:.0f} ms (in turns) "
+                f"| ratio {mine / base:.2f} | slowest healthy agent's own answer "
+                f"{own_ms:.0f} ms",
+                flush=True,
+            )
+            if summaries != online:
+                raise RuntimeError(f"{online} agents online, {summaries} disk summaries shown")
+            goal(
+                f"fleet of {size} agents with disk summaries",
+                [t * 1000 for t in with_disk],
+                round(own_ms + 100),
+                " ms",
             )
     finally:
         central.stop()
@@ -240,4 +305,6 @@ def proxy_zip() -> None:
 def run() -> None:
     for size in FLEETS:
         fleet(size)
+    if DISK_FLEET:
+        disk_fleet(DISK_FLEET)
     proxy_zip()

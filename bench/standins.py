@@ -19,36 +19,55 @@ from stackyard.agents.compat import CAPABILITIES
 Kind = Literal["healthy", "silent", "offline"]
 
 
-def host_report(index: int) -> bytes:
-    """What a host with 20 stacks reports (two containers in trouble, one partial stack)."""
+def disk_summary(index: int) -> dict[str, object]:
+    """What a host's disk summary says (`stackyard.disk.model.DiskSummary`): tens of GiB
+    of images, a few of volumes, some build cache, measured a minute ago."""
+    gib = 1024**3
+    return {
+        "images": (20 + index % 40) * gib,
+        "images_count": 80 + index % 300,
+        "containers": (index % 5) * 64 * 1024**2,
+        "containers_count": 46,
+        "volumes": (3 + index % 17) * gib,
+        "volumes_count": 30 + index % 90,
+        "build_cache": (index % 7) * gib // 2,
+        "reclaimable": (4 + index % 25) * gib,
+        "measured_at": "2025-06-01T12:00:00Z",
+    }
+
+
+def host_report(index: int, disk: bool = False) -> bytes:
+    """What a host with 20 stacks reports (two containers in trouble, one partial stack),
+    with its disk summary when `disk` (agents from issue 41 on)."""
     stacks = [f"app{n:02d}" for n in range(20)]
-    return json.dumps(
-        {
-            "name": f"standin-{index}",
-            "version": __version__,
-            "stacks": {"running": 17, "partial": 1, "stopped": 2, "invalid": 0},
-            "partial": [stacks[3]],
-            "troubles": [
-                {"stack": stacks[5], "container": f"{stacks[5]}-web-1", "state": "restarting"},
-                {"stack": stacks[6], "container": f"{stacks[6]}-db-1", "state": "unhealthy"},
-            ][: index % 3],
-            "updates": stacks[: index % 4],
-            "failed_backups": [],
-            "resources": {
-                "cpus": 4,
-                "load": [0.4, 0.6, 0.5],
-                "memory_total": 16 * 1024**3,
-                "memory_available": 9 * 1024**3,
-                "disk_path": "/var/lib/docker",
-                "disk_total": 500 * 1024**3,
-                "disk_free": 210 * 1024**3,
-                "containers_running": 41,
-                "containers_total": 46,
-                "stacks": 20,
-            },
-            "engine_error": None,
-        }
-    ).encode()
+    report: dict[str, object] = {
+        "name": f"standin-{index}",
+        "version": __version__,
+        "stacks": {"running": 17, "partial": 1, "stopped": 2, "invalid": 0},
+        "partial": [stacks[3]],
+        "troubles": [
+            {"stack": stacks[5], "container": f"{stacks[5]}-web-1", "state": "restarting"},
+            {"stack": stacks[6], "container": f"{stacks[6]}-db-1", "state": "unhealthy"},
+        ][: index % 3],
+        "updates": stacks[: index % 4],
+        "failed_backups": [],
+        "resources": {
+            "cpus": 4,
+            "load": [0.4, 0.6, 0.5],
+            "memory_total": 16 * 1024**3,
+            "memory_available": 9 * 1024**3,
+            "disk_path": "/var/lib/docker",
+            "disk_total": 500 * 1024**3,
+            "disk_free": 210 * 1024**3,
+            "containers_running": 41,
+            "containers_total": 46,
+            "stacks": 20,
+        },
+        "engine_error": None,
+    }
+    if disk:
+        report["disk"] = disk_summary(index)
+    return json.dumps(report).encode()
 
 
 HEALTH = json.dumps(
@@ -73,6 +92,9 @@ class StandIn:
 @dataclass
 class StandIns:
     agents: list[StandIn]
+    #: Whether the host reports carry a disk summary (switched between requests: the
+    #: stand-ins read it at each answer).
+    disk: bool = False
     loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.new_event_loop)
     servers: list[asyncio.Server] = field(default_factory=list)
     held: list[socket.socket] = field(default_factory=list)
@@ -117,7 +139,7 @@ class StandIns:
                     await self._events(writer)
                     return
                 await asyncio.sleep(agent.delay)
-                body = HEALTH if path.endswith(b"/health") else host_report(agent.index)
+                body = HEALTH if path.endswith(b"/health") else host_report(agent.index, self.disk)
                 writer.write(
                     b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
                     + f"content-length: {len(body)}\r\n\r\n".encode()

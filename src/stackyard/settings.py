@@ -112,6 +112,8 @@ class Settings(BaseSettings):
         5.0, gt=0, le=120, validation_alias=_env("STACKYARD_AGENT_TIMEOUT")
     )
     agent_tls: bool = Field(True, validation_alias=_env("STACKYARD_AGENT_TLS"))
+    #: An agent that dials its central: the central's URL (`stackyard agent --connect`).
+    connect_url: str | None = Field(None, validation_alias=_env("STACKYARD_CONNECT_URL"))
     #: The address users open the UI at: links in notifications are made from it.
     public_url: str | None = Field(None, validation_alias=_env("STACKYARD_PUBLIC_URL"))
     #: Seconds between looks at the whole fleet for conditions to notify of (while

@@ -225,8 +225,9 @@ def start_server(
     honour_permissions: bool = False,
     scheme: str = "http",
     port: int | None = None,
+    host: str = "127.0.0.1",
 ) -> ServerProcess:
-    """Start `stackyard serve` (or ARGS) and wait until it answers. With
+    """Start `stackyard serve` (or ARGS) and wait until it answers (on `host`). With
     honour_permissions, the service (still root) runs without the capabilities that let
     root ignore file permissions, as a service running as an ordinary user would."""
     port = port or free_port()
@@ -237,7 +238,7 @@ def start_server(
         str(STACKYARD_BIN),
         *(args or ("serve",)),
         "--host",
-        "127.0.0.1",
+        host,
         "--port",
         str(port),
     ]
@@ -250,7 +251,7 @@ def start_server(
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
         )
-    server = ServerProcess(f"{scheme}://127.0.0.1:{port}", process, log_path, env)
+    server = ServerProcess(f"{scheme}://{host}:{port}", process, log_path, env)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -9,6 +9,7 @@ import { BackupsPage } from "./features/backups/BackupsPage";
 import { ContainersPage } from "./features/containers/ContainersPage";
 import { DashboardPage } from "./features/dashboard/DashboardPage";
 import { DestinationsPage } from "./features/destinations/DestinationsPage";
+import { DiskPage } from "./features/disk/DiskPage";
 import { FilesPage } from "./features/files/FilesPage";
 import { Layout } from "./features/layout/Layout";
 import { NotFoundPage } from "./features/layout/NotFoundPage";
@@ -59,6 +60,7 @@ export function AppRoutes() {
             }
           />
           <Route path="containers" element={<ContainersPage />} />
+          <Route path="disk" element={<DiskPage />} />
           <Route path="files" element={<FilesPage />} />
           <Route path="backups" element={<BackupsPage />} />
           <Route path="destinations" element={<DestinationsPage />} />

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import ssl
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import aiohttp
@@ -55,13 +55,27 @@ class AgentResponse:
     first: bytes
     rest: AsyncIterator[bytes]
     response: aiohttp.ClientResponse
+    #: Set when the client is closed (its agent removed, changed or revoked): the answer
+    #: ends there, whatever its connection does.
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def body(self) -> AsyncGenerator[bytes]:
         try:
             if self.first:
                 yield self.first
-            async for chunk in self.rest:
-                yield chunk
+            gone = asyncio.ensure_future(self.closed.wait())
+            try:
+                while True:
+                    chunk = asyncio.ensure_future(anext(self.rest, b""))
+                    await asyncio.wait({chunk, gone}, return_when=asyncio.FIRST_COMPLETED)
+                    if not chunk.done():
+                        chunk.cancel()
+                        raise AgentUnreachable("The agent was removed while it answered")
+                    if not (data := chunk.result()):
+                        return
+                    yield data
+            finally:
+                gone.cancel()
         finally:
             self.aclose()
 
@@ -125,6 +139,7 @@ class AgentClient:
             if target.https
             else True  # never used: aiohttp's shared default
         )
+        self._closed = asyncio.Event()
         self._http = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(ssl=context, limit=32),
             headers={"Authorization": f"Bearer {target.token}"},
@@ -145,7 +160,9 @@ class AgentClient:
         return self.loop is asyncio.get_running_loop()
 
     async def aclose(self) -> None:
-        """Close its connections (those of another, ended event loop went with it)."""
+        """Close its connections (those of another, ended event loop went with it), and
+        end the answers it streams."""
+        self._closed.set()
         if self.current:
             await self._http.close()
 
@@ -213,7 +230,7 @@ class AgentClient:
         if refusal is not None:
             response.close()
             raise refusal
-        return AgentResponse(response.status, response.headers, first, rest, response)
+        return AgentResponse(response.status, response.headers, first, rest, response, self._closed)
 
     async def get(self, path: str, shape: TypeAdapter[T], **params: Any) -> T:
         """GET a JSON answer of `shape`, read whole within `start_timeout` and

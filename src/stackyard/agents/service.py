@@ -5,12 +5,16 @@ and one client per agent, made once and reused (its connections with it). The AP
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
+import secrets
 import ssl
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
 from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, TypeAdapter, computed_field, with_config
@@ -22,6 +26,7 @@ from stackyard.agents import tls
 from stackyard.agents.compat import Capabilities, incompatibility
 from stackyard.agents.health import AgentHealth
 from stackyard.agents.target import AgentTarget
+from stackyard.agents.tunnels import Tunnels, TunnelState
 from stackyard.clock import utcnow
 from stackyard.db.engine import Database
 from stackyard.db.models import Agent as Row
@@ -30,14 +35,35 @@ from stackyard.errors import (
     AgentDenied,
     AgentError,
     AgentIncompatible,
+    AgentUnreachable,
     Conflict,
     Invalid,
     StackyardError,
+    Unauthorized,
 )
 from stackyard.sealing import Sealer
+from stackyard.sshkeys import fingerprint_of
 
 if TYPE_CHECKING:
     from stackyard.agents.client import AgentClient
+
+
+@dataclass(frozen=True)
+class _Rotated:
+    public_key: str
+
+
+_ROTATED = TypeAdapter(_Rotated)
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _blob(line: str) -> str:
+    """An OpenSSH public key line without its comment (SSH does not carry one)."""
+    return " ".join(line.split()[:2])
+
 
 #: How stale `last_seen_at` may get before a contact that changed nothing writes it.
 SEEN_EVERY = timedelta(seconds=60)
@@ -62,6 +88,21 @@ class AgentView:
     last_error: str | None
     created_at: datetime
     updated_at: datetime | None
+    kind: Annotated[
+        AgentKind, Field(description="direct: the central connects; tunnel: the agent dials in")
+    ] = "direct"
+    tunnel: Annotated[
+        TunnelState | None,
+        Field(description="A tunnel agent's tunnel: connected, reconnecting, never (since start)"),
+    ] = None
+    tunnel_since: Annotated[
+        datetime | None, Field(description="Connected since, or down since (reconnecting)")
+    ] = None
+    enrolled: Annotated[bool, Field(description="A tunnel agent has used its token")] = True
+    key_fingerprint: Annotated[
+        str | None, Field(description="Of a tunnel agent's pinned SSH key")
+    ] = None
+    rotating: Annotated[bool, Field(description="A new key of the agent waits to be used")] = False
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -106,6 +147,32 @@ class Probe:
         return self.version is not None and self.incompatibility is None
 
 
+AgentKind = Literal["direct", "tunnel"]
+#: How long a tunnel agent's enrolment token is good for.
+ENROL_FOR = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class NewTunnelAgent:
+    """A tunnel agent made: its one-time enrolment token, shown once, and how to use it."""
+
+    agent: AgentView
+    token: Annotated[str, Field(description="Single use; shown this once")]
+    expires_at: datetime
+    command: Annotated[str, Field(description="What to run on the agent's host")]
+    compose: Annotated[str, Field(description="The same as a compose service")]
+
+
+@dataclass(frozen=True)
+class Enrolled:
+    """What an agent gets for its token: its id, the token the central will use with it,
+    and the central's SSH key (which it pins)."""
+
+    agent_id: int
+    agent_token: str
+    central_key: str
+
+
 def _connect(target: AgentTarget, start_timeout: float) -> AgentClient:
     """A client for `target`. Its module (aiohttp with it) loads with the first client: a
     central without agents never needs it, and a start does not wait for it."""
@@ -145,8 +212,17 @@ def _name(name: str) -> str:
 
 
 class Agents:
-    def __init__(self, db: Database, secret_key: str, version: str, timeout: float) -> None:
+    def __init__(
+        self,
+        db: Database,
+        secret_key: str,
+        version: str,
+        timeout: float,
+        tunnels: Tunnels | None = None,
+    ) -> None:
         self.db = db
+        #: The tunnels of the agents that dial in (their keys kept in the data folder).
+        self.tunnels = tunnels or Tunnels(Path(tempfile.gettempdir()) / "stackyard-tunnels")
         self.version = version
         self.timeout = timeout
         #: How long a proxied answer may take to start: six times the fleet's limit.
@@ -158,7 +234,14 @@ class Agents:
 
     # -- records ------------------------------------------------------------------------
     def _view(self, row: Row) -> AgentView:
+        tunnel, since = self.tunnels.state(row.id) if row.kind == "tunnel" else (None, None)
         return AgentView(
+            kind="tunnel" if row.kind == "tunnel" else "direct",
+            tunnel=tunnel,
+            tunnel_since=since,
+            enrolled=row.kind != "tunnel" or row.public_key is not None,
+            key_fingerprint=fingerprint_of(row.public_key) if row.public_key else None,
+            rotating=row.pending_key is not None,
             id=row.id,
             name=row.name,
             url=row.url,
@@ -182,7 +265,107 @@ class Agents:
             token = self._sealer.decode(row.token_encrypted.encode()).decode()
         except ValueError as exc:
             raise Invalid(_UNREADABLE) from exc
+        if row.kind == "tunnel":
+            return AgentTarget(row.name, self._endpoint(row.id, row.name), token)
         return AgentTarget(row.name, row.url, token, row.certificate, row.ca_certificate)
+
+    def _endpoint(self, agent_id: int, name: str) -> str:
+        """A tunnel agent's loopback endpoint; AgentUnreachable while its tunnel is down."""
+        found = self.tunnels.endpoint(agent_id)
+        if found is not None:
+            return found
+        state, since = self.tunnels.state(agent_id)
+        if state == "reconnecting" and since is not None:
+            raise AgentUnreachable(
+                f"Agent {name!r} is reconnecting: its tunnel has been down since "
+                f"{since:%Y-%m-%d %H:%M:%S} UTC"
+            )
+        raise AgentUnreachable(f"Agent {name!r} has not connected its tunnel")
+
+    # -- agents that dial in ----------------------------------------------------------
+    def create_tunnel(self, name: str, central_url: str) -> NewTunnelAgent:
+        """A tunnel agent, waiting for its host to enrol with the one-time token."""
+        name = _name(name)
+        enrol = secrets.token_urlsafe(32)
+        row = Row(
+            name=name,
+            url="tunnel",
+            kind="tunnel",
+            token_encrypted=self._sealer.encode(secrets.token_urlsafe(32).encode()).decode(),
+            enrol_token_hash=_hash(enrol),
+            enrol_expires_at=utcnow() + ENROL_FOR,
+        )
+        with self.db.session() as session:
+            session.add(row)
+            try:
+                session.flush()
+            except IntegrityError as exc:
+                raise Conflict(f"An agent named {name!r} exists") from exc
+            view, expires = self._view(row), row.enrol_expires_at
+        for listener in self.changed:
+            listener()
+        command = f"stackyard agent --connect {central_url} --enrol {enrol}"
+        compose = (
+            "services:\n  agent:\n    image: stackyard/stackyard:latest\n"
+            f"    command: [stackyard, agent, --connect, {central_url}, --enrol, {enrol}]\n"
+            "    volumes:\n      - /var/run/docker.sock:/var/run/docker.sock\n"
+            "      - agent-data:/data\n    restart: unless-stopped\nvolumes:\n  agent-data:\n"
+        )
+        assert expires is not None
+        return NewTunnelAgent(view, enrol, expires, command, compose)
+
+    def enrol(self, token: str, public_key: str) -> Enrolled:
+        """The agent whose one-time token this is, enrolled with `public_key` (the token
+        used up); Unauthorized for a token unknown, used or expired, all alike."""
+        fingerprint_of(public_key)  # Invalid: not a key
+        with self.db.session() as session:
+            row = session.scalar(
+                select(Row).where(
+                    Row.enrol_token_hash == _hash(token), Row.enrol_expires_at > utcnow()
+                )
+            )
+            if row is None:
+                raise Unauthorized("The enrolment token is unknown, used or expired")
+            row.enrol_token_hash = row.enrol_expires_at = None
+            row.public_key, row.updated_at = public_key.strip(), utcnow()
+            agent_id, sealed = row.id, row.token_encrypted
+        for listener in self.changed:
+            listener()
+        return Enrolled(
+            agent_id,
+            self._sealer.decode(sealed.encode()).decode(),
+            self.tunnels.central_public_key(),
+        )
+
+    def tunnel_keys(self, agent_id: int) -> list[str]:
+        """The keys a tunnel of the agent may present (none: it may not connect)."""
+        with self.db.session() as session:
+            row = session.get(Row, agent_id)
+            if row is None or row.kind != "tunnel" or not row.enabled or not row.public_key:
+                return []
+            return [k for k in (row.public_key, row.pending_key) if k]
+
+    def key_presented(self, agent_id: int, key: str) -> None:
+        """A tunnel came up with `key`: a rotation's new key is the agent's from now on."""
+        with self.db.session() as session:
+            row = session.get(Row, agent_id)
+            if row is not None and row.pending_key and _blob(row.pending_key) == _blob(key):
+                # (`updated_at` stays: the agent's client, and what it streams, go on)
+                row.public_key, row.pending_key = key, None
+
+    async def rotate_key(self, agent_id: int) -> AgentView:
+        """The agent makes a new key and dials again with it; its old tunnel ends once
+        the new one is up and its own connections are done."""
+        view = await asyncio.to_thread(self.get, agent_id)
+        if view.kind != "tunnel":
+            raise Invalid("Only an agent that dials in has a key to rotate")
+        client = await self.client(agent_id)
+        answer = await client.read(await client.request("POST", "/tunnel/rotate"), _ROTATED)
+        fingerprint_of(answer.public_key)
+        with self.db.session() as session:
+            row = self._row(session, agent_id)
+            row.pending_key = answer.public_key.strip()
+        return await asyncio.to_thread(self.get, agent_id)
 
     def all(self) -> list[AgentView]:
         with self.db.session() as session:
@@ -276,11 +459,13 @@ class Agents:
         return view
 
     async def delete(self, agent_id: int) -> str:
-        """Forget the agent (its schedules go with it); its name."""
+        """Forget the agent (its schedules go with it; a tunnel agent's tunnel is closed
+        at once and its key forgotten: it cannot come back); its name."""
         with self.db.session() as session:
             row = self._row(session, agent_id)
             name = row.name
             session.delete(row)
+        await self.tunnels.drop(agent_id)
         await self._forget(agent_id)
         return name
 
@@ -354,6 +539,8 @@ class Agents:
         if usable and view.incompatibility:
             raise AgentIncompatible(view.incompatibility)
         cached = self._clients.get(view.id)
+        if view.kind == "tunnel":
+            self._endpoint(view.id, view.name)  # (AgentUnreachable while it is down)
         if cached is not None and cached[0] == view.updated_at and cached[1].current:
             return cached[1]
         target = await asyncio.to_thread(self._load_target, view.id)
@@ -458,6 +645,7 @@ class Agents:
     async def aclose(self) -> None:
         for agent_id in list(self._clients):
             await self._forget(agent_id)
+        await self.tunnels.aclose()
 
 
 __all__ = ["AgentError", "AgentSpec", "AgentView", "Agents", "Probe"]

@@ -8,9 +8,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
 
 from stackyard.agents.health import AgentHealth, own_health
 from stackyard.api.deps import SettingsDep, agent_services, require_agent_token
+from stackyard.errors import Invalid
 
 router = APIRouter(tags=["agent"], dependencies=[Depends(require_agent_token)])
 
@@ -36,3 +38,17 @@ def agent_events(
     every 15 s. The central follows it to notify of them."""
     buffer = agent_services(request).events
     return StreamingResponse(buffer.follow(after, boot), media_type="application/x-ndjson")
+
+
+class Rotated(BaseModel):
+    public_key: str
+
+
+@router.post("/tunnel/rotate", operation_id="agentRotateKey")
+async def rotate_key(request: Request) -> Rotated:
+    """A new SSH key for this agent's tunnel (its public half, for the central to
+    expect): dialed with at once in a second tunnel, kept once that one is up."""
+    dialer = agent_services(request).dialer
+    if dialer is None:
+        raise Invalid("This agent does not dial its central: it has no tunnel key")
+    return Rotated(public_key=await dialer.rotate())

@@ -4,6 +4,8 @@ shell (a WebSocket), resource use, image updates, files, backups."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Annotated
 
@@ -14,14 +16,24 @@ from pydantic import Field
 from starlette.convertors import Convertor, register_url_convertor
 
 from stackyard.agents.backups import AgentTransfers
+from stackyard.agents.dialer import AGENT_HEADER, PORT_HEADER
 from stackyard.agents.proxy import forward
-from stackyard.agents.service import Agents, AgentSpec, AgentView, Probe
+from stackyard.agents.service import (
+    Agents,
+    AgentSpec,
+    AgentView,
+    Enrolled,
+    NewTunnelAgent,
+    Probe,
+)
 from stackyard.agents.sockets import AgentContainer
+from stackyard.agents.wsbridge import WebSocketTransport
 from stackyard.api.containers import shell_gate
 from stackyard.api.deps import (
     AdminDep,
     AuditDep,
     PrincipalDep,
+    SettingsDep,
     audit_recorder,
     central_services,
     current_principal,
@@ -29,6 +41,7 @@ from stackyard.api.deps import (
 from stackyard.api.destinations import PushIn
 from stackyard.api.models import Body, DbId
 from stackyard.api.stacks import run_events
+from stackyard.auth.audit import record
 from stackyard.auth.principal import Principal
 from stackyard.containers.session import hold_shell
 from stackyard.stacks.runs import RunState, ended_by
@@ -36,6 +49,9 @@ from stackyard.stacks.updates import UpdateSummary
 
 router = APIRouter(tags=["agents"], dependencies=[Depends(current_principal)])
 sockets = APIRouter(tags=["agents"])
+#: An agent's host enrolling: no user, its one-time token is the credential.
+enrolment = APIRouter(tags=["agents"])
+log = logging.getLogger(__name__)
 
 
 def get_agents(request: Request) -> Agents:
@@ -94,6 +110,97 @@ async def test_unsaved_agent(
         probe = await agents.probe(body.spec())
         note.failed_unless(probe.ok, probe.detail)
         return probe
+
+
+class TunnelAgentIn(Body):
+    name: str = Field(min_length=1, max_length=100)
+
+
+@router.post(
+    "/agents/tunnel", operation_id="createTunnelAgent", status_code=status.HTTP_201_CREATED
+)
+async def create_tunnel_agent(
+    body: TunnelAgentIn,
+    request: Request,
+    settings: SettingsDep,
+    admin: AdminDep,
+    audit: AuditDep,
+    agents: AgentsDep,
+) -> NewTunnelAgent:
+    """Add an agent that dials this central (behind NAT, say): its one-time enrolment
+    token (single use, for 15 minutes, shown this once; delete the agent to revoke it)
+    and the command to run on its host."""
+    with audit(admin, "agent.create", body.name) as note:
+        note.detail = "an agent that connects to the central"
+        url = settings.public_url or str(request.base_url).rstrip("/")
+        return await asyncio.to_thread(agents.create_tunnel, body.name, url)
+
+
+class EnrolIn(Body):
+    token: str = Field(min_length=1, max_length=200)
+    public_key: str = Field(min_length=1, max_length=2000, description="OpenSSH public key")
+
+
+@enrolment.post("/agents/enrol", operation_id="enrolAgent")
+async def enrol_agent(body: EnrolIn, request: Request) -> Enrolled:
+    """An agent's host enrolling with its one-time token (no user: the token is the
+    credential): its key is pinned; the answer gives what it needs to dial in."""
+    agents = get_agents(request)
+    enrolled = await asyncio.to_thread(agents.enrol, body.token, body.public_key)
+    await asyncio.to_thread(
+        record,
+        central_services(request).db,
+        "agent",
+        "agent.enrol",
+        str(enrolled.agent_id),
+        "success",
+        "its key pinned",
+    )
+    return enrolled
+
+
+@sockets.websocket("/agents/tunnel/connect")
+async def agent_tunnel(websocket: WebSocket) -> None:
+    """An agent's tunnel (SSH over this WebSocket: the agent's key is its credential).
+    Refused before it opens for an agent unknown, deleted, disabled or not enrolled."""
+    agents = get_agents(websocket)  # type: ignore[arg-type]
+    try:
+        agent_id = int(websocket.headers.get(AGENT_HEADER, ""))
+        port = int(websocket.headers.get(PORT_HEADER, ""))
+    except ValueError:
+        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+        return
+    keys = await asyncio.to_thread(agents.tunnel_keys, agent_id)
+    if not keys or not 0 < port < 65536:
+        await websocket.close(code=status.WS_1008_POLICY_VIOLATION)
+        return
+    await websocket.accept()
+
+    async def receive() -> bytes | None:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return None
+        return message.get("bytes") or (message.get("text") or "").encode()
+
+    transport = WebSocketTransport(websocket.send_bytes, receive, websocket.close)
+    try:
+        await agents.tunnels.serve(
+            agent_id, keys, port, transport, lambda key: agents.key_presented(agent_id, key)
+        )
+    except Exception as exc:  # (a handshake refused: a key not pinned, a cut)
+        log.info("A tunnel of agent %s was refused or cut: %s", agent_id, exc)
+        transport.abort()
+
+
+@router.post("/agents/{agent_id}/rotate-key", operation_id="rotateAgentKey")
+async def rotate_agent_key(
+    agent_id: DbId, admin: AdminDep, audit: AuditDep, agents: AgentsDep
+) -> AgentView:
+    """An agent that dials in makes a new key and dials again with it; the old tunnel
+    ends once the new one is up (no request is cut)."""
+    with audit(admin, "agent.update", str(agent_id)) as note:
+        note.detail = "its key rotated"
+        return await agents.rotate_key(agent_id)
 
 
 @router.get("/agents/{agent_id}", operation_id="getAgent")

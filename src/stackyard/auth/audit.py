@@ -50,7 +50,7 @@ class AuditNote:
 
 #: Every action the audit log records (an agent's relayed entry of another is dropped).
 AuditAction = Literal[
-    "agent.create", "agent.delete", "agent.test", "agent.update",
+    "agent.create", "agent.delete", "agent.enrol", "agent.test", "agent.update",
     "auth.sign_in", "auth.sign_out", "auth.role_change", "auth.provider",
     "auth.two_factor.enrol", "auth.two_factor.off", "auth.two_factor.reset",
     "backup.create", "backup.delete", "backup.download", "backup.drill", "backup.pull",

@@ -91,10 +91,63 @@ def serve(host: HostOpt = None, port: PortOpt = None) -> None:
 
 
 @agent_app.callback()
-def agent(ctx: typer.Context, host: HostOpt = None, port: PortOpt = None) -> None:
-    """Run in agent mode on a remote host: /agent routes behind the agent's token."""
-    if ctx.invoked_subcommand is None:
-        _run("agent", host, port)
+def agent(
+    ctx: typer.Context,
+    host: HostOpt = None,
+    port: PortOpt = None,
+    connect: Annotated[
+        str | None,
+        typer.Option(
+            "--connect",
+            envvar="STACKYARD_CONNECT_URL",
+            help="Dial the central at this URL (an agent behind NAT): no port to open here",
+        ),
+    ] = None,
+    enrol: Annotated[
+        str | None,
+        typer.Option("--enrol", help="The one-time token the central gave (the first start)"),
+    ] = None,
+) -> None:
+    """Run in agent mode on a remote host: /agent routes behind the agent's token; with
+    --connect, dialing the central, its routes on loopback only."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if connect:
+        _connecting(connect, enrol, port)
+        host = "127.0.0.1"
+    _run("agent", host, port)
+
+
+def _connecting(url: str, token: str | None, port: int | None) -> None:
+    """An agent that dials its central: enrolled first when it is not (its key made,
+    the central's pinned), then its settings for the tunnel: the agent token the
+    central gave, plain HTTP on loopback (the tunnel is SSH)."""
+    import os
+
+    from stackyard.agents import dialer
+
+    settings = services.settings()
+    settings.prepare_dirs()
+    found = dialer.identity(settings.data_dir)
+    if found is None:
+        if not token:
+            typer.secho("error: not enrolled yet: give --enrol TOKEN", err=True, fg="red")
+            raise typer.Exit(2)
+        found = dialer.enrol(settings.data_dir, url, token)
+        typer.echo(f"Enrolled with {url} as agent {found.agent_id}", err=True)
+    elif token:
+        typer.echo(
+            f"Already enrolled (agent {found.agent_id}): --enrol is not needed any more; "
+            f"remove {settings.data_dir / 'tunnel'} to enrol again",
+            err=True,
+        )
+    os.environ.update(
+        STACKYARD_CONNECT_URL=url,
+        STACKYARD_AGENT_TOKEN=found.agent_token,
+        STACKYARD_AGENT_TLS="false",
+    )
+    if port is not None:  # (the tunnel's channels go to the port the agent listens on)
+        os.environ["STACKYARD_PORT"] = str(port)
 
 
 @agent_app.command("token")

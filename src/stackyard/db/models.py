@@ -88,7 +88,8 @@ class AuditEntry(Base):
 
 
 class Agent(Base):
-    """A remote host. `token_encrypted` is sealed (`stackyard.sealing`); `certificate` is
+    """A remote host, reached directly or through the tunnel it dials (`kind`).
+    `token_encrypted` is sealed (`stackyard.sealing`); `certificate` is
     the pinned TLS certificate (PEM) of an HTTPS agent, or `ca_certificate` the CA it is
     trusted by. `version`, `capabilities` (JSON), `last_seen_at` and `last_error` are
     what the last contact found."""
@@ -108,6 +109,15 @@ class Agent(Base):
     capabilities: Mapped[str | None] = mapped_column(Text)
     last_error: Mapped[str | None] = mapped_column(Text)
     updated_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    #: direct: the central connects to `url`; tunnel: the agent dials the central.
+    kind: Mapped[str] = mapped_column(String(16), server_default=text("'direct'"))
+    #: A tunnel agent's SSH key (OpenSSH public key line), pinned when it enrolled, and
+    #: the new one of a rotation under way.
+    public_key: Mapped[str | None] = mapped_column(Text)
+    pending_key: Mapped[str | None] = mapped_column(Text)
+    #: The one-time enrolment token (its SHA-256) and when it expires; null once used.
+    enrol_token_hash: Mapped[str | None] = mapped_column(String(64))
+    enrol_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Destination(Base):

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from pydantic import TypeAdapter
@@ -36,7 +36,10 @@ DISK_LEVELS = (85.0, 95.0)
 MEMORY_LEVELS = (90.0, 95.0)
 
 Severity = Literal["critical", "warning", "info"]
-HostStatus = Literal["online", "offline", "incompatible", "disabled"]
+#: reconnecting: an agent that dials in, whose tunnel went down less than
+#: `RECONNECT_GRACE` ago (no attention yet: it dials again on its own).
+HostStatus = Literal["online", "reconnecting", "offline", "incompatible", "disabled"]
+RECONNECT_GRACE = timedelta(seconds=60)
 _REPORT = TypeAdapter(HostReport)
 _RANK: dict[Severity, int] = {"critical": 0, "warning": 1, "info": 2}
 
@@ -296,4 +299,10 @@ class FleetDashboard:
         if view.incompatibility:  # an older agent has no fleet route: say why
             detail = view.incompatibility
         await self.agents.record_report(view, None, detail)
+        if (
+            view.tunnel == "reconnecting"
+            and view.tunnel_since is not None
+            and datetime.now(UTC) - view.tunnel_since < RECONNECT_GRACE
+        ):
+            return card("reconnecting", detail)
         return card("incompatible" if view.incompatibility else "offline", detail)

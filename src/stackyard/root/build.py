@@ -16,6 +16,7 @@ from typing import Any
 
 from stackyard.agents.backups import AgentTransfers
 from stackyard.agents.service import Agents
+from stackyard.agents.tunnels import Tunnels
 from stackyard.auth import passwords
 from stackyard.auth.audit import record
 from stackyard.auth.throttle import LoginThrottle
@@ -74,7 +75,13 @@ def central_services(settings: Settings, db: Database, admin: AdminSettings) -> 
     throttle.attacked = functools.partial(
         signin_failures, notifications.emit, functools.partial(account_named, db)
     )
-    agents = Agents(db, key, settings.app_version, settings.agent_timeout)
+    agents = Agents(
+        db,
+        key,
+        settings.app_version,
+        settings.agent_timeout,
+        Tunnels(settings.data_dir / "tunnel"),
+    )
     notifications.known_stacks = StackNames(machine.store, agents, settings.agent_timeout)
     fleet = FleetDashboard(
         functools.partial(
@@ -135,7 +142,13 @@ def agent(settings: Settings) -> AgentServices:
     on_host = host(settings, "agent")
     events = EventBuffer()
     on_host.machine.events.listen(events.add)
-    return AgentServices(**_parts(on_host), events=events)
+    dialer = None
+    if settings.connect_url:
+        from stackyard.agents.dialer import Dialer
+
+        port = settings.listen_port("agent")
+        dialer = Dialer(settings.data_dir, settings.connect_url, port)
+    return AgentServices(**_parts(on_host), events=events, dialer=dialer)
 
 
 def _parts(services: Services) -> dict[str, Any]:

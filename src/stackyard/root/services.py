@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from stackyard.agents.backups import AgentTransfers
+    from stackyard.agents.dialer import Dialer
     from stackyard.agents.service import Agents
     from stackyard.auth.throttle import LoginThrottle
     from stackyard.auth.totp import Totp
@@ -85,6 +86,8 @@ class AgentServices(Services):
 
     #: This host's last events, numbered, for the central to follow.
     events: EventBuffer
+    #: The tunnel to the central, for an agent that dials it (`--connect`).
+    dialer: Dialer | None = None
 
 
 @dataclass(frozen=True)

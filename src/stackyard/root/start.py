@@ -92,6 +92,8 @@ def agent(
     _update_checks(services, stack, cleaned)
     clean_ups = (services.backups.clean_up, services.git.repositories.clean_up)
     warm_up = _warm_up(services, stack, routes, clean_ups, cleaned)
+    if services.dialer is not None:  # (at once: an agent that dials in is online in 2 s)
+        stack.callback(asyncio.create_task(services.dialer.run()).cancel)
     no_accounts = asyncio.get_running_loop().create_future()
     no_accounts.set_result(None)
     return services, Jobs(no_accounts, warm_up)

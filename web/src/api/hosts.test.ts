@@ -26,6 +26,9 @@ describe("hostPath", () => {
     // Served by the central itself for an agent's archive (a transfer through it).
     ["/api/backups/web-2025.tar/push", "/api/agents/3/backups/web-2025.tar/push"],
     ["/api/fleet/host", "/api/agents/3/fleet/host"],
+    ["/api/disk", "/api/agents/3/disk"],
+    ["/api/disk/volumes/web_data?confirm=web_data", "/api/agents/3/disk/volumes/web_data?confirm=web_data"],
+    ["/api/disk/prune/preview", "/api/agents/3/disk/prune/preview"],
     ["/api/streams/0b6a-name/end", "/api/agents/3/streams/0b6a-name/end"],
     ["/api/git/repositories", "/api/agents/3/git/repositories"],
     ["/api/git/stacks/web/preview?commit=abc", "/api/agents/3/git/stacks/web/preview?commit=abc"],
@@ -41,6 +44,7 @@ describe("hostPath", () => {
     "/api/destinations",
     "/api/schedules",
     "/api/stacksfoo",
+    "/api/diskette",
     "/api/system/updates",
     // The git hosts' webhooks: the central's own route, for every host's repositories.
     "/api/git/hooks/r1",

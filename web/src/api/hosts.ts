@@ -13,14 +13,14 @@ export type HostId = number | null;
 export const LOCAL_HOST: HostId = null;
 
 /**
- * What every host serves: stacks (runs, logs, shell), the containers outside them, resource use, files, backups, system
- * info, its own version check and self-update, fleet report, the end of a stream it serves, its git repositories and the
- * stacks made of them. (Pushing an agent's archive, `/api/agents/{id}/backups/{name}/push`, is
+ * What every host serves: stacks (runs, logs, shell), the containers outside them, resource use, files, backups, its
+ * disk (images, volumes, networks, prunes), system info, its own version check and self-update, fleet report, the end
+ * of a stream it serves, its git repositories and the stacks made of them. (Pushing an agent's archive, `/api/agents/{id}/backups/{name}/push`, is
  * served by the central itself, which holds the destinations: the same address all the same. The git hosts' webhooks,
  * `/api/git/hooks/...`, are the central's, for every host.)
  */
 const HOST_LOCAL =
-  /^\/api\/(?:stacks|containers|usage|files|backups|streams|system\/(?:info|update)|fleet\/host|git(?!\/hooks(?:\/|$)))(?:\/|$)/;
+  /^\/api\/(?:stacks|containers|usage|files|backups|disk|streams|system\/(?:info|update)|fleet\/host|git(?!\/hooks(?:\/|$)))(?:\/|$)/;
 
 /** Whether `path` (a pathname, no query) is a route every host serves, reached for an agent at `/api/agents/{id}/…`. */
 export function isHostLocal(path: string): boolean {

@@ -189,3 +189,24 @@ export type GitWebhook = ResponseBody<"/api/git/repositories/{repo_id}/webhook",
 export type NewGitStack = RequestBody<"/api/git/stacks", "post">;
 export type GitStackSource = RequestBody<"/api/git/stacks/{stack_id}/adoption", "post">;
 export type GitStackChange = RequestBody<"/api/git/stacks/{stack_id}", "patch">;
+
+/** A host's disk: images, volumes, networks, containers of no stack and build cache, what uses each (`GET /api/disk`). */
+export type DiskReport = ResponseBody<"/api/disk", "get">;
+/** Bytes per kind on a host and what a prune may free (on the disk page and each host's fleet report). */
+export type DiskSummary = DiskReport["summary"];
+export type DiskImage = DiskReport["images"][number];
+export type DiskVolume = DiskReport["volumes"][number];
+export type DiskNetwork = DiskReport["networks"][number];
+/** A container of no stack (a stack's containers are on its page). */
+export type DiskContainer = DiskReport["containers"][number];
+export type BuildCacheEntry = DiskReport["build_cache"][number];
+/** What uses an object: a stack's service (its container, or none: declared), or a container of no stack. */
+export type DiskUser = DiskImage["used_by"][number];
+/** What a prune takes (images, containers, networks, build cache, volumes). */
+export type PruneOptions = components["schemas"]["PruneOptions"];
+/** Every object a prune with some options would remove, the bytes each frees, and what it never takes. */
+export type PrunePreview = ResponseBody<"/api/disk/prune/preview", "post">;
+export type PruneItem = PrunePreview["items"][number];
+export type PruneKind = PruneItem["kind"];
+/** What a prune removed and freed, and what it left, with why. */
+export type PruneReport = ResponseBody<"/api/disk/prune", "post">;

@@ -10,6 +10,7 @@ const OPERATOR_PERMISSIONS: User["permissions"] = [
   "stacks.autoUpdate",
   "stacks.logs",
   "backups.create",
+  "disk.stackImages",
 ];
 /** An admin may do everything. */
 const ADMIN_PERMISSIONS: User["permissions"] = [
@@ -23,6 +24,7 @@ const ADMIN_PERMISSIONS: User["permissions"] = [
   "stacks.create",
   "stacks.delete",
   "containers.manage",
+  "disk.manage",
   "files",
   "notifications.manage",
   "system.update",

@@ -2,6 +2,8 @@ import { screen, waitFor, within } from "@testing-library/react";
 import { describe, expect, it } from "vitest";
 import { installFakeFetch, json, type Routes } from "../../test/fakeFetch";
 import { adminUser, signedInAs, systemInfo, viewerUser } from "../../test/fixtures";
+import { formatBytes } from "../../components/format";
+import { makeDiskSummary } from "../../test/diskFixtures";
 import { makeAttention, makeFleet, makeHost, makeReport } from "../../test/fleetFixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeSummary } from "../../test/stackFixtures";
@@ -171,6 +173,39 @@ describe("dashboard", () => {
     expect(within(card).getByRole("link", { name: "1 stack" })).toHaveAttribute("href", "/stacks?host=4");
     expect(within(card).getByRole("progressbar", { name: "Disk" })).toHaveAttribute("aria-valuenow", "97");
     expect(within(card).getByRole("progressbar", { name: "Disk" })).toHaveClass("tone-bad");
+  });
+
+  it("shows each host's Docker disk when measured, says so when not yet, and nothing for an agent that never measures it", async () => {
+    const measured = makeHost({
+      report: makeReport({ capabilities: ["stacks", "fleet", "disk"], disk: makeDiskSummary() }),
+    });
+    const waiting = makeHost({
+      id: 4,
+      name: "pi",
+      kind: "agent",
+      report: makeReport({ name: "pi", capabilities: ["stacks", "fleet", "disk"], disk: null }),
+    });
+    const older = makeHost({ id: 5, name: "old", kind: "agent", report: makeReport({ name: "old", capabilities: ["stacks", "fleet"] }) });
+    const withDisk = makeHost({
+      id: 6,
+      name: "nas",
+      kind: "agent",
+      report: makeReport({ name: "nas", capabilities: ["stacks", "fleet", "disk"], disk: makeDiskSummary({ reclaimable: 0 }) }),
+    });
+    installFakeFetch(fleetRoutes(makeFleet({ hosts: [measured, waiting, older, withDisk] })));
+    renderApp("/");
+
+    const local = await screen.findByRole("region", { name: "central" });
+    expect(within(local).getByTestId("host-disk")).toHaveTextContent(
+      `images ${formatBytes(makeDiskSummary().images)} · volumes 340.0 MB · 410.0 MB reclaimable`,
+    );
+    expect(within(local).getByRole("link", { name: "410.0 MB reclaimable" })).toHaveAttribute("href", "/disk");
+    expect(within(screen.getByRole("region", { name: "nas" })).getByRole("link", { name: "0 B reclaimable" })).toHaveAttribute(
+      "href",
+      "/disk?host=6",
+    );
+    expect(within(screen.getByRole("region", { name: "pi" })).getByTestId("host-disk")).toHaveTextContent("not measured yet");
+    expect(within(screen.getByRole("region", { name: "old" })).queryByTestId("host-disk")).not.toBeInTheDocument();
   });
 
   it("shows the API's detail with a Retry button when the fleet cannot be read", async () => {

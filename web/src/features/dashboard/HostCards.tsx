@@ -55,6 +55,31 @@ function UsageBar({
   );
 }
 
+/**
+ * What Docker keeps on the host (measured in the background, never while the dashboard
+ * waits): images, volumes and what a prune may free, a link to its Disk page. A host that
+ * measures it but has not yet says so; an older agent, which never does, says nothing.
+ */
+function DiskFacts({ card, report }: { card: HostCard; report: HostReport }) {
+  const disk = report.disk;
+  if (!disk && !report.capabilities?.includes("disk")) return null;
+  return (
+    <>
+      <dt>Docker disk</dt>
+      <dd data-testid="host-disk">
+        {disk ? (
+          <>
+            images {formatBytes(disk.images)} · volumes {formatBytes(disk.volumes)} ·{" "}
+            <Link to={withHost("/disk", card.id)}>{formatBytes(disk.reclaimable)} reclaimable</Link>
+          </>
+        ) : (
+          <span className="muted">not measured yet</span>
+        )}
+      </dd>
+    </>
+  );
+}
+
 function Resources({ card, report }: { card: HostCard; report: HostReport }) {
   const r = report.resources;
   const stacksHref = withHost("/stacks", card.id);
@@ -77,6 +102,7 @@ function Resources({ card, report }: { card: HostCard; report: HostReport }) {
           {report.partial.length > 0 && <span className="muted"> · {report.partial.length} partly running</span>}
           {report.updates.length > 0 && <span className="muted"> · {report.updates.length} with updates</span>}
         </dd>
+        <DiskFacts card={card} report={report} />
       </dl>
       {r.memory_total > 0 ? (
         <UsageBar label="Memory" total={r.memory_total} left={r.memory_available} levels={[90, 95]} />

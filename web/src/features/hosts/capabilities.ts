@@ -17,6 +17,7 @@ export const CAPABILITY_LABELS: Record<HostCapability, string> = {
   fleet: "the fleet report",
   containers: "the containers outside stacks",
   events: "notifications of its events",
+  disk: "its disk, images, volumes and networks",
 };
 
 /** Every capability this UI knows, in the order it lists them. */

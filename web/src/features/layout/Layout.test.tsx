@@ -31,6 +31,7 @@ describe("layout", () => {
       ["Dashboard", "/"],
       ["Stacks", "/stacks"],
       ["Containers", "/containers"],
+      ["Disk", "/disk"],
       ["Files", "/files"],
       ["Backups", "/backups"],
       ["Destinations", "/destinations"],

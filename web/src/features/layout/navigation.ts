@@ -12,6 +12,7 @@ export const NAV_ITEMS: readonly NavItem[] = [
   { to: "/", label: "Dashboard" },
   { to: "/stacks", label: "Stacks" },
   { to: "/containers", label: "Containers" },
+  { to: "/disk", label: "Disk" },
   { to: "/files", label: "Files", permission: "files" },
   { to: "/backups", label: "Backups", permission: "backups.create" },
   { to: "/destinations", label: "Destinations", permission: "destinations.manage" },

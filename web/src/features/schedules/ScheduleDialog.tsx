@@ -13,6 +13,7 @@ import { useHostInfo } from "../hosts/capabilities";
 import { parseHost } from "../hosts/host";
 import { stacksQueryOptions } from "../stacks/queries";
 import { DEFAULT_SETTLE_SECONDS } from "../backups/DrillDialog";
+import { DEFAULT_PRUNE_OPTIONS, PruneOptionsFields } from "../disk/PruneOptionsFields";
 import { NextRuns } from "./NextRuns";
 import { useCreateSchedule, useUpdateSchedule } from "./queries";
 import {
@@ -79,11 +80,12 @@ function HostSelect({ value, onChange }: { value: HostId; onChange: (host: HostI
 }
 
 /**
- * Create or edit a schedule: what it does (back up, or a restore drill of each stack's latest
- * backup), on which host (this one or an agent), which stacks (every one, or those picked), when
- * (a preset or a cron expression, in a time zone, with the next runs shown live); for a backup
- * where the archives go, what is captured and what is kept; for a drill where the latest backup
- * is taken from and how long the clone must settle.
+ * Create or edit a schedule: what it does (back up, a restore drill of each stack's latest
+ * backup, or prune the host's disk), on which host (this one or an agent), which stacks (every
+ * one, or those picked), when (a preset or a cron expression, in a time zone, with the next runs
+ * shown live); for a backup where the archives go, what is captured and what is kept; for a
+ * drill where the latest backup is taken from and how long the clone must settle; for a prune
+ * what it takes (stacks, destination and retention do not apply to it).
  */
 export function ScheduleDialog({
   schedule,
@@ -99,15 +101,21 @@ export function ScheduleDialog({
   const info = useHostInfo(host);
   const stacksUnavailable = info.unavailable("stacks");
   const [everyStack, setEveryStack] = useState(schedule ? !schedule.stacks : true);
+  const [kind, setKind] = useState<Kind>(schedule?.kind ?? "backup");
+  const drill = kind === "drill";
+  const prune = kind === "prune";
   // The chosen host's stacks, read once they are to be picked (an agent's through the proxy).
-  const stacks = useQuery({ ...stacksQueryOptions(host), enabled: !everyStack && info.ready && !stacksUnavailable });
+  const stacks = useQuery({
+    ...stacksQueryOptions(host),
+    enabled: !prune && !everyStack && info.ready && !stacksUnavailable,
+  });
   const destinations = useQuery(destinationsQueryOptions());
   const create = useCreateSchedule();
   const update = useUpdateSchedule();
   const save = editing ? update : create;
   const [name, setName] = useState(schedule?.name ?? "");
-  const [kind, setKind] = useState<Kind>(schedule?.kind ?? "backup");
-  const drill = kind === "drill";
+  const [pruneOptions, setPruneOptions] = useState(schedule?.prune ?? DEFAULT_PRUNE_OPTIONS);
+  const diskUnavailable = prune ? info.unavailable("disk") : null;
   const [settle, setSettle] = useState(schedule?.settle_seconds ?? DEFAULT_SETTLE_SECONDS);
   const [picked, setPicked] = useState<Set<string>>(new Set(schedule?.stacks ?? []));
   const [choice, setChoice] = useState<TimetableChoice>(schedule ? (presetOf(schedule.cron) ?? "custom") : "daily");
@@ -143,15 +151,17 @@ export function ScheduleDialog({
 
   function submit(event: FormEvent<HTMLFormElement>) {
     event.preventDefault();
-    // A drill takes neither capture nor retention: what was there is sent back untouched.
+    // A drill takes neither capture nor retention: what was there is sent back untouched. A
+    // prune takes no stacks and no destination; the other kinds send back the prune options
+    // they were read with, if any.
     const spec: ScheduleSpec = {
       name: name.trim(),
       kind,
       agent_id: host,
-      stacks: everyStack ? null : [...picked].sort(),
+      stacks: everyStack || prune ? null : [...picked].sort(),
       cron: cron.trim(),
       timezone: timezone.trim(),
-      destination_id: destinationId,
+      destination_id: prune ? null : destinationId,
       // Volumes and binds as each stack's inventory chooses them; an edit keeps a choice made elsewhere.
       capture: { volumes: null, binds: null, ...schedule?.capture, include_binds: includeBinds },
       keep_last: keep.last,
@@ -159,6 +169,7 @@ export function ScheduleDialog({
       keep_weekly: keep.weekly,
       keep_monthly: keep.monthly,
       settle_seconds: settle,
+      ...(prune || schedule?.prune ? { prune: pruneOptions } : {}),
       enabled,
     };
     if (schedule) update.mutate({ id: schedule.id, spec }, { onSuccess: onSaved });
@@ -176,17 +187,27 @@ export function ScheduleDialog({
         <fieldset>
           <legend>Kind</legend>
           <label className="check">
-            <input type="radio" name="kind" checked={!drill} onChange={() => setKind("backup")} />
+            <input type="radio" name="kind" checked={kind === "backup"} onChange={() => setKind("backup")} />
             <span>Back up</span>
           </label>
           <label className="check">
             <input type="radio" name="kind" checked={drill} onChange={() => setKind("drill")} />
             <span>Restore drill</span>
           </label>
+          <label className="check">
+            <input type="radio" name="kind" checked={prune} onChange={() => setKind("prune")} />
+            <span>Prune the disk</span>
+          </label>
           {drill && (
             <p className="muted small">
               Each stack's latest backup is restored into a scratch clone, compared with the archive, started without
               network or published ports, and removed. The stacks themselves are not touched.
+            </p>
+          )}
+          {prune && (
+            <p className="muted small">
+              The host's disk is pruned as by hand on its Disk page: a preview, then exactly the objects it listed. What it
+              freed goes to the host's prune history and to notifications.
             </p>
           )}
         </fieldset>
@@ -200,45 +221,49 @@ export function ScheduleDialog({
           }}
         />
 
-        <fieldset>
-          <legend>Stacks{host === null ? "" : ` on ${info.name}`}</legend>
-          <label className="check">
-            <input type="radio" name="stacks" checked={everyStack} onChange={() => setEveryStack(true)} />
-            <span>Every stack (those added later too)</span>
-          </label>
-          <label className="check">
-            <input type="radio" name="stacks" checked={!everyStack} onChange={() => setEveryStack(false)} />
-            <span>Only the stacks picked here</span>
-          </label>
-          {!everyStack &&
-            (stacksUnavailable ? (
-              <p className="error small">{stacksUnavailable}</p>
-            ) : stacks.isError ? (
-              <ErrorText error={stacks.error} />
-            ) : !stacks.data ? (
-              <Loading />
-            ) : stackIds.length === 0 ? (
-              <p className="muted small">No stacks yet.</p>
-            ) : (
-              <div className="stack-picks" role="group" aria-label={drill ? "Stacks to drill" : "Stacks to back up"}>
-                {stackIds.map((id) => (
-                  <label key={id} className="check">
-                    <input
-                      type="checkbox"
-                      checked={picked.has(id)}
-                      onChange={(event) => {
-                        const next = new Set(picked);
-                        if (event.target.checked) next.add(id);
-                        else next.delete(id);
-                        setPicked(next);
-                      }}
-                    />
-                    <span>{id}</span>
-                  </label>
-                ))}
-              </div>
-            ))}
-        </fieldset>
+        {diskUnavailable && <p className="error small">{diskUnavailable}</p>}
+
+        {!prune && (
+          <fieldset>
+            <legend>Stacks{host === null ? "" : ` on ${info.name}`}</legend>
+            <label className="check">
+              <input type="radio" name="stacks" checked={everyStack} onChange={() => setEveryStack(true)} />
+              <span>Every stack (those added later too)</span>
+            </label>
+            <label className="check">
+              <input type="radio" name="stacks" checked={!everyStack} onChange={() => setEveryStack(false)} />
+              <span>Only the stacks picked here</span>
+            </label>
+            {!everyStack &&
+              (stacksUnavailable ? (
+                <p className="error small">{stacksUnavailable}</p>
+              ) : stacks.isError ? (
+                <ErrorText error={stacks.error} />
+              ) : !stacks.data ? (
+                <Loading />
+              ) : stackIds.length === 0 ? (
+                <p className="muted small">No stacks yet.</p>
+              ) : (
+                <div className="stack-picks" role="group" aria-label={drill ? "Stacks to drill" : "Stacks to back up"}>
+                  {stackIds.map((id) => (
+                    <label key={id} className="check">
+                      <input
+                        type="checkbox"
+                        checked={picked.has(id)}
+                        onChange={(event) => {
+                          const next = new Set(picked);
+                          if (event.target.checked) next.add(id);
+                          else next.delete(id);
+                          setPicked(next);
+                        }}
+                      />
+                      <span>{id}</span>
+                    </label>
+                  ))}
+                </div>
+              ))}
+          </fieldset>
+        )}
 
         <fieldset>
           <legend>Timetable</legend>
@@ -286,25 +311,34 @@ export function ScheduleDialog({
           <NextRuns cron={cron} timezone={timezone} />
         </fieldset>
 
-        <Field label={drill ? "Take the latest backup from" : "Destination"}>
-          <select
-            value={destinationId ?? ""}
-            onChange={(e) => setDestinationId(e.target.value ? Number(e.target.value) : null)}
-          >
-            <option value="">{drill ? `${here}'s archives` : `${here} only`}</option>
-            {(destinations.data ?? []).map((d) => (
-              <option key={d.id} value={d.id}>
-                {d.name} ({typeTag(d.settings)})
-              </option>
-            ))}
-            {destinationId !== null && destinations.data && !destinations.data.some((d) => d.id === destinationId) && (
-              <option value={destinationId}>Destination #{destinationId} (gone)</option>
-            )}
-          </select>
-        </Field>
-        {destinations.isError && <ErrorText error={destinations.error} />}
+        {!prune && (
+          <>
+            <Field label={drill ? "Take the latest backup from" : "Destination"}>
+              <select
+                value={destinationId ?? ""}
+                onChange={(e) => setDestinationId(e.target.value ? Number(e.target.value) : null)}
+              >
+                <option value="">{drill ? `${here}'s archives` : `${here} only`}</option>
+                {(destinations.data ?? []).map((d) => (
+                  <option key={d.id} value={d.id}>
+                    {d.name} ({typeTag(d.settings)})
+                  </option>
+                ))}
+                {destinationId !== null && destinations.data && !destinations.data.some((d) => d.id === destinationId) && (
+                  <option value={destinationId}>Destination #{destinationId} (gone)</option>
+                )}
+              </select>
+            </Field>
+            {destinations.isError && <ErrorText error={destinations.error} />}
+          </>
+        )}
 
-        {drill ? (
+        {prune ? (
+          <fieldset>
+            <legend>What it takes</legend>
+            <PruneOptionsFields name="schedule-prune" value={pruneOptions} onChange={setPruneOptions} />
+          </fieldset>
+        ) : drill ? (
           <>
             <NumberField label="Settle time (seconds)" min={0} max={3600} value={settle} onChange={setSettle} />
             <p className="muted small">
@@ -349,7 +383,7 @@ export function ScheduleDialog({
           label={editing ? "Save changes" : "Add the schedule"}
           busyLabel="Saving…"
           busy={save.isPending}
-          disabled={!everyStack && picked.size === 0}
+          disabled={prune ? diskUnavailable !== null : !everyStack && picked.size === 0}
           onCancel={onClose}
         />
       </form>

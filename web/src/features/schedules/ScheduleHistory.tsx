@@ -9,6 +9,7 @@ import { HISTORY_LIMIT, scheduleKeys, scheduleRunsQueryOptions } from "./queries
 
 const COLUMNS = ["Outcome", "Stack", "Started", "Duration", "Size", "Pruned", "Error"] as const;
 const DRILL_COLUMNS = ["Outcome", "Stack", "Archive", "Started", "Duration"] as const;
+const PRUNE_COLUMNS = ["Outcome", "Started", "Duration", "Freed", "Removed", "Notes"] as const;
 
 const OUTCOME_LABELS: Record<ScheduleRun["outcome"], string> = {
   running: "Running…",
@@ -45,8 +46,15 @@ function StackCell({ run }: { run: ScheduleRun }) {
   return <td>{run.stack_id === "*" ? <span className="muted">every stack</span> : run.stack_id}</td>;
 }
 
+/** A prune's notes: why it failed, or what it left (and why), or nothing. */
+function pruneNotes(run: ScheduleRun): ReactNode {
+  if (!run.error) return "—";
+  return <span className={run.outcome === "succeeded" ? "warn-text" : "error"}>{run.error}</span>;
+}
+
 /** A schedule's runs, newest first: one row per stack and run (a missed run names no stack). A
- * drill's say whether the restore was verified, of which archive. */
+ * drill's say whether the restore was verified, of which archive; a prune's (one row per run)
+ * what it freed and how many objects it removed. */
 export function ScheduleHistory({ schedule, onClose }: { schedule: Schedule; onClose: () => void }) {
   const queryClient = useQueryClient();
   const runs = useQuery(scheduleRunsQueryOptions(schedule.id, schedule.running));
@@ -75,7 +83,22 @@ export function ScheduleHistory({ schedule, onClose }: { schedule: Schedule; onC
         <p className="muted">It has not run yet.</p>
       ) : (
         <>
-          {schedule.kind === "drill" ? (
+          {schedule.kind === "prune" ? (
+            <Table label={label} columns={PRUNE_COLUMNS}>
+              {runs.data.map((run) => (
+                <tr key={run.id} className={`outcome-${run.outcome}`}>
+                  <td className="nowrap">{OUTCOME_LABELS[run.outcome]}</td>
+                  <td className="nowrap">{formatDateTime(run.started_at)}</td>
+                  <td className="nowrap">{formatDuration(run.started_at, run.finished_at)}</td>
+                  <td className="nowrap">{run.size === null ? "—" : formatBytes(run.size)}</td>
+                  <td className="nowrap">
+                    {run.outcome === "succeeded" ? `${run.pruned} object${run.pruned === 1 ? "" : "s"}` : "—"}
+                  </td>
+                  <td className="small">{pruneNotes(run)}</td>
+                </tr>
+              ))}
+            </Table>
+          ) : schedule.kind === "drill" ? (
             <Table label={label} columns={DRILL_COLUMNS}>
               {runs.data.map((run) => (
                 <tr key={run.id} className={`outcome-${run.outcome}`}>

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { Destination, Schedule, ScheduleRun } from "../../api/types";
 import { installFakeFetch, json, noContent, type Routes } from "../../test/fakeFetch";
 import { adminUser, operatorUser, signedInAs } from "../../test/fixtures";
-import { makeAgent } from "../../test/agentFixtures";
+import { ALL_CAPABILITIES, makeAgent } from "../../test/agentFixtures";
 import { renderApp } from "../../test/renderApp";
 import { makeStack } from "../../test/stackFixtures";
 import { formatDuration } from "./ScheduleHistory";
@@ -548,6 +548,153 @@ describe("restore drill schedules", () => {
     const verified = within(table).getByRole("row", { name: /db--nas/ });
     expect(within(verified).getAllByRole("cell")[0]).toHaveTextContent(/^Restore verified$/);
     expect(verified).toHaveTextContent("12 s");
+  });
+});
+
+const weeklyPrune: Schedule = {
+  ...nightly,
+  id: 13,
+  name: "weekly-prune",
+  kind: "prune",
+  cron: "0 4 * * 0",
+  destination_id: null,
+  stacks: null,
+  agent_id: 3,
+  prune: { images: "unused", containers: true, networks: false, build_cache: true, volumes: "none" },
+  last_status: "succeeded",
+};
+
+const pruneHistory: ScheduleRun[] = [
+  {
+    id: 8,
+    schedule_id: 13,
+    stack_id: "*",
+    started_at: "2026-11-22T04:00:00Z",
+    finished_at: "2026-11-22T04:00:07Z",
+    outcome: "succeeded",
+    archive: null,
+    size: 1_250_000_000,
+    pruned: 14,
+    error: "1 left: a container uses it now",
+  },
+  {
+    id: 7,
+    schedule_id: 13,
+    stack_id: "*",
+    started_at: "2026-11-15T04:00:00Z",
+    finished_at: "2026-11-15T04:00:01Z",
+    outcome: "failed",
+    archive: null,
+    size: null,
+    pruned: 0,
+    error: "Agent 'nas' cannot be reached: connection refused",
+  },
+];
+
+describe("disk prune schedules", () => {
+  it("lists a prune with its kind, the host's disk for stacks, and no destination", async () => {
+    installFakeFetch(routes({ "GET /api/schedules": [nightly, weeklyPrune] }));
+    renderApp("/schedules");
+
+    const table = await screen.findByRole("table", { name: "Schedules" });
+    const row = within(table).getByRole("row", { name: /weekly-prune/ });
+    expect(within(row).getByRole("rowheader")).toHaveTextContent("weekly-prune Disk prune");
+    expect(row).toHaveTextContent("The host's disk");
+    expect(await within(row).findByText("nas")).toBeInTheDocument();
+    expect(row).not.toHaveTextContent("Every stack");
+    expect(row).not.toHaveTextContent("only");
+  });
+
+  it("adds a prune on an agent: its options instead of stacks, destination, capture and retention", async () => {
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/schedules": [],
+        "POST /api/schedules": () => json(weeklyPrune, { status: 201 }),
+        "GET /api/agents": [makeAgent({ id: 3, name: "nas", capabilities: [...ALL_CAPABILITIES, "disk"] }), pi],
+      }),
+    );
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Add a schedule" }));
+    const dialog = screen.getByRole("dialog", { name: "Add a schedule" });
+    await user.type(within(dialog).getByLabelText("Name"), "weekly-prune");
+    await user.click(within(dialog).getByRole("radio", { name: "Only the stacks picked here" }));
+    await user.click(within(dialog).getByRole("radio", { name: "Prune the disk" }));
+    expect(within(dialog).queryByRole("radio", { name: "Every stack (those added later too)" })).not.toBeInTheDocument();
+    expect(within(dialog).queryByRole("combobox", { name: "Destination" })).not.toBeInTheDocument();
+    expect(within(dialog).queryByRole("group", { name: "Retention" })).not.toBeInTheDocument();
+    expect(within(dialog).queryByRole("checkbox", { name: /Include bind folders/ })).not.toBeInTheDocument();
+    const takes = within(dialog).getByRole("group", { name: "What it takes" });
+    expect(takes).toHaveTextContent("Never taken, whatever is chosen");
+    expect(within(within(takes).getByRole("group", { name: "Images" })).getByRole("radio", { name: /Dangling/ })).toBeChecked();
+    await user.click(within(within(takes).getByRole("group", { name: "Images" })).getByRole("radio", { name: "Every image no container uses" }));
+    await user.click(within(takes).getByRole("checkbox", { name: "Networks no container uses" }));
+    // An agent too old to prune its disk: said, and nothing to add.
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Host" }), "pi");
+    expect(await within(dialog).findByText(/on pi: .*does not offer its disk/)).toBeInTheDocument();
+    expect(within(dialog).getByRole("button", { name: "Add the schedule" })).toBeDisabled();
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Host" }), "nas");
+    expect(within(dialog).getByRole("button", { name: "Add the schedule" })).toBeEnabled();
+    await user.selectOptions(within(dialog).getByRole("combobox", { name: "Runs" }), "weekly");
+    await user.click(within(dialog).getByRole("button", { name: "Add the schedule" }));
+
+    await waitFor(() => expect(screen.queryByRole("dialog")).not.toBeInTheDocument());
+    expect(await fake.calls("POST", "/api/schedules")[0]?.json()).toMatchObject({
+      name: "weekly-prune",
+      kind: "prune",
+      agent_id: 3,
+      stacks: null,
+      destination_id: null,
+      cron: "weekly",
+      prune: { images: "unused", containers: true, networks: false, build_cache: true, volumes: "none" },
+    });
+    expect(fake.calls("GET", "/api/agents/3/stacks")).toHaveLength(0);
+  });
+
+  it("edits a prune: its options are shown and sent back", async () => {
+    const fake = installFakeFetch(
+      routes({
+        "GET /api/schedules": [weeklyPrune],
+        "PUT /api/schedules/13": weeklyPrune,
+        "GET /api/agents": [makeAgent({ id: 3, name: "nas", capabilities: [...ALL_CAPABILITIES, "disk"] })],
+      }),
+    );
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "Edit weekly-prune" }));
+    const dialog = screen.getByRole("dialog", { name: "Edit weekly-prune" });
+    expect(within(dialog).getByRole("radio", { name: "Prune the disk" })).toBeChecked();
+    const takes = within(dialog).getByRole("group", { name: "What it takes" });
+    expect(within(within(takes).getByRole("group", { name: "Images" })).getByRole("radio", { name: "Every image no container uses" })).toBeChecked();
+    expect(within(takes).getByRole("checkbox", { name: "Networks no container uses" })).not.toBeChecked();
+    await user.click(within(within(takes).getByRole("group", { name: "Volumes" })).getByRole("radio", { name: /Anonymous/ }));
+    await user.click(within(dialog).getByRole("button", { name: "Save changes" }));
+    await waitFor(() => expect(fake.calls("PUT", "/api/schedules/13")).toHaveLength(1));
+    expect(await fake.calls("PUT", "/api/schedules/13")[0]?.json()).toMatchObject({
+      kind: "prune",
+      prune: { images: "unused", containers: true, networks: false, build_cache: true, volumes: "anonymous" },
+    });
+  });
+
+  it("shows a prune's history: bytes freed, objects removed, what was left or why it failed", async () => {
+    installFakeFetch(routes({ "GET /api/schedules": [weeklyPrune], "GET /api/schedules/13/runs": pruneHistory }));
+    const { user } = renderApp("/schedules");
+    await user.click(await screen.findByRole("button", { name: "History of weekly-prune" }));
+    const table = await screen.findByRole("table", { name: "History of weekly-prune" });
+    expect(within(table).getAllByRole("columnheader").map((h) => h.textContent)).toEqual([
+      "Outcome",
+      "Started",
+      "Duration",
+      "Freed",
+      "Removed",
+      "Notes",
+    ]);
+    const [done, failed] = within(table).getAllByRole("row").slice(1) as [HTMLElement, HTMLElement];
+    expect(done).toHaveTextContent("Succeeded");
+    expect(done).toHaveTextContent("1.3 GB");
+    expect(done).toHaveTextContent("14 objects");
+    expect(done).toHaveTextContent("1 left: a container uses it now");
+    expect(failed).toHaveTextContent("Failed");
+    expect(failed).toHaveTextContent("Agent 'nas' cannot be reached");
+    expect(table).not.toHaveTextContent("every stack");
   });
 });
 

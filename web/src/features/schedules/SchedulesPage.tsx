@@ -23,8 +23,9 @@ function hostName(agentId: number | null, agents: Agent[] | undefined): string {
   return agents?.find((a) => a.id === agentId)?.name ?? `Agent #${agentId}`;
 }
 
-/** Where a backup's archives go, or where a drill takes the latest backup from. */
+/** Where a backup's archives go, or where a drill takes the latest backup from (a prune: nowhere). */
 function destinationName(schedule: Schedule, destinations: Destination[] | undefined, host: string): string {
+  if (schedule.kind === "prune") return "—";
   const id = schedule.destination_id ?? null;
   const drill = schedule.kind === "drill";
   if (id === null) return drill ? `${host}'s archives` : `${host} only`;
@@ -68,10 +69,10 @@ function ScheduleRow({
     <tr>
       <th scope="row">
         {schedule.name}
-        {schedule.kind === "drill" && (
+        {schedule.kind !== "backup" && (
           <>
             {" "}
-            <span className="badge">Restore drill</span>
+            <span className="badge">{schedule.kind === "drill" ? "Restore drill" : "Disk prune"}</span>
           </>
         )}
         {problem && (
@@ -85,7 +86,15 @@ function ScheduleRow({
         {agent && !agent.enabled && <div className="muted small">disabled</div>}
       </td>
       <td className="small">{describeTimetable(schedule.cron, schedule.timezone)}</td>
-      <td className="small">{schedule.stacks ? schedule.stacks.join(", ") : "Every stack"}</td>
+      <td className="small">
+        {schedule.kind === "prune" ? (
+          <span className="muted">The host&apos;s disk</span>
+        ) : schedule.stacks ? (
+          schedule.stacks.join(", ")
+        ) : (
+          "Every stack"
+        )}
+      </td>
       <td>{destinationName(schedule, destinations, host)}</td>
       <td className="nowrap">{schedule.enabled ? formatDateTime(schedule.next_run_at) : <span className="muted">—</span>}</td>
       <td className="nowrap">
@@ -152,7 +161,8 @@ function Schedules() {
       </div>
       <p className="muted">
         Back stacks up on a timetable, on this host or an agent, keep the archives there or push them to a destination,
-        and prune the old ones; or prove that the latest backups restore with a restore drill.
+        and prune the old ones; or prove that the latest backups restore with a restore drill; or prune a host&apos;s disk
+        of what nothing uses.
       </p>
       {saved && (
         <p className="success" role="status">
