@@ -428,7 +428,12 @@ class Agents:
 
     async def update(self, agent_id: int, spec: AgentSpec) -> AgentView:
         """Change the agent: a token left out is kept; the certificate is pinned anew
-        from what is given (the URL, a fingerprint or a CA)."""
+        from what is given (the URL, a fingerprint or a CA). An agent that dials in
+        takes a new name and `enabled` only (disabled, its tunnel is closed)."""
+        with self.db.session() as session:
+            tunnel = self._row(session, agent_id).kind == "tunnel"
+        if tunnel:
+            return await self._update_tunnel(agent_id, _name(spec.name), spec.enabled)
         url, name = check_url(spec.url), _name(spec.name)
         with self.db.session() as session:
             row = self._row(session, agent_id)
@@ -457,6 +462,19 @@ class Agents:
             self._record(agent_id, probe)
             view = await asyncio.to_thread(self.get, agent_id)
         return view
+
+    async def _update_tunnel(self, agent_id: int, name: str, enabled: bool) -> AgentView:
+        with self.db.session() as session:
+            row = self._row(session, agent_id)
+            row.name, row.enabled, row.updated_at = name, enabled, utcnow()
+            try:
+                session.flush()
+            except IntegrityError as exc:
+                raise Conflict(f"An agent named {name!r} exists") from exc
+        if not enabled:
+            await self.tunnels.drop(agent_id)
+        await self._forget(agent_id)
+        return await asyncio.to_thread(self.get, agent_id)
 
     async def delete(self, agent_id: int) -> str:
         """Forget the agent (its schedules go with it; a tunnel agent's tunnel is closed
