@@ -81,7 +81,7 @@ CENTRAL = Kind(
     parts=routes.CENTRAL,
     first_page=routes.CENTRAL_FIRST_PAGE,
     public=frozenset({("POST", "/api/auth/login")}),
-    public_prefixes=("/api/git/hooks/", "/api/agents/enrol"),
+    public_prefixes=("/api/git/hooks/", "/api/enrol"),
     furnish=_pages,
 )
 AGENT = Kind(

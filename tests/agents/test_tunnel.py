@@ -127,7 +127,7 @@ def test_an_agent_behind_nat_enrols_and_everything_goes_through_its_tunnel(
         with pytest.raises(httpx.TransportError):
             httpx.get(f"http://{namespace.inside_ip}:8081/agent/health", timeout=2)
         # A used token is refused (also with another key).
-        again = admin.post("/api/agents/enrol", json={"token": token, "public_key": _a_key()})
+        again = admin.post("/api/enrol", json={"token": token, "public_key": _a_key()})
         assert again.status_code == 401
 
         base = f"/api/agents/{agent_id}"
@@ -226,12 +226,12 @@ def test_enrolment_tokens_are_single_use_expire_and_die_with_their_agent(tmp_pat
         key = _a_key()
         used = admin.post("/api/agents/tunnel", json={"name": "once"}).json()
         first = httpx.post(
-            f"{central.url}/api/agents/enrol", json={"token": used["token"], "public_key": key}
+            f"{central.url}/api/enrol", json={"token": used["token"], "public_key": key}
         )
         assert first.status_code == 200, first.text
         assert first.json()["central_key"].startswith("ssh-ed25519 ")
         second = httpx.post(
-            f"{central.url}/api/agents/enrol", json={"token": used["token"], "public_key": key}
+            f"{central.url}/api/enrol", json={"token": used["token"], "public_key": key}
         )
         assert second.status_code == 401
 
@@ -242,14 +242,14 @@ def test_enrolment_tokens_are_single_use_expire_and_die_with_their_agent(tmp_pat
                 (late["agent"]["id"],),
             )
         expired = httpx.post(
-            f"{central.url}/api/agents/enrol", json={"token": late["token"], "public_key": key}
+            f"{central.url}/api/enrol", json={"token": late["token"], "public_key": key}
         )
         assert expired.status_code == 401
 
         revoked = admin.post("/api/agents/tunnel", json={"name": "revoked"}).json()
         assert admin.delete(f"/api/agents/{revoked['agent']['id']}").status_code == 204
         gone = httpx.post(
-            f"{central.url}/api/agents/enrol", json={"token": revoked["token"], "public_key": key}
+            f"{central.url}/api/enrol", json={"token": revoked["token"], "public_key": key}
         )
         assert gone.status_code == 401
         details = {r.json()["detail"] for r in (second, expired, gone)}

@@ -187,6 +187,20 @@ POLICY: dict[str, str | None] = {
     "startSystemUpdate": "admin",
     "endStream": "viewer",
     **{f"proxyAgent{m}": "viewer" for m in ("Get", "Post", "Put", "Patch", "Delete")},
+    "backUpInto": "admin",
+    "drillBackup": "operator",
+    "listDrills": "operator",
+    "createTunnelAgent": "admin",
+    "enrolAgent": None,
+    "rotateAgentKey": "admin",
+    "diskReport": "viewer",
+    "listPrunes": "viewer",
+    "previewPrune": "admin",
+    "prune": "admin",
+    "pullImage": "operator",
+    "removeImage": "operator",
+    "removeVolume": "admin",
+    "removeNetwork": "admin",
 }
 RANK = {None: -1, "viewer": 0, "operator": 1, "admin": 2}
 ROLES = ["admin", "operator", "viewer", None]
@@ -225,6 +239,15 @@ NOT_FUZZED = {
     "createGitRepository",
     "updateGitRepository",
     "pinGitHostKey",
+    # An agent that dials in would be made (none exists, as above).
+    "createTunnelAgent",
+    # The fuzz server runs on the run's shared engine, which no test prunes or removes
+    # from (tests/disk uses engines of its own); a pull asks a registry for any name.
+    "prune",
+    "removeImage",
+    "removeVolume",
+    "removeNetwork",
+    "pullImage",
 }
 
 CONFIG = SchemathesisConfig.from_dict(
@@ -344,6 +367,12 @@ UNFUZZED_REQUESTS = {
     "createGitRepository": ("POST", "/api/git/repositories", _GIT_ON_LOOPBACK),
     "updateGitRepository": ("PUT", "/api/git/repositories/x", _GIT_ON_LOOPBACK),
     "pinGitHostKey": ("POST", "/api/git/repositories/x/host-key", None),
+    "createTunnelAgent": ("POST", "/api/agents/tunnel", {"name": "x"}),
+    "prune": ("POST", "/api/disk/prune", {"ids": []}),
+    "removeImage": ("DELETE", "/api/disk/images/sha256:0", None),
+    "removeVolume": ("DELETE", "/api/disk/volumes/x?confirm=x", None),
+    "removeNetwork": ("DELETE", "/api/disk/networks/x", None),
+    "pullImage": ("POST", "/api/disk/images/pull", {"reference": "127.0.0.1:9/x:1"}),
 }
 
 

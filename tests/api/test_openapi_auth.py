@@ -1,5 +1,6 @@
-"""Every /api route needs a signed-in user, except health, the ways to sign in, and the
-git hosts' webhooks (checked by their signature: tests/git/test_sync.py)."""
+"""Every /api route needs a signed-in user, except health, the ways to sign in, the
+git hosts' webhooks (checked by their signature: tests/git/test_sync.py) and an agent's
+enrolment (its one-time token: tests/agents/test_tunnel.py)."""
 
 from fastapi.testclient import TestClient
 
@@ -11,6 +12,7 @@ PUBLIC = {
     ("get", "/api/auth/oidc/callback"),
     ("post", "/api/git/hooks/{repo_id}"),
     ("post", "/api/git/hooks/agents/{agent_id}/{repo_id}"),
+    ("post", "/api/enrol"),
 }
 
 

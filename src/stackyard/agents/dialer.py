@@ -46,7 +46,7 @@ KEEPALIVE = 15
 AGENT_HEADER = "X-Stackyard-Agent"
 PORT_HEADER = "X-Stackyard-Agent-Port"
 TUNNEL_PATH = "/api/agents/tunnel/connect"
-ENROL_PATH = "/api/agents/enrol"
+ENROL_PATH = "/api/enrol"
 
 
 @dataclass(frozen=True)

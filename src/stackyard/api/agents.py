@@ -141,7 +141,7 @@ class EnrolIn(Body):
     public_key: str = Field(min_length=1, max_length=2000, description="OpenSSH public key")
 
 
-@enrolment.post("/agents/enrol", operation_id="enrolAgent")
+@enrolment.post("/enrol", operation_id="enrolAgent")
 async def enrol_agent(body: EnrolIn, request: Request) -> Enrolled:
     """An agent's host enrolling with its one-time token (no user: the token is the
     credential): its key is pinned; the answer gives what it needs to dial in."""

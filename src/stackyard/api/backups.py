@@ -31,6 +31,7 @@ from stackyard.backups.model import Inventory, Manifest
 from stackyard.backups.restore import RestorePreview
 from stackyard.backups.service import BackupService, RestoreRequest
 from stackyard.backups.store import ArchiveInfo, VerifyReport
+from stackyard.jsonmodel import JsonInt
 from stackyard.stacks.runs import RunState, ended_by
 
 router = APIRouter(tags=["backups"], dependencies=[Depends(current_principal)])
@@ -194,7 +195,7 @@ async def verify_backup(name: str, backups: BackupsDep) -> VerifyReport:
 
 
 class DrillIn(Body):
-    settle_seconds: int = Field(
+    settle_seconds: JsonInt = Field(
         SETTLE,
         ge=0,
         le=3600,

@@ -76,7 +76,7 @@ CENTRAL = (
     _part("audit", "router", "audit"),
     _part("agents", "router", "agents"),
     _part("agents", "sockets", "agents"),
-    _part("agents", "enrolment", "agents"),
+    _part("agents", "enrolment", "enrol"),
     _part("destinations", "router", "destinations", "backups"),
     _part("notifications", "router", "notifications"),
     _part("schedules", "router", "schedules"),

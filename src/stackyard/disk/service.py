@@ -46,10 +46,12 @@ class DiskService:
         self._history = JsonStore(machine.settings.data_dir / "prunes.json")
         self._pruning = threading.Lock()
         self._measuring = threading.Lock()
+        self._measure_lock = threading.Lock()
         self._summary: tuple[float, DiskSummary] | None = None
 
     def _read(self) -> tuple[DiskUsage, Guard]:
-        usage = disk.disk_usage(self.machine.docker)
+        with self._measure_lock:  # (the engine measures one at a time)
+            usage = disk.disk_usage(self.machine.docker)
         return usage, inventory.guard(self.machine, usage)
 
     # -- reading ------------------------------------------------------------------------

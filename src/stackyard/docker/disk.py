@@ -10,6 +10,7 @@ what it finds at that moment, and on Docker 20.10 named volumes too)."""
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -94,13 +95,26 @@ class DiskUsage:
 _BUILTIN_NETWORKS = frozenset({"bridge", "host", "none"})
 
 
+#: The engine measures one `/system/df` at a time, refusing another meanwhile (a CLI's
+#: `docker system df`, another service's): asked again this long at most.
+DF_BUSY_WAIT = 60.0
+_DF_BUSY = "a disk usage operation is already running"
+
+
 def disk_usage(client: Engine) -> DiskUsage:
     """The engine's `/system/df` and its networks."""
-    try:
-        df = client.api.df()
-        networks = client.api.networks()
-    except sdk.DockerException as exc:
-        raise unreachable(exc) from exc
+    deadline = time.monotonic() + DF_BUSY_WAIT
+    while True:
+        try:
+            df = client.api.df()
+            networks = client.api.networks()
+            break
+        except sdk.APIError as exc:
+            if _DF_BUSY not in explain(exc) or time.monotonic() > deadline:
+                raise unreachable(exc) from exc
+            time.sleep(0.2)
+        except sdk.DockerException as exc:
+            raise unreachable(exc) from exc
     return DiskUsage(
         images=[_image(i) for i in df.get("Images") or []],
         containers=[_container(c) for c in df.get("Containers") or []],
