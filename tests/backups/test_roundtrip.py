@@ -354,3 +354,50 @@ def test_owners_beyond_a_tar_header_are_kept(
     helper("volume", volume, "chown 0:0 /data/f")
     restore(admin_client, name, stack_id, overwrite=True)
     assert helper("volume", volume, "stat -c '%u %g' /data/f") == "20000000 30000000\n"
+
+
+def test_everything_comes_back_through_a_repository(
+    admin_client, rich_stack, stacks_dir, tmp_path, docker_cleanup
+):
+    """Backed up straight into a restic repository (its parts split into data and
+    metadata, deduplicated, encrypted), pulled back as an archive and restored as a
+    clone: every entry as it was."""
+    stack_id, outside = rich_stack
+    folder = stacks_dir / stack_id
+    before = {
+        "volume": snapshot("volume", f"{stack_id}_db"),
+        "data": snapshot("bind", str(folder / "data")),
+        "outside": snapshot("bind", str(outside)),
+    }
+    made = admin_client.post(
+        "/api/destinations/repositories",
+        json={
+            "name": "vault",
+            "settings": {
+                "type": "repository",
+                "location": {"type": "folder", "path": str(tmp_path / "repo")},
+            },
+        },
+    )
+    assert made.status_code == 201, made.text
+    vault = made.json()["destination"]["id"]
+    started = admin_client.post(f"/api/destinations/{vault}/backups", json={"stack": stack_id})
+    assert started.status_code == 202, started.text
+    run = wait_run(admin_client, stack_id)
+    assert run["status"] == "succeeded", run["progress"]["errors"]
+    name = run["artifact"]
+    assert name not in {a["name"] for a in admin_client.get("/api/backups").json()}
+    pulled = admin_client.post(f"/api/destinations/{vault}/archives/{name}/pull")
+    assert pulled.status_code == 202, pulled.text
+    assert wait_run(admin_client, stack_id)["status"] == "succeeded"
+    manifest = admin_client.get(f"/api/backups/{name}").json()
+    assert manifest["stack_member"] == "stack.tar"  # (plain tars: restic gave them back)
+
+    clone = f"{stack_id}-vault"
+    docker_cleanup.compose_project(clone)
+    restore(admin_client, name, clone, stack=clone)
+    assert snapshot("volume", f"{clone}_db") == before["volume"]
+    assert snapshot("bind", str(stacks_dir / clone / "data")) == before["data"]
+    assert snapshot("bind", str(outside.parent / f"outside-{clone}")) == before["outside"]
+    assert (stacks_dir / clone / "ünïcødé").read_text() == "grüße\n"
+    assert (stacks_dir / clone / ".secrets").read_text() == "TOKEN=t0k3n\n"
