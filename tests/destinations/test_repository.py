@@ -8,6 +8,7 @@ import json
 import re
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -293,6 +294,31 @@ def test_a_lock_left_by_a_killed_run_is_removed_and_a_live_ones_waited_for(
     assert any((repo / "locks").iterdir())
     deleted = admin_client.delete(f"/api/destinations/{dest}/archives/{names[0]}")
     assert deleted.status_code == 204, deleted.text
+
+    # A prune killed as it holds its exclusive lock: the next run goes on, and the
+    # repository is whole.
+    names.append(back_up(admin_client, stack))
+    admin_client.post(f"/api/backups/{names[-1]}/push", json={"destination_id": dest})
+    assert wait_run(admin_client, stack)["status"] == "succeeded"
+    pruning = subprocess.Popen(
+        ["restic", "-r", str(repo), "prune"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not any((repo / "locks").iterdir()):  # (looked at closely: a prune is quick)
+        assert pruning.poll() is None and time.monotonic() < deadline, "no prune's lock seen"
+        time.sleep(0.001)
+    pruning.kill()
+    pruning.wait()
+    assert any((repo / "locks").iterdir())  # its exclusive lock, left
+    deleted = admin_client.delete(f"/api/destinations/{dest}/archives/{names[-1]}")
+    assert deleted.status_code == 204, deleted.text
+    checked = subprocess.run(
+        ["restic", "-r", str(repo), "check"], env=env, capture_output=True, text=True
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
     # A live run's lock: the next run waits for it, then goes on.
     live = restic_holding_a_lock()

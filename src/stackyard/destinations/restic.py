@@ -8,9 +8,10 @@ of a private folder removed right after. Over SFTP, restic's ssh knows the pinne
 key only and signs in with the destination's key or password (ssh reads the password
 through an askpass program from the child's environment).
 
-Locks: before each run that writes, `restic unlock` removes the locks restic knows to be
-stale (their process gone from this host, or older than 30 minutes): a run killed
-mid-way never wedges the next. A lock held by a live run makes the next one wait for it,
+Locks: before the first run of a transfer that writes, and when any run finds the
+repository locked, `restic unlock` removes the locks restic knows to be stale (their
+process gone from this host, or older than 30 minutes): a run killed mid-way (a prune's
+exclusive lock too, which stops even a listing) never wedges the next. A lock held by a live run makes the next one wait for it,
 up to `LOCK_WAIT`."""
 
 from __future__ import annotations
@@ -180,6 +181,11 @@ class Restic:
             try:
                 return await self._once(args, stdin, out, timeout)
             except _Locked as exc:
+                if not self._unlocked:  # (a read meets a killed prune's exclusive lock)
+                    await self._run(["unlock"], lock=False)
+                    self._unlocked = True
+                    if stdin is None:
+                        continue
                 if stdin is not None or time.monotonic() >= deadline:
                     raise Conflict(
                         f"{self.where} is locked by another run: it was not released "

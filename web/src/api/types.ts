@@ -130,6 +130,8 @@ export type Agent = ResponseBody<"/api/agents", "get">[number];
 /** What a user gives for an agent (the token is write-only: null keeps the stored one). */
 export type AgentSpec = RequestBody<"/api/agents", "post">;
 export type AgentProbe = ResponseBody<"/api/agents/test", "post">;
+/** An agent that dials the central, just made: its one-time enrolment token (shown this once) and how to use it. */
+export type NewTunnelAgent = ResponseBody<"/api/agents/tunnel", "post">;
 
 export type Fleet = ResponseBody<"/api/dashboard/fleet", "get">;
 export type Attention = Fleet["attention"][number];

@@ -14,10 +14,17 @@ import { withHost } from "../hosts/host";
 import { AgentDialog } from "./AgentDialog";
 import { AgentRelease } from "./AgentRelease";
 import { Fingerprint } from "./Fingerprint";
-import { agentsQueryOptions, useDeleteAgent, useTestAgent, useUpdateAgent } from "./queries";
+import { agentsPageQueryOptions, useDeleteAgent, useRotateAgentKey, useTestAgent, useUpdateAgent } from "./queries";
 import { agentStatus, isHttps, missingCapabilities } from "./status";
+import { EditTunnelAgentDialog, TunnelAgentDialog } from "./TunnelAgentDialogs";
 
 const COLUMNS = ["Agent", "Status", "Version", "Capabilities"] as const;
+
+/** How each kind is named: who connects to whom. */
+const KIND_LABELS: Record<Agent["kind"], string> = {
+  direct: "Direct",
+  tunnel: "Connects to us",
+};
 
 /** How long ago, kept true as time passes (the list may not change for minutes). */
 function When({ at }: { at: string | null }) {
@@ -30,13 +37,40 @@ function When({ at }: { at: string | null }) {
   );
 }
 
+/** A moment in full ("2026-03-01 14:03:22"), how long ago on hover. */
+function Since({ at }: { at: string }) {
+  const now = useNow();
+  return (
+    <time dateTime={at} title={formatAgo(at, now)}>
+      {formatDateTime(at)}
+    </time>
+  );
+}
+
 function StatusCell({ agent }: { agent: Agent }) {
   const status = agentStatus(agent);
+  const { note, since } = status;
   return (
     <td>
       <span className={`agent-state status tone-${status.tone}`} data-testid="agent-status">
         {status.label}
       </span>
+      {(note || since) && (
+        <div className="muted small" data-testid="agent-status-note">
+          {note}
+          {note && since && " "}
+          {since && (
+            <>
+              since <Since at={since} />
+            </>
+          )}
+        </div>
+      )}
+      {agent.enabled && agent.rotating && (
+        <div className="small">
+          <span className="pill tone-info">Rotating its key</span>
+        </div>
+      )}
       {status.detail && <div className="error small agent-error">{status.detail}</div>}
       {agent.enabled && (
         <div className="muted small">
@@ -99,6 +133,21 @@ function CapabilitiesCell({ agent }: { agent: Agent }) {
   );
 }
 
+/** An agent that dials in: the fingerprint of the SSH key it authenticates with (pinned at enrolment). */
+function Key({ agent }: { agent: Agent }) {
+  return (
+    <div className="small agent-certificate agent-key">
+      {agent.key_fingerprint ? (
+        <span className="fingerprint">
+          Key: <code data-testid="agent-key">{agent.key_fingerprint}</code>
+        </span>
+      ) : (
+        <span className="muted">No key yet (pinned when its host enrols)</span>
+      )}
+    </div>
+  );
+}
+
 /** How the central trusts the agent's HTTPS certificate: the pinned fingerprint, a CA, or no TLS at all. */
 function Certificate({ agent }: { agent: Agent }) {
   let content;
@@ -127,6 +176,10 @@ function AgentRow({
 }) {
   const test = useTestAgent();
   const toggle = useUpdateAgent();
+  const rotate = useRotateAgentKey();
+  const tunnel = agent.kind === "tunnel";
+  // A rotation asks the agent through its tunnel: it must be up.
+  const mayRotate = agent.enabled && agent.tunnel === "connected" && !agent.rotating;
   return (
     <tr>
       <th scope="row">
@@ -138,8 +191,17 @@ function AgentRow({
             </Link>
           )}
         </div>
-        <code className="small agent-url">{agent.url}</code>
-        <Certificate agent={agent} />
+        <span className={`pill tone-${tunnel ? "info" : "off"} agent-kind`} data-testid="agent-kind">
+          {KIND_LABELS[agent.kind]}
+        </span>
+        {tunnel ? (
+          <Key agent={agent} />
+        ) : (
+          <>
+            <code className="small agent-url">{agent.url}</code>
+            <Certificate agent={agent} />
+          </>
+        )}
         {test.data && (
           <p className={`${test.data.ok ? "success" : "error"} small`} role="status">
             {test.data.ok ? "Test passed" : "Test failed"}: {test.data.detail}
@@ -155,6 +217,11 @@ function AgentRow({
             {errorMessage(toggle.error)}
           </p>
         )}
+        {rotate.isError && (
+          <p className="error small" role="alert">
+            Rotation failed: {errorMessage(rotate.error)}
+          </p>
+        )}
       </th>
       <StatusCell agent={agent} />
       <VersionCell agent={agent} />
@@ -164,6 +231,17 @@ function AgentRow({
           <button type="button" aria-label={`Test ${agent.name}`} disabled={test.isPending} onClick={() => test.mutate(agent.id)}>
             {test.isPending ? "Testing…" : "Test"}
           </button>
+          {tunnel && (
+            <button
+              type="button"
+              aria-label={`Rotate the key of ${agent.name}`}
+              title={mayRotate || agent.rotating ? undefined : "Its tunnel must be connected"}
+              disabled={!mayRotate || rotate.isPending}
+              onClick={() => rotate.mutate(agent.id)}
+            >
+              {rotate.isPending || agent.rotating ? "Rotating…" : "Rotate key"}
+            </button>
+          )}
           <button type="button" aria-label={`Edit ${agent.name}`} onClick={onEdit}>
             Edit
           </button>
@@ -181,8 +259,13 @@ function AgentRow({
           >
             {agent.enabled ? "Disable" : "Enable"}
           </button>
-          <button type="button" className="danger" aria-label={`Delete ${agent.name}`} onClick={onDelete}>
-            Delete
+          <button
+            type="button"
+            className="danger"
+            aria-label={`${tunnel ? "Remove" : "Delete"} ${agent.name}`}
+            onClick={onDelete}
+          >
+            {tunnel ? "Remove" : "Delete"}
           </button>
         </RowActions>
       )}
@@ -190,15 +273,41 @@ function AgentRow({
   );
 }
 
+/** What removing an agent does: an agent that dials in is revoked (its tunnel cut, its key forgotten). */
+function RemovalNote({ agent }: { agent: Agent }) {
+  if (agent.kind === "direct") {
+    return (
+      <p>
+        Stackyard forgets the agent, its token and its backup schedules. Nothing changes on the agent&apos;s host: its
+        stacks keep running.
+      </p>
+    );
+  }
+  return (
+    <>
+      <p>
+        {agent.enrolled
+          ? "Its tunnel is cut at once and its key forgotten: it cannot connect again. To bring its host back, add it again with a new token."
+          : "Its enrolment token stops working at once: its host cannot enrol with it."}
+      </p>
+      <p>Stackyard forgets its backup schedules. Its stacks keep running on its host.</p>
+    </>
+  );
+}
+
 /**
- * The agents this Stackyard manages other hosts through. Everyone sees the list; admins add
- * (tested first, the HTTPS certificate pinned), edit, test, enable or disable and delete.
+ * The agents this Stackyard manages other hosts through: direct ones (the central connects
+ * to them) and ones that connect to us (through a tunnel they dial). Everyone sees the list;
+ * admins add either kind (a direct one tested first, its HTTPS certificate pinned; one that
+ * connects with a one-time token), edit, test, enable or disable, rotate the key of one
+ * that connects, and delete (revoke) them.
  */
 export function AgentsPage() {
   const mayManage = useCan("agents.manage");
-  const agents = useQuery(agentsQueryOptions());
+  const agents = useQuery(agentsPageQueryOptions());
   const remove = useDeleteAgent();
   const [dialog, setDialog] = useState<{ agent: Agent | null } | null>(null);
+  const [connecting, setConnecting] = useState(false);
   const [deleting, setDeleting] = useState<Agent | null>(null);
   const [message, setMessage] = useState<string | null>(null);
 
@@ -208,15 +317,21 @@ export function AgentsPage() {
         <h1>Agents</h1>
         <div className="page-tools">
           {mayManage && (
-            <button type="button" className="primary" onClick={() => setDialog({ agent: null })}>
-              Add an agent
-            </button>
+            <>
+              <button type="button" className="primary" onClick={() => setDialog({ agent: null })}>
+                Add an agent
+              </button>
+              <button type="button" onClick={() => setConnecting(true)}>
+                Add an agent that connects to us
+              </button>
+            </>
           )}
         </div>
       </div>
       <p className="muted">
-        Other hosts, managed through <code>stackyard agent</code> running there. Choose one with the host switcher on the
-        Stacks, Files and Backups pages; the dashboard shows them all.
+        Other hosts, managed through <code>stackyard agent</code> running there: Stackyard connects to a direct agent;
+        one behind NAT or a firewall connects to us instead. Choose one with the host switcher on the Stacks, Files and
+        Backups pages; the dashboard shows them all.
       </p>
       {message && (
         <p className="success" role="status">
@@ -243,32 +358,40 @@ export function AgentsPage() {
           </Table>
         </div>
       )}
-      {dialog && (
-        <AgentDialog
-          agent={dialog.agent}
-          onClose={() => setDialog(null)}
-          onSaved={(saved) => {
-            setDialog(null);
-            setMessage(`Agent ${saved.name} saved.`);
-          }}
-        />
-      )}
+      {dialog &&
+        (dialog.agent?.kind === "tunnel" ? (
+          <EditTunnelAgentDialog
+            agent={dialog.agent}
+            onClose={() => setDialog(null)}
+            onSaved={(saved) => {
+              setDialog(null);
+              setMessage(`Agent ${saved.name} saved.`);
+            }}
+          />
+        ) : (
+          <AgentDialog
+            agent={dialog.agent}
+            onClose={() => setDialog(null)}
+            onSaved={(saved) => {
+              setDialog(null);
+              setMessage(`Agent ${saved.name} saved.`);
+            }}
+          />
+        ))}
+      {connecting && <TunnelAgentDialog onClose={() => setConnecting(false)} />}
       {deleting && (
         <ConfirmDelete
-          title={`Delete agent ${deleting.name}?`}
-          confirmLabel="Delete the agent"
+          title={deleting.kind === "tunnel" ? `Remove and revoke agent ${deleting.name}?` : `Delete agent ${deleting.name}?`}
+          confirmLabel={deleting.kind === "tunnel" ? "Remove and revoke" : "Delete the agent"}
           remove={remove}
           variables={deleting.id}
           onCancel={() => setDeleting(null)}
           onDeleted={() => {
-            setMessage(`Agent ${deleting.name} deleted.`);
+            setMessage(`Agent ${deleting.name} ${deleting.kind === "tunnel" ? "removed and revoked" : "deleted"}.`);
             setDeleting(null);
           }}
         >
-          <p>
-            Stackyard forgets the agent, its token and its backup schedules. Nothing changes on the agent&apos;s host: its
-            stacks keep running.
-          </p>
+          <RemovalNote agent={deleting} />
         </ConfirmDelete>
       )}
     </main>

@@ -1,24 +1,36 @@
+import { useQuery } from "@tanstack/react-query";
 import { useId } from "react";
 import { Link } from "react-router";
-import type { HostCard, HostReport, HostStatus } from "../../api/types";
+import type { Agent, HostCard, HostReport, HostStatus } from "../../api/types";
 import { formatAgo, formatBytes, formatDateTime } from "../../components/format";
 import { ProgressBar } from "../../components/ProgressBar";
 import type { Tone } from "../../components/tone";
+import { agentsQueryOptions } from "../agents/queries";
 import { withHost } from "../hosts/host";
 
 const STATUS_LABELS: Record<HostStatus, string> = {
   online: "Online",
+  reconnecting: "Reconnecting",
   offline: "Offline",
   incompatible: "Incompatible",
   disabled: "Disabled",
 };
 
+/** Reconnecting is of note, not an error: an agent that dials in whose tunnel just went down dials again on its own. */
 const STATUS_TONES: Record<HostStatus, Tone> = {
   online: "good",
+  reconnecting: "info",
   offline: "bad",
   incompatible: "warn",
   disabled: "off",
 };
+
+/** The card's badge: this host, or an agent of either kind (just "Agent" while the list of agents is not read). */
+function kindLabel(card: HostCard, agent: Agent | undefined): string {
+  if (card.kind === "local") return "This host";
+  if (!agent) return "Agent";
+  return agent.kind === "tunnel" ? "Agent · connects to us" : "Agent · direct";
+}
 
 /** Percent used from a total and what is left. */
 function usedPercent(total: number, left: number): number {
@@ -129,14 +141,41 @@ function Resources({ card, report }: { card: HostCard; report: HostReport }) {
   );
 }
 
-/** One host: its status and version; its resources when it answered, else why not and when it was last seen. */
-export function HostCardView({ card }: { card: HostCard }) {
+/**
+ * Why a host did not answer. A reconnecting agent's tunnel has been down since when (from
+ * its record: the card says it only in words), which is not an error.
+ */
+function DownDetail({ card, agent }: { card: HostCard; agent: Agent | undefined }) {
+  if (card.status === "reconnecting") {
+    const since = agent?.tunnel === "reconnecting" ? agent.tunnel_since : null;
+    if (!since) return card.detail ? <p className="muted">{card.detail}</p> : null;
+    return (
+      <p className="muted" data-testid="host-reconnecting">
+        Its tunnel went down at{" "}
+        <time dateTime={since} title={formatAgo(since)}>
+          {formatDateTime(since)}
+        </time>
+        ; it connects again on its own.
+      </p>
+    );
+  }
+  if (!card.detail) return null;
+  return <p className={card.status === "offline" ? "error" : "warn-text"}>{card.detail}</p>;
+}
+
+/**
+ * One host: its status and version; its resources when it answered, else why not and when
+ * it was last seen. `agent` is the agent's record, for its kind and its tunnel's state.
+ */
+export function HostCardView({ card, agent }: { card: HostCard; agent?: Agent }) {
   const titleId = useId();
   return (
     <section className={`card host-card tone-${STATUS_TONES[card.status]}`} aria-labelledby={titleId}>
       <div className="host-card-head">
         <h3 id={titleId}>{card.name}</h3>
-        <span className="badge">{card.kind === "local" ? "This host" : "Agent"}</span>
+        <span className="badge" data-testid="host-kind">
+          {kindLabel(card, agent)}
+        </span>
         <span className="host-status" data-testid="host-status">
           {STATUS_LABELS[card.status]}
         </span>
@@ -149,7 +188,7 @@ export function HostCardView({ card }: { card: HostCard }) {
         <Resources card={card} report={card.report} />
       ) : (
         <div className="host-down">
-          {card.detail && <p className={card.status === "offline" ? "error" : "warn-text"}>{card.detail}</p>}
+          <DownDetail card={card} agent={agent} />
           <p className="muted small">
             Last seen{" "}
             {card.last_seen_at ? (
@@ -172,14 +211,19 @@ export function HostCardView({ card }: { card: HostCard }) {
   );
 }
 
-/** A card per host: this host first, then the agents (as the server orders them). */
+/**
+ * A card per host: this host first, then the agents (as the server orders them). The list
+ * of agents (every user may read it) says each agent's kind and since when a tunnel is down.
+ */
 export function HostCards({ hosts }: { hosts: readonly HostCard[] }) {
+  const agents = useQuery({ ...agentsQueryOptions(), enabled: hosts.some((card) => card.kind === "agent") });
+  const byId = new Map((agents.data ?? []).map((agent) => [agent.id, agent]));
   return (
     <section aria-labelledby="hosts-title" className="hosts-section">
       <h2 id="hosts-title">Hosts</h2>
       <div className="host-grid">
         {hosts.map((card) => (
-          <HostCardView key={card.id ?? "local"} card={card} />
+          <HostCardView key={card.id ?? "local"} card={card} agent={card.id === null ? undefined : byId.get(card.id)} />
         ))}
       </div>
     </section>
