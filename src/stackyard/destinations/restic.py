@@ -11,8 +11,8 @@ through an askpass program from the child's environment).
 Locks: before the first run of a transfer that writes, and when any run finds the
 repository locked, `restic unlock` removes the locks restic knows to be stale (their
 process gone from this host, or older than 30 minutes): a run killed mid-way (a prune's
-exclusive lock too, which stops even a listing) never wedges the next. A lock held by a live run makes the next one wait for it,
-up to `LOCK_WAIT`."""
+exclusive lock too, which stops even a listing) never wedges the next. A lock held by
+a live run makes the next one wait for it, up to `LOCK_WAIT`."""
 
 from __future__ import annotations
 
