@@ -652,6 +652,9 @@ def many(size: int) -> None:
                 dialer = Dialer(folder / "standins" / str(agent.index), central.url, agent.port)
                 dialing.append(asyncio.ensure_future(dialer.run()))
 
+        thread = standins.thread.native_id
+        assert thread is not None
+        cpu_central, cpu_standins = cpu_seconds(pid), cpu_seconds(os.getpid(), thread)
         began = time.perf_counter()
         asyncio.run_coroutine_threadsafe(dial(), standins.loop).result()
         deadline = began + max(120.0, size * 0.2)
@@ -662,10 +665,15 @@ def many(size: int) -> None:
             time.sleep(1)
             up = sum(1 for view in http.get("/api/agents").json() if view["tunnel"] == "connected")
         all_up = time.perf_counter() - began
+        cpu_central = cpu_seconds(pid) - cpu_central
+        cpu_standins = cpu_seconds(os.getpid(), thread) - cpu_standins
+        failed = f"; the last: {counted.last}" if counted.count else ""
         print(
             f"{size} stand-in tunnel agents enrolled in {enrolled:.0f} s; {len(healthy)} "
-            f"tunnels up {all_up:.0f} s after their dialers started at once ({counted.count} "
-            f"dials failed and were dialed again); central RSS {rss_mib(pid):.0f} MiB",
+            f"tunnels up {all_up:.1f} s after their dialers started at once, using "
+            f"{cpu_central:.0f} s of the central's CPU and {cpu_standins:.0f} s of the "
+            f"stand-ins' thread ({counted.count} dials failed and were dialed again{failed}); "
+            f"central RSS {rss_mib(pid):.0f} MiB",
             flush=True,
         )
         tunnels = _fleet(http, pid, standins)
@@ -685,8 +693,6 @@ def many(size: int) -> None:
         )
 
         time.sleep(WINDOW)  # (what the last dashboard started settles)
-        thread = standins.thread.native_id
-        assert thread is not None
         standins_cpu = cpu_seconds(os.getpid(), thread)
         busy = _idle_cpu(pid, IDLE)
         standins_cpu = (cpu_seconds(os.getpid(), thread) - standins_cpu) / IDLE * 100
