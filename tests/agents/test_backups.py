@@ -199,3 +199,32 @@ def test_a_scheduled_drill_on_an_agent_verifies_its_latest_backup_from_the_desti
     assert drilled["verified"] and drilled["services"] == ["app: running"]
     assert drilled["compared"] == 1  # the volume
     assert [a for a in admin_client.get(f"{base}/backups").json() if a["stack_id"] == stack] == []
+
+
+def test_an_agents_disk_is_read_previewed_and_pruned_through_the_central(
+    agent_with_stack, admin_client
+):
+    """The disk of an agent's own engine, as the central shows it: what uses what, and a
+    prune schedule on the agent (a preview, then exactly what it listed: dangling images
+    only), its report in the agent's history."""
+    _, record, base, stack = agent_with_stack
+    report = admin_client.get(f"{base}/disk").json()
+    volumes = {v["name"]: v for v in report["volumes"]}
+    assert volumes[f"{stack}_data"]["stack"] == stack
+    assert volumes[f"{stack}_data"]["protected"] == f"a volume of the stack {stack}"
+    preview = admin_client.post(f"{base}/disk/prune/preview", json={"volumes": "unused"})
+    assert preview.status_code == 200, preview.text
+    assert f"{stack}_data" not in {i["name"] for i in preview.json()["items"]}
+    body = {
+        "name": f"tidy-{stack}",
+        "kind": "prune",
+        "cron": "weekly",
+        "agent_id": record["id"],
+        "prune": {"images": "dangling", "containers": False, "networks": False},
+    }
+    schedule = admin_client.post("/api/schedules", json=body).json()
+    assert admin_client.post(f"/api/schedules/{schedule['id']}/run").status_code == 202
+    (ran,) = wait_history(admin_client, schedule["id"], 1)
+    assert ran["outcome"] == "succeeded", ran
+    history = admin_client.get(f"{base}/disk/prunes").json()
+    assert history[0]["origin"] == f"schedule 'tidy-{stack}'"

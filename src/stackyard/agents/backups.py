@@ -107,7 +107,7 @@ class AgentHost:
         preview = await self.client.read(answer, _PREVIEW)
         wanted = [f"{item.kind}:{item.id}" for item in preview.items]
         answer = await self.client.request(
-            "POST", "/disk/prune", body={"options": body, "ids": wanted}
+            "POST", "/disk/prune", body={"options": body, "ids": wanted, "origin": origin}
         )
         return await self.client.read(answer, _REPORT)
 

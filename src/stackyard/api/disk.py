@@ -106,7 +106,8 @@ async def run_prune(body: PruneIn, admin: AdminDep, audit: AuditDep, disk: DiskD
     """Remove the objects of a preview (`ids`, as `kind:id`) that are candidates still:
     nothing else. What was freed, and each item not removed with why."""
     with audit(admin, "disk.prune", f"{len(body.ids)} objects") as note:
-        report = await disk.prune(body.options, body.ids, f"by {admin.username}")
+        origin = body.origin or f"by {admin.username}"
+        report = await disk.prune(body.options, body.ids, origin)
         note.detail = f"{len(report.removed)} removed, {report.total} bytes freed"
     return report
 

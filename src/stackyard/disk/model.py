@@ -147,6 +147,11 @@ class PruneIn(StrictModel):
         max_length=100_000,
         description="The items of the preview to remove (`kind:id`): nothing else is",
     )
+    origin: str | None = Field(
+        None,
+        max_length=200,
+        description="What asked for it, for the history (a schedule's name); null: the user",
+    )
 
 
 class PruneReport(BaseModel):
