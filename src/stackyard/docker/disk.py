@@ -9,8 +9,10 @@ what it finds at that moment, and on Docker 20.10 named volumes too)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -214,22 +216,31 @@ def image_layers(client: Engine, image_id: str) -> list[tuple[str, int]]:
     return chains
 
 
+@contextlib.contextmanager
+def _removing(what: str, in_use: str) -> Iterator[None]:
+    """The engine's refusals of a removal, said: gone already is done; `in_use` for a
+    conflict (409, or 403 for a network the engine keeps)."""
+    try:
+        yield
+    except sdk.NotFound:
+        return
+    except sdk.APIError as exc:
+        if exc.status_code in (403, 409):
+            raise Conflict(f"{what} {in_use}: {explain(exc)}") from exc
+        raise Unavailable(f"{what} could not be removed: {explain(exc)}") from exc
+    except sdk.DockerException as exc:
+        raise unreachable(exc) from exc
+
+
 def remove_image(client: Engine, image: DfImage) -> None:
     """The image removed: each of its tags, then the image itself (never forced: an image
     a container uses is refused; never its untagged parents, which a prune lists apart)."""
-    try:
+    short = image.tags[0] if image.tags else image.id.removeprefix("sha256:")[:12]
+    with _removing(f"Image {short}", "is in use"):
         for tag in image.tags:
             client.api.remove_image(tag, noprune=True)
         if not image.tags or _exists(client, image.id):
             client.api.remove_image(image.id, noprune=True)
-    except sdk.NotFound:
-        return
-    except sdk.APIError as exc:
-        if exc.status_code == 409:
-            raise Conflict(f"Image {_short(image)} is in use: {explain(exc)}") from exc
-        raise Unavailable(f"Image {_short(image)} could not be removed: {explain(exc)}") from exc
-    except sdk.DockerException as exc:
-        raise unreachable(exc) from exc
 
 
 def _exists(client: Engine, image_id: str) -> bool:
@@ -240,35 +251,15 @@ def _exists(client: Engine, image_id: str) -> bool:
     return True
 
 
-def _short(image: DfImage) -> str:
-    return image.tags[0] if image.tags else image.id.removeprefix("sha256:")[:12]
-
-
 def remove_container(client: Engine, container_id: str) -> None:
     """A stopped container removed (never forced: a running one is refused)."""
-    try:
+    with _removing(f"Container {container_id[:12]}", "runs"):
         client.api.remove_container(container_id)
-    except sdk.NotFound:
-        return
-    except sdk.APIError as exc:
-        if exc.status_code == 409:
-            raise Conflict(f"Container {container_id[:12]} runs: {explain(exc)}") from exc
-        raise Unavailable(f"Container {container_id[:12]}: {explain(exc)}") from exc
-    except sdk.DockerException as exc:
-        raise unreachable(exc) from exc
 
 
 def remove_network(client: Engine, network_id: str) -> None:
-    try:
+    with _removing(f"Network {network_id[:12]}", "is in use"):
         client.api.remove_network(network_id)
-    except sdk.NotFound:
-        return
-    except sdk.APIError as exc:
-        if exc.status_code in (403, 409):
-            raise Conflict(f"Network {network_id[:12]} is in use: {explain(exc)}") from exc
-        raise Unavailable(f"Network {network_id[:12]}: {explain(exc)}") from exc
-    except sdk.DockerException as exc:
-        raise unreachable(exc) from exc
 
 
 def remove_build_cache(client: Engine, ids: list[str]) -> int:
