@@ -10,6 +10,7 @@ OPERATOR = [
     "stacks.autoUpdate",
     "stacks.logs",
     "backups.create",
+    "disk.stackImages",
 ]
 ADMIN_ONLY = [
     "stacks.shell",
@@ -21,6 +22,7 @@ ADMIN_ONLY = [
     "stacks.create",
     "stacks.delete",
     "containers.manage",
+    "disk.manage",
     "files",
     "notifications.manage",
     "system.update",

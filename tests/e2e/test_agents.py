@@ -32,8 +32,8 @@ def test_add_an_https_agent_then_use_its_stacks_and_files(page, server, agent_pr
     # Add the agent: the test shows its version and the fingerprint it logged at start.
     sign_in(page, server.url)
     nav.get_by_role("link", name="Agents").click()
-    page.get_by_role("button", name="Add an agent").click()
-    dialog = page.get_by_role("dialog", name="Add an agent")
+    page.get_by_role("button", name="Add an agent", exact=True).click()
+    dialog = page.get_by_role("dialog", name="Add an agent", exact=True)
     dialog.get_by_label("Name", exact=True).fill(AGENT)
     dialog.get_by_label("URL", exact=True).fill(agent.url)
     dialog.get_by_label("Token", exact=True).fill(agent.token)

@@ -224,6 +224,7 @@ export function Cell({ column, className, children }: { column: string; classNam
 }
 
 /** The last cell of a row in a `Table` with `actions`. */
-export function RowActions({ children }: { children: ReactNode }) {
-  return <td className="row-actions">{children}</td>;
+/** A row's actions. `wrap`: many of them, on more lines rather than one wide column. */
+export function RowActions({ children, wrap = false }: { children: ReactNode; wrap?: boolean }) {
+  return <td className={wrap ? "row-actions wrap" : "row-actions"}>{children}</td>;
 }

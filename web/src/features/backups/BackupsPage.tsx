@@ -185,7 +185,7 @@ function ArchiveRow({
         {archive.assets.length} volume{archive.assets.length === 1 ? "" : "s"} and folders
         {archive.format_version === 1 && " (version 1)"}
       </Cell>
-      <RowActions>
+      <RowActions wrap>
         <button type="button" onClick={() => verify.mutate(archive.name)} disabled={verify.isPending}>
           {verify.isPending ? "Checking…" : "Verify"}
         </button>
