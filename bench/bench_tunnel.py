@@ -49,12 +49,14 @@ import asyncio
 import logging
 import math
 import os
+import re
 import secrets
 import shutil
 import statistics
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
@@ -535,21 +537,24 @@ def _idle_cpu(pid: int, seconds: int) -> list[float]:
 
 @dataclass
 class Fleet:
-    """The dashboard's times (after one that opened the agents' connections), the CPU a
-    request cost the central and the stand-ins' thread, and the cards' statuses."""
+    """The dashboard's times (after one that opened the agents' connections), the agents
+    online in each answer, the CPU a request cost the central and the stand-ins' thread,
+    and why the agents of the last answer not online were not (the commonest)."""
 
     times: list[float]
+    online: list[int]
     cpu_central: float
     cpu_standins: float
-    status: list[str]
+    why: list[tuple[str, int]]
 
     def said(self) -> str:
-        online = self.status.count("online")
+        why = "; ".join(f"{n}: {detail}" for detail, n in self.why)
         return (
             f"{statistics.median(self.times) * 1000:.0f} ms (median of {CALLS}; min "
-            f"{min(self.times) * 1000:.0f}, max {max(self.times) * 1000:.0f}; {online} online, "
-            f"{len(self.status) - online} not) | CPU a request: the central "
-            f"{self.cpu_central * 1000:.0f} ms, the stand-ins {self.cpu_standins * 1000:.0f} ms"
+            f"{min(self.times) * 1000:.0f}, max {max(self.times) * 1000:.0f}; online in each "
+            f"answer {self.online}; not online in the last: {why or 'none'}) | CPU a "
+            f"request: the central {self.cpu_central * 1000:.0f} ms, the stand-ins "
+            f"{self.cpu_standins * 1000:.0f} ms"
         )
 
 
@@ -558,16 +563,23 @@ def _fleet(http: httpx.Client, pid: int, standins: StandIns) -> Fleet:
     assert thread is not None
     http.get("/api/dashboard/fleet").raise_for_status()  # (the agents' connections opened)
     central, others = cpu_seconds(pid), cpu_seconds(os.getpid(), thread)
-    times = []
+    times, answers = [], []
     for _ in range(CALLS):
         began = time.perf_counter()
-        http.get("/api/dashboard/fleet").raise_for_status()
+        answer = http.get("/api/dashboard/fleet").raise_for_status()
         times.append(time.perf_counter() - began)
+        answers.append(answer)
     central = (cpu_seconds(pid) - central) / CALLS
     others = (cpu_seconds(os.getpid(), thread) - others) / CALLS
-    payload = http.get("/api/dashboard/fleet").json()
-    status = [card["status"] for card in payload["hosts"] if card["kind"] == "agent"]
-    return Fleet(times, central, others, status)
+    online, why = [], Counter[str]()
+    for answer in answers:
+        cards = [card for card in answer.json()["hosts"] if card["kind"] == "agent"]
+        online.append(sum(1 for card in cards if card["status"] == "online"))
+    for card in cards:  # (the details name their agent and its port: one for all)
+        if card["status"] != "online":
+            detail = re.sub(r":\d+", ":*", (card["detail"] or "").replace(card["name"], "*"))
+            why[f"{card['status']}, {detail}"] += 1
+    return Fleet(times, online, central, others, why.most_common(3))
 
 
 def _direct_fleet(agents: list[StandIn], standins: StandIns) -> Fleet:

@@ -64,18 +64,20 @@ class AgentResponse:
             if self.first:
                 yield self.first
             gone = asyncio.ensure_future(self.closed.wait())
+            chunk: asyncio.Future[bytes] | None = None
             try:
                 while True:
                     chunk = asyncio.ensure_future(anext(self.rest, b""))
                     await asyncio.wait({chunk, gone}, return_when=asyncio.FIRST_COMPLETED)
                     if not chunk.done():
-                        chunk.cancel()
                         raise AgentUnreachable("The agent was removed while it answered")
                     if not (data := chunk.result()):
                         return
                     yield data
             finally:
                 gone.cancel()
+                if chunk is not None and not chunk.done():
+                    chunk.cancel()  # (its outcome is nobody's: never left pending)
         finally:
             self.aclose()
 

@@ -318,6 +318,7 @@ class Agents:
         """The agent whose one-time token this is, enrolled with `public_key` (the token
         used up); Unauthorized for a token unknown, used or expired, all alike."""
         fingerprint_of(public_key)  # Invalid: not a key
+        central = self.tunnels.central_public_key()  # (before the token is used up)
         with self.db.session() as session:
             row = session.scalar(
                 select(Row).where(
@@ -331,11 +332,7 @@ class Agents:
             agent_id, sealed = row.id, row.token_encrypted
         for listener in self.changed:
             listener()
-        return Enrolled(
-            agent_id,
-            self._sealer.decode(sealed.encode()).decode(),
-            self.tunnels.central_public_key(),
-        )
+        return Enrolled(agent_id, self._sealer.decode(sealed.encode()).decode(), central)
 
     def tunnel_keys(self, agent_id: int) -> list[str]:
         """The keys a tunnel of the agent may present (none: it may not connect)."""

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -76,21 +77,23 @@ class Tunnels:
         self.folder = folder
         self._agents: dict[int, _Agent] = {}
         self._key: asyncssh.SSHKey | None = None
+        self._key_lock = threading.Lock()
 
     # -- the central's key --------------------------------------------------------------
     def central_key(self) -> asyncssh.SSHKey:
         import asyncssh
 
-        if self._key is None:
-            path = self.folder / "central_key"
-            if not path.exists():
-                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-                private, _ = new_key_pair("stackyard-central")
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "w") as out:
-                    out.write(private)
-            self._key = asyncssh.read_private_key(str(path))
-        return self._key
+        with self._key_lock:  # (two first enrolments at once make one key)
+            if self._key is None:
+                path = self.folder / "central_key"
+                if not path.exists():
+                    self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+                    private, _ = new_key_pair("stackyard-central")
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    with os.fdopen(fd, "w") as out:
+                        out.write(private)
+                self._key = asyncssh.read_private_key(str(path))
+            return self._key
 
     def central_public_key(self) -> str:
         return self.central_key().export_public_key("openssh").decode().strip()
