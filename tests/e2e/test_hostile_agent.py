@@ -69,6 +69,7 @@ def test_no_script_of_an_agent_runs_and_no_request_leaves(
         )
 
         sign_in(page, live_server.url)
+        page.wait_for_load_state("networkidle")  # (the dashboard's own requests done)
         requests: list[str] = []
         console: list[str] = []
         page.on("request", lambda request: requests.append(request.url))
