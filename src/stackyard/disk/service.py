@@ -49,9 +49,12 @@ class DiskService:
         self._measure_lock = threading.Lock()
         self._summary: tuple[float, DiskSummary] | None = None
 
-    def _read(self) -> tuple[DiskUsage, Guard]:
+    def _usage(self) -> DiskUsage:
         with self._measure_lock:  # (the engine measures one at a time)
-            usage = disk.disk_usage(self.machine.docker)
+            return disk.disk_usage(self.machine.docker)
+
+    def _read(self) -> tuple[DiskUsage, Guard]:
+        usage = self._usage()
         return usage, inventory.guard(self.machine, usage)
 
     # -- reading ------------------------------------------------------------------------
@@ -131,7 +134,7 @@ class DiskService:
 
     async def remove_image(self, image_id: str) -> None:
         def run() -> None:
-            usage, _ = self._read()
+            usage = self._usage()
             image = next((i for i in usage.images if i.id == image_id), None)
             if image is None:
                 raise NotFound(f"No image {image_id}")
@@ -165,7 +168,7 @@ class DiskService:
 
     async def remove_network(self, network_id: str) -> None:
         def run() -> None:
-            usage, _ = self._read()
+            usage = self._usage()
             network = next((n for n in usage.networks if network_id in (n.id, n.name)), None)
             if network is None:
                 raise NotFound(f"No network {network_id}")
