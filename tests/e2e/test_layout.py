@@ -16,7 +16,7 @@ import httpx
 import pytest
 from playwright.sync_api import expect
 
-from tests.support.browser import open_page, sign_in
+from tests.support.browser import FITS, open_page, sign_in
 from tests.support.service import ADMIN_PASSWORD, USER_PASSWORD, ServerProcess, start_server
 from tests.support.service import sign_in as api_sign_in
 from tests.support.stacks import wait_run
@@ -61,40 +61,6 @@ OPENERS: list[tuple[str, str, str]] = [
     ("/agents", "Add an agent", "admin"),
     ("/files", "Delete", "admin"),
 ]
-
-#: Checks the page as it is drawn: the page no wider than the window, every visible
-#: button inside the window and inside any box that scrolls it sideways, and an open
-#: dialog inside the window. Returns what is wrong, one line each.
-FITS = """
-() => {
-  const wrong = [];
-  const doc = document.documentElement;
-  if (doc.scrollWidth > doc.clientWidth + 1)
-    wrong.push(`the page is ${doc.scrollWidth} px wide in a ${doc.clientWidth} px window`);
-  const name = (el) => (el.getAttribute("aria-label") || el.textContent || "").trim().slice(0, 40);
-  for (const button of document.querySelectorAll("button, a.button")) {
-    const box = button.getBoundingClientRect();
-    if (box.width === 0 || getComputedStyle(button).visibility === "hidden") continue;
-    if (box.left < -1 || box.right > innerWidth + 1)
-      wrong.push(`button "${name(button)}" at x ${Math.round(box.left)}-${Math.round(box.right)}`);
-    for (let up = button.parentElement; up; up = up.parentElement) {
-      const overflow = getComputedStyle(up).overflowX;
-      if (overflow !== "auto" && overflow !== "scroll") continue;
-      const scroller = up.getBoundingClientRect();
-      if (box.left < scroller.left - 1 || box.right > scroller.right + 1)
-        wrong.push(`button "${name(button)}" hidden in a box that scrolls sideways`);
-      break;
-    }
-  }
-  for (const dialog of document.querySelectorAll("[role=dialog], [role=alertdialog]")) {
-    const box = dialog.getBoundingClientRect();
-    if (box.left < -1 || box.top < -1 || box.right > innerWidth + 1 || box.bottom > innerHeight + 1)
-      wrong.push(`dialog "${dialog.getAttribute("aria-label") || ""}" outside the window: ` +
-        `${Math.round(box.left)},${Math.round(box.top)}-${Math.round(box.right)},${Math.round(box.bottom)}`);
-  }
-  return wrong;
-}
-"""
 
 
 @pytest.fixture(scope="session")
