@@ -32,12 +32,18 @@ a baseline taken in the same run.
    all in one asyncio loop in a thread of this process, each enrolled through `POST
    /api/agents/tunnel` and `enrol()`, each SSH server forwarding to a stand-in of
    `bench.standins` (realistic answers after a delay of 20-150 ms, its event stream
-   followed). The fleet dashboard's time against the slowest healthy stand-in's own
-   answer (goal: at most that plus 100 ms, as `bench_fleet` judges it), with the same
-   stand-ins as direct agents of a central of their own (just before) beside it; and
-   the central's CPU with the tunnels up and nothing asked, over `BENCH_TUNNEL_IDLE` (30)
-   s in windows of 5 s (goal: at most 25% of a core), against the same central's idle CPU
-   with the same agents enrolled, before any dialed.
+   followed), all dialing at once (a central restarted under its fleet): how long until
+   every healthy one is up (counted by the dialers, then seen connected by the central),
+   the dials that failed, the cipher SSH chose. The fleet dashboard's time against the
+   slowest healthy stand-in's own answer (goal: at most that plus 100 ms, as
+   `bench_fleet` judges it), with the same stand-ins as direct agents of a central of
+   their own (just before) beside it; and the central's CPU with the tunnels up and
+   nothing asked, over `BENCH_TUNNEL_IDLE` (30) s in windows of 5 s (goal: at most 25%
+   of a core), against the same central's idle CPU with the same agents enrolled, before
+   any dialed.
+
+`BENCH_TUNNEL_PARTS` (all: `online,back,shell,zip,many`) runs only the parts it names
+(the tunnel agent and its central are made for any of parts 1 to 4).
 
 Everything made (processes, the shell's stack, folders) is removed at the end, also when
 the bench fails.
@@ -87,6 +93,7 @@ DOWNLOAD_MIB = int(os.environ.get("BENCH_TUNNEL_DOWNLOAD_MIB", "100"))
 ZIP_MIB = int(os.environ.get("BENCH_TUNNEL_ZIP_MIB", "256"))
 AGENTS = int(os.environ.get("BENCH_TUNNEL_AGENTS", "2000"))
 IDLE = int(os.environ.get("BENCH_TUNNEL_IDLE", "30"))
+PARTS = set(os.environ.get("BENCH_TUNNEL_PARTS", "online,back,shell,zip,many").split(","))
 #: Echoes of the shell with nothing else on the tunnel (the baseline of the p99).
 PROBES = 200
 #: Echoes of the shell during downloads, a round (their p99 is the round's figure).
@@ -458,18 +465,25 @@ def shell_beside_download(
 
 
 # -- 4. a zip: the tunnel against a direct agent ------------------------------------------------
-def zip_against_direct(http: httpx.Client, tunnel: int, direct: int) -> None:
-    """Part 4: the same folder zipped through the central from either agent, in turns."""
+def zip_against_direct(http: httpx.Client, pid: int, tunnel: int, direct: int) -> None:
+    """Part 4: the same folder zipped through the central from either agent, in turns;
+    beside it the central's CPU a zipped MiB cost (what a busy machine changes least)."""
     ours, theirs = [], []
+    cpu: dict[int, list[float]] = {tunnel: [], direct: []}
     for _ in range(ROUNDS):
         path = "/files/download?path=zipped"
-        theirs.append(_download(http, f"/api/agents/{direct}{path}")[0])
-        ours.append(_download(http, f"/api/agents/{tunnel}{path}")[0])
+        for who, into in ((direct, theirs), (tunnel, ours)):
+            used = cpu_seconds(pid)
+            rate, size = _download(http, f"/api/agents/{who}{path}")
+            cpu[who].append((cpu_seconds(pid) - used) / (size / 1024**2) * 1000)
+            into.append(rate)
     mine, base = statistics.median(ours), statistics.median(theirs)
     print(
         f"folder zip ({ZIP_MIB} MiB, {ZIP_MIB} files) through the central from the tunnel "
         f"agent: {mine:.1f} MiB/s | from a direct agent {base:.1f} MiB/s | ratio "
-        f"{mine / base:.2f} (medians of {ROUNDS}, zipped MiB/s, taking turns)",
+        f"{mine / base:.2f} (medians of {ROUNDS}, zipped MiB/s, taking turns) | the "
+        f"central's CPU a zipped MiB: through the tunnel {statistics.median(cpu[tunnel]):.2f} "
+        f"ms, from the direct agent {statistics.median(cpu[direct]):.2f} ms",
         flush=True,
     )
     ratios = [a / b for a, b in zip(ours, theirs, strict=True)]
@@ -492,11 +506,17 @@ def one_agent() -> None:
                 base_url=central.url, headers={"Authorization": f"Bearer {token}"}, timeout=600
             )
         )
-        online(http, central, folder)
+        if "online" in PARTS:
+            online(http, central, folder)
         tunnel_id, enrolment = _new_tunnel_agent(http, "tunnel")
         agent = _dialing(folder / "tunnel", central.url, enrolment)
         stack.callback(agent.stop)
-        central = back(http, central, env, tunnel_id, agent, stopping)
+        if "back" in PARTS:
+            central = back(http, central, env, tunnel_id, agent, stopping)
+        else:
+            _connected(http, tunnel_id, agent)
+        if not PARTS & {"shell", "zip"}:
+            return
 
         stacks = agent.folder / "stacks"
         direct, url, secret = _direct(folder / "direct", stacks)
@@ -504,11 +524,13 @@ def one_agent() -> None:
         made = http.post("/api/agents", json={"name": "direct", "url": url, "token": secret})
         direct_id = made.raise_for_status().json()["id"]
         name = f"bench-tunnel-{secrets.token_hex(3)}"
-        stack.enter_context(_stack_on(http, f"/api/agents/{tunnel_id}", name))
-        _write_random(stacks / name / "blob.bin", DOWNLOAD_MIB)
-        shell_beside_download(http, central, token, tunnel_id, direct_id, name)
-        _make_folder(stacks / "zipped", ZIP_MIB)
-        zip_against_direct(http, tunnel_id, direct_id)
+        if "shell" in PARTS:
+            stack.enter_context(_stack_on(http, f"/api/agents/{tunnel_id}", name))
+            _write_random(stacks / name / "blob.bin", DOWNLOAD_MIB)
+            shell_beside_download(http, central, token, tunnel_id, direct_id, name)
+        if "zip" in PARTS:
+            _make_folder(stacks / "zipped", ZIP_MIB)
+            zip_against_direct(http, central.process.pid, tunnel_id, direct_id)
 
 
 # -- 5. many stand-ins -------------------------------------------------------------------------
@@ -658,10 +680,12 @@ def many(size: int) -> None:
         quiet = _idle_cpu(pid, IDLE)
 
         dialing: list[asyncio.Task[None]] = []  # (held: the loop keeps weak references)
+        dialers: list[Dialer] = []
 
         async def dial() -> None:
             for agent in healthy:
                 dialer = Dialer(folder / "standins" / str(agent.index), central.url, agent.port)
+                dialers.append(dialer)
                 dialing.append(asyncio.ensure_future(dialer.run()))
 
         thread = standins.thread.native_id
@@ -671,12 +695,22 @@ def many(size: int) -> None:
         asyncio.run_coroutine_threadsafe(dial(), standins.loop).result()
         deadline = began + max(120.0, size * 0.2)
         up = 0
+        # Counted by the dialers (asking the central for 2,000 agents' views every second
+        # cost it as much as the handshakes), then seen by the central.
         while up < len(healthy):
             if time.perf_counter() > deadline:
                 raise RuntimeError(f"{up} of {len(healthy)} tunnels up; {counted.last}")
-            time.sleep(1)
-            up = sum(1 for view in http.get("/api/agents").json() if view["tunnel"] == "connected")
+            time.sleep(0.1)
+            up = sum(1 for dialer in dialers if dialer.connected.is_set())
+        seen = 0
+        while seen < len(healthy):
+            if time.perf_counter() > deadline:
+                raise RuntimeError(f"{seen} of {len(healthy)} tunnels connected")
+            views = http.get("/api/agents").json()
+            seen = sum(1 for view in views if view["tunnel"] == "connected")
+            time.sleep(0 if seen == len(healthy) else 0.2)
         all_up = time.perf_counter() - began
+        ciphers = Counter(dialer.cipher() for dialer in dialers)
         cpu_central = cpu_seconds(pid) - cpu_central
         cpu_standins = cpu_seconds(os.getpid(), thread) - cpu_standins
         failed = f"; the last: {counted.last}" if counted.count else ""
@@ -685,7 +719,7 @@ def many(size: int) -> None:
             f"tunnels up {all_up:.1f} s after their dialers started at once, using "
             f"{cpu_central:.0f} s of the central's CPU and {cpu_standins:.0f} s of the "
             f"stand-ins' thread ({counted.count} dials failed and were dialed again{failed}); "
-            f"central RSS {rss_mib(pid):.0f} MiB",
+            f"central RSS {rss_mib(pid):.0f} MiB; ciphers {dict(ciphers)}",
             flush=True,
         )
         tunnels = _fleet(http, pid, standins)
@@ -726,6 +760,7 @@ def _seconds(client: httpx.Client, url: str) -> float:
 
 
 def run() -> None:
-    one_agent()
-    if AGENTS:
+    if PARTS & {"online", "back", "shell", "zip"}:
+        one_agent()
+    if AGENTS and "many" in PARTS:
         many(AGENTS)

@@ -1,8 +1,9 @@
 """Stand-in agents for the fleet benchmark: many loopback ports served by one asyncio loop
 in a thread, each answering `/agent/health` and `/agent/fleet/host` like a real agent
 (realistic bodies) after a delay of its own, and following `/agent/notifications/events`
-as an agent with nothing to report does, or accepting connections and never
-answering, or not listening at all."""
+as an agent with no event to report does (with its fleet report when asked, then a line
+every `HEARTBEAT` seconds), or accepting connections and never answering, or not
+listening at all."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Literal
 
 from stackyard import __version__
 from stackyard.agents.compat import CAPABILITIES
+from stackyard.fleet.pushed import HEARTBEAT
 
 Kind = Literal["healthy", "silent", "offline"]
 
@@ -136,7 +138,7 @@ class StandIns:
                     await self.never.wait()
                 path = head.split(b" ", 2)[1]
                 if b"/notifications/events" in path:
-                    await self._events(writer)
+                    await self._events(agent, writer, b"reports=1" in path)
                     return
                 await asyncio.sleep(agent.delay)
                 body = HEALTH if path.endswith(b"/health") else host_report(agent.index, self.disk)
@@ -151,17 +153,29 @@ class StandIns:
         finally:
             writer.close()
 
-    async def _events(self, writer: asyncio.StreamWriter) -> None:
-        """The central's follow of the agent's events, as an agent with nothing to report
-        serves it: a stream of JSON lines, a keep-alive at once and then every 15 s."""
+    async def _events(self, agent: StandIn, writer: asyncio.StreamWriter, reports: bool) -> None:
+        """The central's follow of the agent's events, as an agent with no event to
+        report serves it: a stream of JSON lines, a keep-alive at once and then every
+        15 s; asked for reports, its report after the keep-alive (when its look is done:
+        after the stand-in's delay), then a keep-alive every `HEARTBEAT` s (nothing
+        changes on a stand-in)."""
         writer.write(
             b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\n"
             b"transfer-encoding: chunked\r\n\r\n"
         )
+        lines = [KEEPALIVE]
+        if reports:
+            await asyncio.sleep(agent.delay)
+            report = b'{"boot": "standin", "seq": 0, "event": null, "report": %s}\n' % (
+                host_report(agent.index, self.disk)
+            )
+            lines.append(report)
         while True:
-            writer.write(b"%x\r\n%s\r\n" % (len(KEEPALIVE), KEEPALIVE))
+            for line in lines:
+                writer.write(b"%x\r\n%s\r\n" % (len(line), line))
             await writer.drain()
-            await asyncio.sleep(15)
+            lines = [KEEPALIVE]
+            await asyncio.sleep(HEARTBEAT if reports else 15)
 
     def stop(self) -> None:
         async def close() -> None:

@@ -7,6 +7,7 @@ each classifies the connection errors of `server_host_key` for its own kind of p
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ def host_key_of(key: asyncssh.SSHKey) -> HostKey:
     return HostKey(key=line, fingerprint=key.get_fingerprint("sha256"))
 
 
+@functools.lru_cache(maxsize=4096)  # (every tunnel agent's key, at every list of agents)
 def fingerprint_of(line: str) -> str:
     """The SHA-256 fingerprint of an OpenSSH public key line; Invalid for anything else."""
     import asyncssh

@@ -49,7 +49,7 @@ def agent_with_stack(alpha, admin_client):
 
 
 def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
-    agent_with_stack, admin_client, s3_server, tmp_path, settings
+    agent_with_stack, admin_client, s3_server, tmp_path, settings, agent_kind
 ):
     agent, record, base, stack = agent_with_stack
     bucket = s3_server.bucket()
@@ -81,7 +81,8 @@ def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
         made.append(newest["archive"])
     assert runs[0]["pruned"] == 2  # the first archive, on the agent and at the destination
 
-    # `stackyard schedule run` on this central's database runs it on the agent too.
+    # `stackyard schedule run` on this central's database runs it on a direct agent too; a
+    # tunnel agent is reached by the running central alone, and the command says so.
     next_second()
     env = service_env(
         tmp_path,
@@ -96,17 +97,21 @@ def test_a_scheduled_backup_on_an_agent_goes_to_the_destination_with_retention(
         text=True,
         timeout=180,
     )
-    assert ran.returncode == 0, ran.stderr
-    ran_stack, outcome, detail = ran.stdout.strip().split("\t")
-    assert (ran_stack, outcome) == (stack, "succeeded") and detail.startswith(f"{stack}--alpha--")
-    made.append(detail.split(" ")[0])
+    if agent_kind == "direct":
+        assert ran.returncode == 0, ran.stderr
+        ran_stack, outcome, detail = ran.stdout.strip().split("\t")
+        assert (ran_stack, outcome) == (stack, "succeeded")
+        assert detail.startswith(f"{stack}--alpha--")
+        made.append(detail.split(" ")[0])
+    else:  # its tunnel ends in the running central, not in the command's process
+        assert ran.returncode == 1 and "which dials in" in ran.stderr, ran.stderr
 
     on_agent = [
         a["name"] for a in admin_client.get(f"{base}/backups").json() if a["stack_id"] == stack
     ]
-    assert on_agent == [made[2]]
+    assert on_agent == [made[-1]]
     remote = admin_client.get(f"/api/destinations/{destination['id']}/archives").json()
-    assert [a["name"] for a in remote] == [made[2]]
+    assert [a["name"] for a in remote] == [made[-1]]
     # The agent never saw the destination's secret: the central pushed it.
     assert s3_server.secret_key not in agent.server.log()
     assert (
@@ -173,6 +178,10 @@ def _archives(client, base: str, stack: str) -> list[dict]:
     return [a for a in client.get(f"{base}/backups").json() if a["stack_id"] == stack]
 
 
+@pytest.mark.direct_only(
+    "archives between a destination and an agent through a tunnel: "
+    "test_an_agents_archive_is_pushed_..."
+)
 def test_a_scheduled_drill_on_an_agent_verifies_its_latest_backup_from_the_destination(
     agent_with_stack, admin_client, s3_server
 ):

@@ -5,8 +5,14 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from tests.support.service import STACKYARD_BIN, service_env
 from tests.support.stacks import BUSYBOX, compose_text, service
+
+#: The command line adds direct agents (a URL, a token, a certificate to confirm); a tunnel
+#: agent's tunnel ends in the running central, which a command is not.
+pytestmark = pytest.mark.direct_only("the command line reaches direct agents only")
 
 
 def test_agents_and_remote_stacks_from_the_command_line(tmp_path, docker_engines, agent_processes):

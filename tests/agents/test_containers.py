@@ -49,6 +49,9 @@ def _summary(client, url: str, stack: str) -> dict:
     return next(s for s in client.get(url).json()["stacks"] if s["stack"] == stack)
 
 
+@pytest.mark.direct_only(
+    "an update through a tunnel: test_a_failing_update_on_an_agent_is_rolled_back_..."
+)
 def test_update_detection_on_an_agent_against_the_loopback_registry(
     remote, admin_client, registry, docker_client
 ):
@@ -110,6 +113,9 @@ def test_shell_logs_and_usage_of_an_agents_container(remote, admin_client):
 
 
 @pytest.mark.parametrize("revoke", REVOKED, ids=lambda revoke: revoke.__name__)
+@pytest.mark.direct_only(
+    "the central ends the shell; a shell through a tunnel: test_shell_logs_and_usage_..."
+)
 def test_an_agents_shell_ends_when_its_users_sign_in_is_revoked(app, remote, admin_client, revoke):
     """An admin's shell on an agent's container, through the central: when the admin signs
     out, or another admin makes them a viewer, the central closes it (4401) within seconds,
@@ -202,6 +208,7 @@ def _ca_and_leaf(folder):
     return ca.public_bytes(serialization.Encoding.PEM).decode()
 
 
+@pytest.mark.direct_only("a direct agent's TLS certificate, signed by a CA the central trusts")
 def test_an_agent_with_a_certificate_of_a_given_ca(agent_processes, admin_client, tmp_path):
     ca = _ca_and_leaf(tmp_path / "pki")
     agent = agent_processes(
@@ -282,11 +289,15 @@ def test_a_failing_update_on_an_agent_is_rolled_back_there_through_the_central(
     line = _summary(admin_client, f"{base}/stacks/updates", stack)
     assert line["last_update"]["outcome"] == "rolled_back"
     assert line["images"][0]["rolled_back"] is True
-    attention = admin_client.get("/api/dashboard/fleet").json()["attention"]
-    assert any(
-        a["kind"] == "update_rolled_back" and a["stack"] == stack and a["host"] == "remote"
-        for a in attention
-    ), attention
+
+    def said_in_the_fleet() -> bool:  # (the agent's next report, pushed within seconds)
+        attention = admin_client.get("/api/dashboard/fleet").json()["attention"]
+        return any(
+            a["kind"] == "update_rolled_back" and a["stack"] == stack and a["host"] == "remote"
+            for a in attention
+        )
+
+    wait_until(said_in_the_fleet, timeout=15, what="the rollback in the fleet's attention list")
 
     def audited() -> dict | None:
         audit = admin_client.get("/api/audit", params={"action": "stack.update"}).json()["items"]
@@ -303,6 +314,9 @@ def test_a_failing_update_on_an_agent_is_rolled_back_there_through_the_central(
     assert entry["outcome"] == "failure" and "rolled back: app is unhealthy" in entry["detail"]
 
 
+@pytest.mark.direct_only(
+    "an agent's own events through a tunnel: tests/notifications/test_sources.py"
+)
 def test_an_agents_own_auto_update_that_rolls_back_is_in_the_centrals_audit_log(
     shared_engines, agent_processes, admin_client, registry, images
 ):

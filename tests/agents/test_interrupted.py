@@ -79,10 +79,18 @@ def test_an_agent_killed_during_a_backup_starts_its_stack_again(
 
     ended = wait_until(lambda: len(audited()) == 2 and audited(), 60, "the backup's end audited")
     assert ended[1][0] == "started" and ended[0][0] == "failure", ended
-    (said,) = attention(admin_client, stack)
+    # (The fleet shows the agent's report as pushed: within seconds of the run's end.)
+    (said,) = wait_until(
+        lambda: (said := attention(admin_client, stack)) and "starting it" in said[0] and said,
+        15,
+        "the interrupted backup resolved in the fleet's attention list",
+    )
     assert said.startswith("The backup was interrupted") and "starting it again" in said
 
 
+@pytest.mark.direct_only(
+    "an agent killed and dialing again: test_an_agent_killed_during_a_backup_..."
+)
 def test_an_agent_killed_during_a_restore_undoes_it(
     docker_engines, agent_processes, admin_client, holding_helper, tmp_path
 ):

@@ -34,19 +34,24 @@ def two_hosts(shared_engines, shared_agents, admin_client):
     return (one, first, f"/api/agents/{a['id']}"), (two, second, f"/api/agents/{b['id']}")
 
 
-def test_an_agent_is_added_with_its_version_capabilities_and_pinned_certificate(
-    two_hosts, admin_client
+def test_an_agent_is_added_with_its_version_capabilities_and_pinned_identity(
+    two_hosts, admin_client, agent_kind
 ):
     (_, first, base), _ = two_hosts
     agent = admin_client.get(base).json()
+    assert agent["kind"] == agent_kind
+    if agent_kind == "direct":
+        assert agent["fingerprint"] == first.fingerprint  # its certificate, pinned
+    else:
+        assert agent["key_fingerprint"].startswith("SHA256:")  # its SSH key, pinned
     assert agent["version"] and agent["compatible"] and agent["last_error"] is None
     assert {"stacks", "files", "backups", "shell", "logs", "fleet"} <= set(agent["capabilities"])
-    assert agent["fingerprint"] == first.fingerprint
     listed = admin_client.get("/api/agents").json()
     assert [a["name"] for a in listed] == ["alpha", "beta"]
     assert all("token" not in a for a in listed)  # write-only
 
 
+@pytest.mark.direct_only("a direct agent's URL and token, which a tunnel agent has not")
 def test_an_agent_that_refuses_the_token_is_not_saved_nor_changed(two_hosts, admin_client):
     """Adding an agent (or changing its token) reaches it first: one that answers 401 to
     the token given is refused with why, and nothing is saved."""
@@ -93,31 +98,35 @@ def test_lifecycle_on_each_host_runs_on_that_hosts_engine(two_hosts, admin_clien
 
 def test_files_and_folder_zips_through_the_proxy(two_hosts, admin_client):
     (_, first, base), _ = two_hosts
+    notes = unique("notes")  # (the agent is the module's: each kind's test runs on it)
     payload = bytes(range(256)) * 8192  # 2 MiB: several chunks each way
     put = admin_client.put(
-        f"{base}/files/upload", params={"path": "notes/data/blob.bin"}, content=payload
+        f"{base}/files/upload", params={"path": f"{notes}/data/blob.bin"}, content=payload
     )
     assert put.status_code == 201, put.text
-    assert (first.stacks_dir / "notes" / "data" / "blob.bin").read_bytes() == payload
+    assert (first.stacks_dir / notes / "data" / "blob.bin").read_bytes() == payload
     again = admin_client.put(
-        f"{base}/files/upload", params={"path": "notes/data/blob.bin"}, content=b"x"
+        f"{base}/files/upload", params={"path": f"{notes}/data/blob.bin"}, content=b"x"
     )
     assert again.status_code == 409 and "Already exists" in again.json()["detail"]
 
-    listed = admin_client.get(f"{base}/files", params={"path": "notes/data"}).json()
+    listed = admin_client.get(f"{base}/files", params={"path": f"{notes}/data"}).json()
     assert [entry["name"] for entry in listed["entries"]] == ["blob.bin"]
 
-    download = admin_client.get(f"{base}/files/download", params={"path": "notes"})
+    download = admin_client.get(f"{base}/files/download", params={"path": notes})
     assert download.status_code == 200
     assert download.headers["content-type"] == "application/zip"
-    assert "notes.zip" in download.headers["content-disposition"]
+    assert f"{notes}.zip" in download.headers["content-disposition"]
     with zipfile.ZipFile(io.BytesIO(download.content)) as archive:
-        assert archive.read("notes/data/blob.bin") == payload
+        assert archive.read(f"{notes}/data/blob.bin") == payload
 
     missing = admin_client.get(f"{base}/files/download", params={"path": "nope"})
     assert missing.status_code == 404 and missing.json()["detail"]
 
 
+@pytest.mark.direct_only(
+    "archives to and from agents through a tunnel: tests/agents/test_backups.py (push, pull)"
+)
 def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_hosts, admin_client):
     (one, _, base_one), (two, second, base_two) = two_hosts
     shop = unique("shop")
@@ -184,6 +193,7 @@ def test_a_backup_made_on_one_host_restores_on_the_other_under_a_new_name(two_ho
     assert ("admin", "stack.create", f"alpha: {shop}", "success") in seen()
 
 
+@pytest.mark.direct_only("the role is the central's to apply: the same through a tunnel")
 def test_the_users_role_applies_on_the_agent(two_hosts, app, admin_client):
     from tests.support.service import client_with_role
 
@@ -198,6 +208,9 @@ def test_the_users_role_applies_on_the_agent(two_hosts, app, admin_client):
     assert viewer.delete(base).status_code == 403
 
 
+@pytest.mark.direct_only(
+    "the role is the central's to name; logs through a tunnel: tests/agents/test_containers.py"
+)
 def test_the_logs_of_a_failed_update_on_an_agent_follow_the_users_role(
     two_hosts, app, admin_client
 ):
@@ -234,6 +247,7 @@ def test_the_logs_of_a_failed_update_on_an_agent_follow_the_users_role(
     assert viewer.get(f"{base}/stacks/{web}/logs").status_code == 403
 
 
+@pytest.mark.direct_only("an update through a tunnel: tests/agents/test_containers.py")
 def test_the_update_summary_of_an_agent_lists_that_hosts_stacks(two_hosts, admin_client):
     (_, _, base_one), (_, _, base_two) = two_hosts
     web = unique("web")

@@ -37,6 +37,7 @@ def test_the_central_answers_its_version(server, tmp_path):
     assert gone.returncode == 1 and "did not answer its health" in gone.stderr
 
 
+@pytest.mark.direct_only("a direct agent's own certificate")
 def test_an_agent_answers_over_its_own_pinned_certificate_with_its_token(agent_processes):
     agent = agent_processes()
     port = port_of(agent.url)

@@ -60,6 +60,16 @@ def test_destinations_pushes_pulls_and_schedules_from_the_command_line(
                 },
             )
             assert scheduled.status_code == 201, scheduled.text
+            # A schedule on an agent that is not reached (disabled): nothing runs.
+            body = {"name": "away", "url": "http://127.0.0.1:9", "token": "t" * 32}
+            away = client.post("/api/agents", json=body).json()
+            off = client.put(f"/api/agents/{away['id']}", json={**body, "enabled": False})
+            assert off.status_code == 200, off.text
+            elsewhere = client.post(
+                "/api/schedules",
+                json={"name": "away", "stacks": [stack], "cron": "daily", "agent_id": away["id"]},
+            )
+            assert elsewhere.status_code == 201, elsewhere.text
     finally:
         server.stop()
 
@@ -99,6 +109,11 @@ def test_destinations_pushes_pulls_and_schedules_from_the_command_line(
     # The newest kept, the older one pruned here and at the destination.
     assert len(keys) == 1 and keys[0] != name
     assert [p.name for p in local.parent.glob("*.tar")] == keys
+
+    # Its host not reached, no stack ran: a failure, said (it was an exit 0 saying nothing).
+    failed = cli("schedule", "run", "away")
+    assert failed.returncode == 1 and failed.stdout == "", failed.stdout
+    assert "error: schedule 'away' failed before it ran any stack" in failed.stderr
 
     unknown = cli("destination", "test", "nowhere")
     assert unknown.returncode != 0 and "No destination 'nowhere'" in unknown.stderr

@@ -14,7 +14,10 @@ from stackyard import __version__
 from tests.support.browser import sign_in
 from tests.support.stacks import compose_text, service
 
-pytestmark = pytest.mark.browser
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.direct_only("adding a direct agent in the browser: URL, token, fingerprint"),
+]
 
 AGENT = "e2e-remote"
 STACK = "only-on-the-agent"

@@ -15,7 +15,10 @@ from tests.support.browser import sign_in
 from tests.support.service import ADMIN_PASSWORD
 from tests.support.service import sign_in as api_sign_in
 
-pytestmark = pytest.mark.browser
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.direct_only("a direct agent offline at once (a tunnel agent reconnects first)"),
+]
 
 AGENT = "e2e-gone"
 

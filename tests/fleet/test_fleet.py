@@ -84,11 +84,11 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
         fleet = admin_client.get("/api/dashboard/fleet")
         assert fleet.status_code == 200, fleet.text
         kinds = {(a["kind"], a["stack"]) for a in fleet.json()["attention"]}
-        return fleet.json() if ("container_restarting", "crashy") in kinds else None
+        wanted = {("container_restarting", "crashy"), ("stack_partial", "half")}
+        return fleet.json() if wanted <= kinds else None
 
-    body = wait_until(restarting, what="crashy restarting in the fleet", interval=0.5)
-    kinds = {(a["kind"], a["stack"]) for a in body["attention"]}
-    assert ("stack_partial", "half") in kinds
+    # (The agent pushes its report when it changes: seen within its heartbeat.)
+    body = wait_until(restarting, what="crashy restarting and half partial", interval=0.5)
     broken = next(a for a in body["attention"] if a["stack"] == "broken")
     assert broken["kind"] == "stack_invalid" and broken["severity"] == "warning"
     assert broken["message"].startswith("The compose file cannot be read: Invalid compose file")
@@ -113,6 +113,10 @@ def test_the_fleet_merges_every_host_and_puts_what_needs_attention_first(
     assert body["kpis"]["critical"] == severities.count("critical")
 
 
+@pytest.mark.direct_only(
+    "direct agents that fail as only a direct one can (refused, silent, a changed token); "
+    "a tunnel agent down is tests/agents/test_tunnel.py's"
+)
 def test_failing_agents_are_offline_with_why_and_the_rest_is_shown(
     agent_processes, admin_client, silent_agent, tmp_path
 ):
@@ -171,6 +175,7 @@ def test_failing_agents_are_offline_with_why_and_the_rest_is_shown(
     assert "unreachable" in admin_client.get(f"/api/agents/{killed_id}").json()["last_error"]
 
 
+@pytest.mark.direct_only("a direct agent's changed certificate and token, and a silent URL")
 def test_downloads_from_a_failing_agent_are_an_error_before_any_body(
     agent_processes, admin_client, silent_agent, app, tmp_path
 ):
@@ -208,6 +213,7 @@ def test_downloads_from_a_failing_agent_are_an_error_before_any_body(
     assert gone.status_code == 503 and "unreachable" in gone.json()["detail"]
 
 
+@pytest.mark.direct_only("a record damaged by hand: the kind of agent plays no part")
 def test_a_failure_to_compute_the_fleet_is_a_500_that_says_what_and_where(
     admin_client, app, agent_processes
 ):

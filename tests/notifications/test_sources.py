@@ -9,12 +9,14 @@ import json
 import secrets
 import subprocess
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from stackyard.fleet import dashboard
 from tests.agents.helpers import add_agent
 from tests.agents.hostile import Answer, HostileAgent, hostile_agent  # noqa: F401 (a fixture)
 from tests.notifications.conftest import TIMING, add_webhook, events_of, watching
@@ -319,8 +321,10 @@ def test_an_update_that_fails_its_health_gate_is_said_once_by_its_outcome(
 
 
 def test_an_agent_killed_is_said_offline_and_back(
-    admin: TestClient, receiver: HttpReceiver, agent_processes
+    admin: TestClient, receiver: HttpReceiver, agent_processes, agent_kind, monkeypatch
 ):
+    if agent_kind == "tunnel":  # (reconnecting for a minute first, then offline)
+        monkeypatch.setattr(dashboard, "RECONNECT_GRACE", timedelta(seconds=1))
     agent = agent_processes(name="note-agent", tls=False)
     add_agent(admin, agent, "note-agent")
     add_webhook(admin, receiver.url)

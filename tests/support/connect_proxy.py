@@ -33,16 +33,17 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
 
 @contextlib.contextmanager
 def connect_proxy() -> Iterator[ConnectProxy]:
+    """The proxy, serving in a thread of its own until the block ends; then closed with
+    every tunnel it carries."""
     proxy = ConnectProxy()
     ready = threading.Event()
     loop = asyncio.new_event_loop()
 
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def carry(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
         method, target, _ = head.split(b"\r\n", 1)[0].decode().split(" ", 2)
         if method != "CONNECT":
             writer.write(b"HTTP/1.1 405 Method Not Allowed\r\n\r\n")
-            writer.close()
             return
         proxy.targets.append(target)
         host, _, port = target.rpartition(":")
@@ -50,10 +51,24 @@ def connect_proxy() -> Iterator[ConnectProxy]:
             up_reader, up_writer = await asyncio.open_connection(host, int(port))
         except OSError:
             writer.write(b"HTTP/1.1 502 Bad Gateway\r\n\r\n")
-            writer.close()
             return
-        writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        try:
+            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        finally:
+            up_writer.close()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await carry(reader, writer)
+        except asyncio.CancelledError:
+            # The proxy closing: ended here, not raised (asyncio's stream server in 3.11
+            # asks a handler's task for its exception, which a cancelled one raises).
+            pass
+        except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            pass  # (a client gone, or no request: nothing to carry)
+        finally:
+            writer.close()
 
     async def serve() -> None:
         sock = socket.socket()
@@ -61,14 +76,28 @@ def connect_proxy() -> Iterator[ConnectProxy]:
         proxy.port = sock.getsockname()[1]
         server = await asyncio.start_server(handle, sock=sock)
         ready.set()
-        async with server:
-            await server.serve_forever()
+        try:
+            await asyncio.Event().wait()  # (until cancelled: the block ended)
+        finally:
+            server.close()
+            carried = asyncio.all_tasks() - {asyncio.current_task()}
+            for task in carried:
+                task.cancel()
+            await asyncio.gather(*carried, return_exceptions=True)
+            await server.wait_closed()
 
-    thread = threading.Thread(target=lambda: loop.run_until_complete(serve()), daemon=True)
+    main = loop.create_task(serve())
+
+    def run() -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            loop.run_until_complete(main)
+        loop.close()
+
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
     ready.wait(10)
     try:
         yield proxy
     finally:
-        loop.call_soon_threadsafe(loop.stop)
+        loop.call_soon_threadsafe(main.cancel)
         thread.join(5)

@@ -97,17 +97,22 @@ STREAMS = ("text/event-stream", "application/x-ndjson")
 
 
 async def _chunks(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
-    if response.headers.get("content-type", "").startswith(STREAMS):
-        async for chunk in response.content.iter_any():
-            yield chunk
-        return
-    while True:
-        try:
-            yield await response.content.readexactly(CHUNK)
-        except asyncio.IncompleteReadError as end:
-            if end.partial:
-                yield end.partial
+    """The answer's body; one that breaks off (the agent stopped, its connection cut) is
+    an `AgentUnreachable`."""
+    try:
+        if response.headers.get("content-type", "").startswith(STREAMS):
+            async for chunk in response.content.iter_any():
+                yield chunk
             return
+        while True:
+            try:
+                yield await response.content.readexactly(CHUNK)
+            except asyncio.IncompleteReadError as end:
+                if end.partial:
+                    yield end.partial
+                return
+    except aiohttp.ClientPayloadError as exc:
+        raise AgentUnreachable(f"The agent's answer broke off: {exc}") from exc
 
 
 def _cause(exc: BaseException, kind: type[BaseException]) -> BaseException | None:

@@ -7,6 +7,7 @@ An agent also lists its capabilities, so that a central shows a missing one as m
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Final, Literal, get_args
 
 from pydantic import BeforeValidator
@@ -47,6 +48,7 @@ def _line(version: SemVer) -> str:
     return f"{version.major}.x" if version.major else f"0.{version.minor}.x"
 
 
+@functools.cache  # (asked for every agent at every dashboard: a few versions in all)
 def incompatibility(central: str, agent: str) -> str | None:
     """Why a central of version `central` cannot talk to an agent of version `agent`, or
     None when it can."""

@@ -14,7 +14,19 @@ A tunnel that ends is dialed again after a pause that doubles from `FIRST_PAUSE`
 not get every agent in the same instant), and starts again from the first once a tunnel
 has held for `STEADY`. A rotation (`rotate`) makes a new key, dials a second tunnel with
 it, and once that one is up keeps the new key; the central ends the old tunnel once the
-connections it carries are done (no request is cut)."""
+connections it carries are done (no request is cut).
+
+The central speaks first on a new tunnel, and only when it has room for the handshake: a
+central restarted has every agent dialing at once and takes their SSH handshakes a few at
+a time (`stackyard.agents.tunnels.HANDSHAKES`). The agent waits for its turn, as long as
+the central answers its pings (`PING_EVERY`), up to `TURN_WITHIN`; its SSH server starts
+then, and the handshake's own time limit (`LOGIN_TIMEOUT`) with it. (Timed from the dial,
+handshakes queued behind two thousand others timed out, were dialed again, and queued
+again: the herd never settled.)
+
+Keep-alives: the agent asks every `KEEPALIVE` seconds of quiet and redials after three
+unanswered; the central waits longer before it asks itself, so on a quiet tunnel only the
+agent's ask and the central's answer cross (`stackyard.agents.tunnels.KEEPALIVE`)."""
 
 from __future__ import annotations
 
@@ -30,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from stackyard.agents.wsbridge import Tunnel, WebSocketTransport
+from stackyard.agents.wsbridge import PACKET, SSH_OPTIONS, WINDOW, Tunnel, WebSocketTransport
 from stackyard.errors import AgentDenied, AgentUnreachable, Invalid
 from stackyard.sshkeys import new_key_pair
 
@@ -43,6 +55,12 @@ FIRST_PAUSE = 0.5
 MAX_PAUSE = 30.0
 STEADY = 10.0
 KEEPALIVE = 15
+#: Seconds the WebSocket may take to open, and the SSH handshake once it is the agent's turn.
+OPEN_TIMEOUT = 30
+LOGIN_TIMEOUT = 15
+#: The longest wait for the central's turn, and how often it must answer a ping meanwhile.
+TURN_WITHIN = 300
+PING_EVERY = 10
 AGENT_HEADER = "X-Stackyard-Agent"
 PORT_HEADER = "X-Stackyard-Agent-Port"
 TUNNEL_PATH = "/api/agents/tunnel/connect"
@@ -125,6 +143,11 @@ class Dialer:
         self._conn: asyncssh.SSHServerConnection | None = None
         self._switching: asyncio.Future[None] | None = None
 
+    def cipher(self) -> str | None:
+        """The cipher the tunnel up now runs with (as SSH negotiated it)."""
+        conn = self._conn
+        return None if conn is None else str(conn.get_extra_info("send_cipher"))
+
     @property
     def _key_path(self) -> Path:
         return self.folder / "agent_key"
@@ -137,7 +160,7 @@ class Dialer:
                 conn = self._conn
                 if conn is None or conn.is_closed():
                     conn = self._conn = await self._open(self._key_path)
-                    log.info("The tunnel to %s is up", self.url)
+                    log.info("The tunnel to %s is up (%s)", self.url, self.cipher())
                 self.connected.set()
                 await conn.wait_closed()
                 if self._conn is not conn:  # (a rotation's tunnel took over: hold it)
@@ -162,10 +185,19 @@ class Dialer:
             max_size=None,
             compression=None,
             ping_interval=None,  # (SSH's keep-alives)
-            open_timeout=15,
+            open_timeout=OPEN_TIMEOUT,
         )
+        try:
+            first: bytes | None = await _turn(socket)
+        except BaseException:
+            await socket.close()
+            raise
 
         async def receive() -> bytes | None:
+            nonlocal first
+            if first is not None:
+                said, first = first, None
+                return said
             try:
                 message = await socket.recv()
             except Exception:  # (closed: the end of the stream)
@@ -187,7 +219,8 @@ class Dialer:
                 config=None,
                 keepalive_interval=KEEPALIVE,
                 keepalive_count_max=3,
-                login_timeout=15,
+                login_timeout=LOGIN_TIMEOUT,
+                **SSH_OPTIONS,
             )
         except BaseException:
             transport.abort()
@@ -232,6 +265,10 @@ def _server_class() -> Any:
 
         def __init__(self, port: int) -> None:
             self.port = port
+            self.conn: asyncssh.SSHServerConnection | None = None
+
+        def connection_made(self, conn: asyncssh.SSHServerConnection) -> None:
+            self.conn = conn
 
         def begin_auth(self, username: str) -> bool:
             return True
@@ -244,8 +281,14 @@ def _server_class() -> Any:
 
         def connection_requested(
             self, dest_host: str, dest_port: int, orig_host: str, orig_port: int
-        ) -> bool:
-            return dest_host in ("127.0.0.1", "localhost") and dest_port == self.port
+        ) -> Any:
+            if dest_host not in ("127.0.0.1", "localhost") or dest_port != self.port:
+                return False
+            assert self.conn is not None
+            # The channel made here, not by asyncssh, which takes its default window and
+            # 32 KiB packets for a forwarded connection whatever the options say.
+            channel = self.conn.create_tcp_channel(window=WINDOW, max_pktsize=PACKET)
+            return channel, self.conn.forward_connection(dest_host, dest_port)
 
         def server_requested(self, listen_host: str, listen_port: int) -> bool:
             return False
@@ -254,6 +297,19 @@ def _server_class() -> Any:
             return False
 
     return Server
+
+
+async def _turn(socket: Any) -> bytes:
+    """The central's first bytes (its SSH version line): its turn to handshake with this
+    agent. Waited for as long as the central answers pings, up to `TURN_WITHIN`."""
+    async with asyncio.timeout(TURN_WITHIN):
+        while True:
+            try:
+                message = await asyncio.wait_for(socket.recv(), PING_EVERY)
+            except TimeoutError:  # (queued: the central must still be there)
+                await asyncio.wait_for(await socket.ping(), PING_EVERY)
+                continue
+            return message if isinstance(message, bytes) else message.encode()
 
 
 def _ws_url(url: str) -> str:

@@ -5,6 +5,7 @@ and one client per agent, made once and reused (its connections with it). The AP
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import secrets
@@ -14,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, cast
 from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, TypeAdapter, computed_field, with_config
@@ -23,7 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from stackyard.agents import tls
-from stackyard.agents.compat import Capabilities, incompatibility
+from stackyard.agents.compat import Capabilities, Capability, incompatibility
 from stackyard.agents.health import AgentHealth
 from stackyard.agents.target import AgentTarget
 from stackyard.agents.tunnels import Tunnels, TunnelState
@@ -63,6 +64,11 @@ def _hash(token: str) -> str:
 def _blob(line: str) -> str:
     """An OpenSSH public key line without its comment (SSH does not carry one)."""
     return " ".join(line.split()[:2])
+
+
+@functools.lru_cache(maxsize=64)  # (every agent's, at every list: a few sets in all)
+def _capabilities(stored: str) -> tuple[Capability, ...]:
+    return tuple(json.loads(stored))
 
 
 #: How stale `last_seen_at` may get before a contact that changed nothing writes it.
@@ -108,6 +114,27 @@ class AgentView:
     @property
     def compatible(self) -> bool:
         return self.incompatibility is None
+
+
+@dataclass(frozen=True)
+class Contact:
+    """What a fleet contact with an agent found: its version and capabilities when it
+    answered, its error when not."""
+
+    view: AgentView
+    version: str | None
+    error: str | None
+    capabilities: Capabilities | None = None
+
+    def news(self) -> bool:
+        """Whether the agent's record should be written: something changed, or it answered
+        and was last seen over `SEEN_EVERY` ago."""
+        view = self.view
+        fresh = view.last_seen_at is not None and utcnow() - view.last_seen_at < SEEN_EVERY
+        same = view.version == self.version and (
+            self.capabilities is None or view.capabilities == self.capabilities
+        )
+        return not (view.last_error == self.error and (self.version is None or (same and fresh)))
 
 
 @dataclass(frozen=True)
@@ -231,6 +258,8 @@ class Agents:
         self._clients: dict[int, tuple[datetime | None, AgentClient]] = {}
         #: Told when an agent was added, changed or removed (its event stream is followed).
         self.changed: list[Callable[[], None]] = []
+        self.tunnels.came_up.append(self._tunnel_up)
+        self._asking: set[asyncio.Task[None]] = set()  # (held: the loop keeps weak ones)
 
     # -- records ------------------------------------------------------------------------
     def _view(self, row: Row) -> AgentView:
@@ -249,7 +278,7 @@ class Agents:
             fingerprint=tls.pem_fingerprint(row.certificate) if row.certificate else None,
             trusts_ca=bool(row.ca_certificate),
             version=row.version,
-            capabilities=json.loads(row.capabilities) if row.capabilities else [],
+            capabilities=list(_capabilities(row.capabilities)) if row.capabilities else [],
             incompatibility=incompatibility(self.version, row.version) if row.version else None,
             last_seen_at=row.last_seen_at,
             last_error=row.last_error,
@@ -350,6 +379,21 @@ class Agents:
                 # (`updated_at` stays: the agent's client, and what it streams, go on)
                 row.public_key, row.pending_key = key, None
 
+    def _tunnel_up(self, agent_id: int) -> None:
+        """A tunnel came up: the agent is asked what it is (its version and what it serves,
+        as a direct agent is when it is added)."""
+        task = asyncio.ensure_future(self._ask_health(agent_id))
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
+
+    async def _ask_health(self, agent_id: int) -> None:
+        try:
+            health = await self.health(await self.client(agent_id, usable=False))
+        except StackyardError as exc:
+            await asyncio.to_thread(self.record_contact, agent_id, None, exc.detail)
+        else:
+            await asyncio.to_thread(self.record_contact, agent_id, health, None)
+
     async def rotate_key(self, agent_id: int) -> AgentView:
         """The agent makes a new key and dials again with it; its old tunnel ends once
         the new one is up and its own connections are done."""
@@ -365,8 +409,11 @@ class Agents:
         return await asyncio.to_thread(self.get, agent_id)
 
     def all(self) -> list[AgentView]:
+        """Every agent, by name: read as plain rows, not as records (every dashboard over
+        thousands of agents reads them all; made records cost most of its time)."""
         with self.db.session() as session:
-            return [self._view(r) for r in session.scalars(select(Row).order_by(Row.name))]
+            rows = session.execute(select(*Row.__table__.columns).order_by(Row.name))
+            return [self._view(cast(Row, r)) for r in rows]
 
     def get(self, agent_id: int) -> AgentView:
         with self.db.session() as session:
@@ -506,30 +553,27 @@ class Agents:
         written in a thread only when it changed or `last_seen_at` is over a minute old: a
         dashboard refreshed every few seconds over hundreds of agents writes almost nothing
         (and leaves the event loop almost never)."""
-        fresh = view.last_seen_at is not None and utcnow() - view.last_seen_at < SEEN_EVERY
-        same = view.version == version and (
-            capabilities is None or view.capabilities == capabilities
-        )
-        if view.last_error == error and (version is None or (same and fresh)):
-            return
-        await asyncio.to_thread(self._write_report, view.id, version, error, capabilities)
+        await self.record_reports([Contact(view, version, error, capabilities)])
 
-    def _write_report(
-        self,
-        agent_id: int,
-        version: str | None,
-        error: str | None,
-        capabilities: Capabilities | None,
-    ) -> None:
-        with self.db.session() as session:
-            row = session.get(Row, agent_id)
-            if row is None:
-                return
-            if version is not None:
-                row.version, row.last_seen_at = version, utcnow()
-            if capabilities is not None:
-                row.capabilities = json.dumps(capabilities)
-            row.last_error = error
+    async def record_reports(self, contacts: list[Contact]) -> None:
+        """`record_report` of many agents: those that changed written in one thread, each
+        agent in a database session of its own (one agent's record never holds up or
+        undoes another's)."""
+        changed = [contact for contact in contacts if contact.news()]
+        if changed:
+            await asyncio.to_thread(self._write_reports, changed)
+
+    def _write_reports(self, contacts: list[Contact]) -> None:
+        for contact in contacts:
+            with self.db.session() as session:
+                row = session.get(Row, contact.view.id)
+                if row is None:
+                    continue
+                if contact.version is not None:
+                    row.version, row.last_seen_at = contact.version, utcnow()
+                if contact.capabilities is not None:
+                    row.capabilities = json.dumps(contact.capabilities)
+                row.last_error = contact.error
 
     # -- reaching agents -----------------------------------------------------------------
     async def client(self, agent_id: int, usable: bool = True) -> AgentClient:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import hashlib
 import socket
 import ssl
@@ -31,6 +32,7 @@ def fingerprint(certificate_der: bytes) -> str:
     return ":".join(digest[i : i + 2] for i in range(0, len(digest), 2))
 
 
+@functools.lru_cache(maxsize=4096)  # (every pinned agent's, at every list of agents)
 def pem_fingerprint(certificate_pem: str) -> str:
     return fingerprint(ssl.PEM_cert_to_DER_cert(certificate_pem))
 

@@ -13,7 +13,21 @@ talks to as to a direct agent: every capability works the same. A connection mad
 rides the agent's live tunnel; when there is none it is closed at once (the client says
 the agent is unreachable). A tunnel replaced by a newer one of the same agent (a
 reconnect, a key rotation) takes no new connection and is closed once its own are done
-(`RETIRE_AFTER` at most)."""
+(`RETIRE_AFTER` at most).
+
+At most `HANDSHAKES` SSH handshakes are in progress at once; a tunnel beyond them waits
+for a slot, its WebSocket open and the agent waiting for the central to speak first
+(`stackyard.agents.dialer`), and its handshake's time limit starts with its slot. A
+central restarted under a fleet has every agent dialing in the same second: all their
+handshakes at once each took as long as all of them together, past their time limit, and
+the agents dialed again into the same crowd (2,000 agents never all connected). A slot at
+a time, each takes only its own time and the herd is in within what the handshakes cost.
+`HANDSHAKES` still covers a far agent's round trips (the handshake's few exchanges).
+
+The central's keep-alives (`KEEPALIVE`) wait longer than the agent's: the agent's ask, and
+any other bytes, reset the central's timer, so on a quiet tunnel the central only answers
+(one exchange every `dialer.KEEPALIVE` seconds, not two), and it still ends a tunnel that
+has been silent for `KEEPALIVE * (KEEPALIVE_COUNT + 1)` seconds."""
 
 from __future__ import annotations
 
@@ -28,7 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from stackyard.agents.wsbridge import Tunnel, WebSocketTransport
+from stackyard.agents.wsbridge import PACKET, SSH_OPTIONS, WINDOW, Tunnel, WebSocketTransport
 from stackyard.clock import utcnow
 from stackyard.sshkeys import new_key_pair
 
@@ -37,9 +51,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-KEEPALIVE = 15
+KEEPALIVE = 20
+KEEPALIVE_COUNT = 2
 RETIRE_AFTER = 600.0
 LOGIN_TIMEOUT = 15
+HANDSHAKES = 64
 CHUNK = 256 * 1024
 TunnelState = Literal["connected", "reconnecting", "never"]
 
@@ -78,6 +94,9 @@ class Tunnels:
         self._agents: dict[int, _Agent] = {}
         self._key: asyncssh.SSHKey | None = None
         self._key_lock = threading.Lock()
+        self._handshakes = asyncio.Semaphore(HANDSHAKES)
+        #: Told the id of each agent whose tunnel came up (its endpoint ready).
+        self.came_up: list[Callable[[int], None]] = []
 
     # -- the central's key --------------------------------------------------------------
     def central_key(self) -> asyncssh.SSHKey:
@@ -108,27 +127,35 @@ class Tunnels:
         presented: Callable[[str], None],
     ) -> None:
         """Run the agent's tunnel over `transport` until it ends: SSH with the agent
-        presenting one of `keys` (told to `presented` once it has: a rotation's new key
-        becomes the agent's). Raises what asyncssh raises when the handshake fails."""
+        presenting one of `keys` (when there are two, a rotation's, told to `presented`
+        once it has: the new key becomes the agent's). Raises what asyncssh raises when
+        the handshake fails."""
         import asyncssh
 
         trusted = [asyncssh.import_public_key(k) for k in keys]
-        conn = await asyncssh.connect(
-            f"agent-{agent_id}",
-            0,
-            tunnel=Tunnel(transport),
-            known_hosts=(trusted, [], []),
-            client_keys=[self.central_key()],
-            username="stackyard",
-            config=None,
-            agent_path=None,
-            keepalive_interval=KEEPALIVE,
-            keepalive_count_max=3,
-            login_timeout=LOGIN_TIMEOUT,
-        )
+        async with self._handshakes:
+            conn = await asyncssh.connect(
+                f"agent-{agent_id}",
+                0,
+                tunnel=Tunnel(transport),
+                known_hosts=(trusted, [], []),
+                client_keys=[self.central_key()],
+                username="stackyard",
+                config=None,
+                agent_path=None,
+                keepalive_interval=KEEPALIVE,
+                keepalive_count_max=KEEPALIVE_COUNT,
+                login_timeout=LOGIN_TIMEOUT,
+                **SSH_OPTIONS,
+            )
         shown = conn.get_server_host_key()
         key = shown.export_public_key("openssh").decode().strip() if shown else ""
-        presented(key)
+        if len(keys) > 1:  # (a rotation under way: the key it came with decides)
+            try:
+                await asyncio.to_thread(presented, key)
+            except BaseException:
+                conn.abort()
+                raise
         live = _Live(conn, agent_port, utcnow(), key)
         agent = self._agents.setdefault(agent_id, _Agent())
         await self._listen(agent_id, agent)
@@ -139,6 +166,8 @@ class Tunnels:
         for watcher in agent.watchers:
             if not watcher.done():
                 watcher.set_result(None)
+        for listener in self.came_up:
+            listener(agent_id)
         log.info("Agent %s connected its tunnel", agent_id)
         try:
             await conn.wait_closed()
@@ -206,7 +235,7 @@ class Tunnels:
         ended = False
         try:
             remote_reader, remote_writer = await live.conn.open_connection(
-                "127.0.0.1", live.agent_port
+                "127.0.0.1", live.agent_port, window=WINDOW, max_pktsize=PACKET
             )
             up = asyncio.ensure_future(_pipe(reader, remote_writer))
             try:
@@ -219,6 +248,11 @@ class Tunnels:
                 remote_writer.close()
         except Exception as exc:  # (the tunnel went in between: the client says so)
             log.debug("A connection over agent %s's tunnel failed: %s", agent_id, exc)
+        except asyncio.CancelledError:
+            # Cut with its tunnel (`_Live.end`: revoked, or the central stopping): ended
+            # here, not raised, for asyncio's stream server (3.11) asks the task for its
+            # exception when it is done, and a cancelled one logged an error each time.
+            pass
         finally:
             if task is not None:
                 live.carried.discard(task)

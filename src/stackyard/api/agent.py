@@ -4,6 +4,8 @@ the central follows to notify of them."""
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -13,6 +15,7 @@ from pydantic import BaseModel
 from stackyard.agents.health import AgentHealth, own_health
 from stackyard.api.deps import SettingsDep, agent_services, require_agent_token
 from stackyard.errors import Invalid
+from stackyard.fleet.report import host_report
 
 router = APIRouter(tags=["agent"], dependencies=[Depends(require_agent_token)])
 
@@ -30,14 +33,24 @@ def agent_health(settings: SettingsDep) -> AgentHealth:
 )
 def agent_events(
     request: Request,
+    settings: SettingsDep,
     after: Annotated[int, Query(ge=0)] = 0,
     boot: Annotated[str | None, Query(max_length=64)] = None,
+    reports: bool = False,
 ) -> StreamingResponse:
     """This host's events after number `after` of the start `boot` (every one kept, when
     `boot` is not this start's), then each as it comes: JSON lines, a keep-alive line
-    every 15 s. The central follows it to notify of them."""
-    buffer = agent_services(request).events
-    return StreamingResponse(buffer.follow(after, boot), media_type="application/x-ndjson")
+    every 15 s. The central follows it to notify of them. With `reports`, this host's
+    fleet report too, when it changed (a line every 5 s)."""
+    started = agent_services(request)
+    report = None
+    if reports:
+        report = functools.partial(
+            asyncio.to_thread, host_report, started.stacks, settings.app_version, started.disk
+        )
+    return StreamingResponse(
+        started.events.follow(after, boot, report), media_type="application/x-ndjson"
+    )
 
 
 class Rotated(BaseModel):

@@ -13,8 +13,14 @@ paths a router serves is told by the first segment of each (`Part.paths`, checke
 against the routers by tests/api/test_routes.py), so that nothing is imported to find
 out.
 
-Matching walks the routers in the order they were put in; no two routers serve one path
-(the same test checks it), so that order never decides which answers."""
+Matching walks the routers in order, and FastAPI builds an included router's routes the
+first time a request is matched against it, on the event loop. So the routers put in by
+one request go before all others, and are built in the thread that puts them in: that
+request walks through them alone (a folder download, the first request for the files
+router, walked through the stack's containers and backups routers put in by the warm-up
+and built them too: 0.1-0.15 s of its first byte, the event loop held meanwhile). No two
+routers serve one path (the same test checks it), so the order never decides which
+answers."""
 
 from __future__ import annotations
 
@@ -117,7 +123,8 @@ class Routes:
         self._segments: set[str] = set()  # whose every part is in
         self._lock = threading.Lock()
         app.include_router(early, prefix=prefix, responses=api_errors.ERROR_RESPONSES)
-        self._end = len(app.router.routes)  # where the next router goes
+        self._start = len(app.router.routes)  # where the routers put in next go
+        self._end = self._start  # after the routers: what the app serves besides
 
     def missing(self, scope: Scope) -> str | None:
         """The first segment of a request's path, when a part that serves it is not in."""
@@ -127,30 +134,39 @@ class Routes:
         segment = path[len(self.prefix) + 1 :].split("/", 1)[0]
         return segment if segment in self.known and segment not in self._segments else None
 
-    def include(self, *segments: str) -> None:
+    def include(self, *segments: str, build: bool = True) -> None:
         """Every part that serves a path beginning with one of `segments` imported and put
-        in, once (blocking: from a thread; a caller that comes meanwhile waits)."""
+        in, once, before the routers put in earlier; with `build`, built too (blocking:
+        from a thread; a caller that comes meanwhile waits)."""
         with self._lock:
+            added: list[Any] = []
             for part in self.parts:
                 if part not in self._in and not part.paths.isdisjoint(segments):
-                    self._put_in(part.router())
+                    added.append(self._put_in(part.router(), self._start + len(added)))
                     self._in.add(part)
+            for included in added if build else ():
+                if hasattr(included, "effective_candidates"):
+                    included.effective_candidates()  # (built once, then kept)
             self._segments.update(segments)
 
-    def _put_in(self, router: APIRouter) -> None:
+    def _put_in(self, router: APIRouter, at: int) -> Any:
+        """`router` included at `at` (before the pages); FastAPI's included router."""
         self.app.include_router(router, prefix=self.prefix, responses=api_errors.ERROR_RESPONSES)
         routes = self.app.router.routes
-        routes.insert(self._end, routes.pop())  # after the others, before the pages
+        included = routes.pop()
+        routes.insert(at, included)
         self._end += 1
+        return included
 
     def include_all(self) -> None:
-        self.include(*self.known)
+        """Every part put in, none built (the schema is drawn from the routers alone)."""
+        self.include(*self.known, build=False)
 
     def warm_up(self) -> None:
         """The first page's parts put in, then built as its requests would build them:
         the routers they walk through, in order, up to the first that serves the last of
         its segments."""
-        self.include(*self.first_page)
+        self.include(*self.first_page, build=False)
         last = next(p for p in self.parts if self.first_page[-1] in p.paths).router()
         for route in self.app.router.routes[: self._end]:
             included: Any = route

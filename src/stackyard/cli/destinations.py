@@ -71,12 +71,32 @@ def schedule_run(
         typer.secho(f"error: no schedule {schedule!r}", err=True, fg=typer.colors.RED)
         raise typer.Exit(1)
     view = found[0]
+    agent = central.agents.get(view.agent_id) if view.agent_id is not None else None
+    if agent is not None and agent.kind == "tunnel":
+        # Its tunnel ends in the running service, which this command is not.
+        typer.secho(
+            f"error: schedule {view.name!r} runs on agent {agent.name!r}, which dials in: only "
+            f"the running service reaches it; run it from the web UI (or POST "
+            f"/api/schedules/{view.id}/run)",
+            err=True,
+            fg=typer.colors.RED,
+        )
+        raise typer.Exit(1)
 
     failed = False
     firing = scheduler.fire(view.id, scheduler.claim_now(view.id), False)
-    for made in services.run(central, firing):
+    runs = services.run(central, firing)
+    for made in runs:
         failed |= made.outcome != "succeeded"
         detail = made.error or f"{made.archive} ({made.size} bytes, {made.pruned} pruned)"
         typer.echo(f"{made.stack_id}\t{made.outcome}\t{detail}")
+    if not runs and scheduler.store.get(view.id).last_status == "failed":
+        # (before any stack: its host was not reached; the log above says why)
+        typer.secho(
+            f"error: schedule {view.name!r} failed before it ran any stack",
+            err=True,
+            fg=typer.colors.RED,
+        )
+        raise typer.Exit(1)
     if failed:
         raise typer.Exit(1)

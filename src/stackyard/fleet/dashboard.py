@@ -4,9 +4,11 @@ Each agent is asked with a time limit of its own (`STACKYARD_AGENT_TIMEOUT`) and
 `CONCURRENCY` at a time, all under one deadline, so that a slow or silent agent costs
 the time limit once, never the sum; one that fails is reported offline with why and when
 it was last seen, and the others are shown. What each contact found is written to that
-agent's record in a database session of its own. Concurrent requests share one
-computation (many open dashboards cost one fan-out), and it is served encoded from its
-types; a failure nobody foresaw is reported as such (`fleet.failures`)."""
+agent's record in a database session of its own. An agent whose event stream is live
+has answered already: the report it pushed last is its answer (`fleet.pushed`), and
+only the others are asked. Concurrent requests share one computation (many open
+dashboards cost one fan-out), and it is served encoded from its types; a failure nobody
+foresaw is reported as such (`fleet.failures`)."""
 
 from __future__ import annotations
 
@@ -21,10 +23,11 @@ from typing import Literal
 from pydantic import TypeAdapter
 
 from stackyard.agents.compat import incompatibility
-from stackyard.agents.service import Agents, AgentView
+from stackyard.agents.service import Agents, AgentView, Contact
 from stackyard.errors import StackyardError
 from stackyard.events import EventName
 from stackyard.fleet.failures import reported
+from stackyard.fleet.pushed import Pushed, PushedReports
 from stackyard.fleet.report import STATES, HostReport
 
 #: Agents asked at once; beyond that they wait for a free slot (within the deadline).
@@ -69,8 +72,11 @@ class HostCard:
     detail: str | None  # why it is not online
     version: str | None
     last_seen_at: datetime | None
-    answered_in_ms: float | None
+    answered_in_ms: float | None  # None: it did not answer, or its report was pushed
     report: HostReport | None
+    #: When the report shown was made: now for a host asked, when it came for an agent
+    #: that pushed it (at most 5 s after a change on its host).
+    reported_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +211,13 @@ def merge(cards: list[HostCard]) -> Fleet:
     return Fleet(datetime.now(UTC), attention, kpis, breakdown, cards)
 
 
+def _card(view: AgentView, status: HostStatus, detail: str | None) -> HostCard:
+    """The card of an agent without a report: why, and when it was last seen."""
+    return HostCard(
+        view.id, view.name, "agent", status, detail, view.version, view.last_seen_at, None, None
+    )
+
+
 #: The payload is encoded straight from its types: it was built from typed parts, and
 #: validating two hundred host cards again before sending them cost more than the rest.
 _FLEET = TypeAdapter(Fleet)
@@ -212,11 +225,16 @@ _FLEET = TypeAdapter(Fleet)
 
 class FleetDashboard:
     def __init__(
-        self, local: Callable[[], Awaitable[HostReport]], agents: Agents, timeout: float
+        self,
+        local: Callable[[], Awaitable[HostReport]],
+        agents: Agents,
+        timeout: float,
+        pushed: PushedReports | None = None,
     ) -> None:
         self.local = local
         self.agents = agents
         self.timeout = timeout
+        self.pushed = pushed if pushed is not None else PushedReports()
         self._pending: asyncio.Future[Fleet] | None = None
         self._took: dict[int, float] = {}  # seconds each agent took to answer last time
         #: Told of every payload computed (notifications judge its conditions).
@@ -234,33 +252,60 @@ class FleetDashboard:
             return _FLEET.dump_json(await self.fleet())
 
     async def _compute(self) -> Fleet:
-        views = await asyncio.to_thread(self.agents.all)
+        # The time limit counts from the request, not from the agents' records read.
         deadline = asyncio.get_running_loop().time() + self.timeout  # the loop's clock
+        views = await asyncio.to_thread(self.agents.all)
+        cards: dict[int, HostCard] = {}
+        contacts: list[Contact] = []  # what the pushed reports tell the agents' records
+        left: list[AgentView] = []
+        for view in views:
+            if not view.enabled:
+                cards[view.id] = _card(view, "disabled", "Disabled")
+            elif (pushed := self.pushed.fresh(view.id)) is not None:
+                cards[view.id] = self._pushed(view, pushed, contacts)
+            else:
+                left.append(view)
         slots = asyncio.Semaphore(CONCURRENCY)
         # The agents that took longest last time are asked first (those not asked yet
         # before all): the answer waits for the slowest, not for the last one sent.
-        slowest_first = sorted(views, key=lambda v: -self._took.get(v.id, math.inf))
-        asked = {v.id: asyncio.create_task(self._agent(v, deadline, slots)) for v in slowest_first}
-        cards = await asyncio.gather(self._local(), *(asked[v.id] for v in views))
-        fleet = merge(list(cards))
+        left.sort(key=lambda v: -self._took.get(v.id, math.inf))
+        asked = [asyncio.create_task(self._agent(v, deadline, slots)) for v in left]
+        recorded = asyncio.ensure_future(self.agents.record_reports(contacts))
+        local, *answers = await asyncio.gather(self._local(), *asked)
+        await recorded
+        cards.update(zip((view.id for view in left), answers, strict=True))
+        fleet = merge([local, *(cards[view.id] for view in views)])
         for observer in self.observers:
             observer(fleet)
         return fleet
+
+    def _pushed(self, view: AgentView, pushed: Pushed, contacts: list[Contact]) -> HostCard:
+        """The card of an agent whose stream is live: its last pushed report."""
+        report = pushed.report
+        reason = incompatibility(self.agents.version, report.version)
+        contacts.append(Contact(view, report.version, reason, report.capabilities or None))
+        if reason:
+            return _card(view, "incompatible", reason)
+        return HostCard(
+            view.id,
+            view.name,
+            "agent",
+            "online",
+            None,
+            report.version,
+            pushed.at,
+            None,
+            report,
+            pushed.at,
+        )
 
     async def _local(self) -> HostCard:
         began = time.monotonic()
         report = await self.local()
         elapsed = (time.monotonic() - began) * 1000
+        now = datetime.now(UTC)
         return HostCard(
-            None,
-            report.name,
-            "local",
-            "online",
-            None,
-            report.version,
-            datetime.now(UTC),
-            elapsed,
-            report,
+            None, report.name, "local", "online", None, report.version, now, elapsed, report, now
         )
 
     async def _agent(self, view: AgentView, deadline: float, slots: asyncio.Semaphore) -> HostCard:
@@ -268,16 +313,23 @@ class FleetDashboard:
             status: HostStatus, detail: str | None, report: HostReport | None = None
         ) -> HostCard:
             took = self._took[view.id] = time.monotonic() - began
-            elapsed = took * 1000 if report else None
-            version = report.version if report else view.version
-            seen = datetime.now(UTC) if report else view.last_seen_at
+            if report is None:
+                return _card(view, status, detail)
+            now = datetime.now(UTC)
             return HostCard(
-                view.id, view.name, "agent", status, detail, version, seen, elapsed, report
+                view.id,
+                view.name,
+                "agent",
+                status,
+                detail,
+                report.version,
+                now,
+                took * 1000,
+                report,
+                now,
             )
 
         began = time.monotonic()
-        if not view.enabled:
-            return card("disabled", "Disabled")
         try:
             async with asyncio.timeout_at(deadline), slots:
                 # An agent last seen with an incompatible version is asked too: it may

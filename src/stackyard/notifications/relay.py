@@ -2,7 +2,11 @@
 (`EventBuffer`) and serves them as a stream of JSON lines from a number on; the central
 follows every enabled agent's stream (`AgentEvents`) and takes from it only what an
 agent may report of its own host (`Kind.from_agents`), checked and bounded, as that
-agent's (the host is the central's say, never the agent's)."""
+agent's (the host is the central's say, never the agent's).
+
+The same stream carries the agent's fleet report when the central asks for it
+(`reports=1`): sent when it changed, looked at every `fleet.pushed.HEARTBEAT` seconds and
+after each event, with a line at least that often (`stackyard.fleet.pushed`)."""
 
 from __future__ import annotations
 
@@ -12,7 +16,8 @@ import contextlib
 import logging
 import secrets
 import threading
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field, ValidationError
@@ -21,15 +26,20 @@ from stackyard.agents.service import Agents, AgentView
 from stackyard.auth.audit import Recorder
 from stackyard.errors import NotFound, StackyardError
 from stackyard.events import KINDS, Event, EventName, Severity, Sink, clip
+from stackyard.fleet.pushed import HEARTBEAT, REFRESH, PushedReports, same_state
+from stackyard.fleet.report import HostReport
 
 log = logging.getLogger(__name__)
 
 #: Events an agent keeps for a central that was away.
 BUFFER = 1000
-#: Seconds between keep-alive lines of a quiet stream.
+#: Seconds between keep-alive lines of a quiet stream (without reports).
 KEEPALIVE = 15.0
-#: The longest line the central reads from an agent's stream.
-LINE_LIMIT = 64 * 1024
+#: Seconds an agent lets events gather before it looks at its report after them.
+EVENTS_SETTLE = 0.5
+#: The longest line the central reads from an agent's stream (a host report with hundreds
+#: of stacks is tens of KiB).
+LINE_LIMIT = 4 * 1024 * 1024
 #: Seconds before a stream that ended or failed is followed again.
 RETRY = 5.0
 #: Seconds before an agent without the stream (an older version) is asked again.
@@ -66,6 +76,7 @@ class WireLine(BaseModel):
     boot: str = Field(max_length=64)
     seq: int = Field(ge=0)
     event: WireEvent | None = None  # None: a keep-alive
+    report: HostReport | None = None  # the agent's fleet report, when it changed
 
 
 class EventBuffer:
@@ -92,14 +103,24 @@ class EventBuffer:
         with self._lock:
             return [(n, e) for n, e in self._events if n > seq]
 
-    async def follow(self, after: int, boot: str | None) -> AsyncIterator[bytes]:
+    async def follow(
+        self,
+        after: int,
+        boot: str | None,
+        report: Callable[[], Awaitable[HostReport]] | None = None,
+    ) -> AsyncIterator[bytes]:
         """The events after `after` (all kept, when `boot` is another start's), then each
-        as it comes, as JSON lines; a keep-alive line first and when quiet."""
+        as it comes, as JSON lines; a keep-alive line first and when quiet. With `report`
+        (this host's fleet report), that too: at once, then when it changed, looked at
+        every `HEARTBEAT` seconds and after events, a line at least as often."""
         seq = after if boot == self.boot else 0
         waiter = asyncio.Event()
         entry = (asyncio.get_running_loop(), waiter)
         with self._lock:
             self._waiters.append(entry)
+        quiet = KEEPALIVE if report is None else HEARTBEAT
+        sent: HostReport | None = None
+        sent_at = 0.0
         try:
             yield self._line(seq, None)
             while True:
@@ -107,16 +128,25 @@ class EventBuffer:
                 for n, event in self.after(seq):
                     seq = n
                     yield self._line(n, event)
+                if report is not None:
+                    now = time.monotonic()
+                    current = await report()
+                    if not same_state(current, sent) or now - sent_at >= REFRESH:
+                        sent, sent_at = current, now
+                        yield self._line(seq, None, current)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(waiter.wait(), KEEPALIVE)
-                if not waiter.is_set():
+                    await asyncio.wait_for(waiter.wait(), quiet)
+                if waiter.is_set():
+                    await asyncio.sleep(EVENTS_SETTLE)  # (a burst of events: one look)
+                else:
                     yield self._line(seq, None)
         finally:
             with self._lock:
                 self._waiters.remove(entry)
 
-    def _line(self, seq: int, event: WireEvent | None) -> bytes:
-        return WireLine(boot=self.boot, seq=seq, event=event).model_dump_json().encode() + b"\n"
+    def _line(self, seq: int, event: WireEvent | None, report: HostReport | None = None) -> bytes:
+        line = WireLine(boot=self.boot, seq=seq, event=event, report=report)
+        return line.model_dump_json().encode() + b"\n"
 
 
 @dataclass
@@ -133,12 +163,19 @@ class AgentEvents:
     """Follows the event stream of every enabled agent while it runs."""
 
     def __init__(
-        self, agents: Agents, sink: Sink, audit: Recorder | None = None, refresh: float = 30.0
+        self,
+        agents: Agents,
+        sink: Sink,
+        audit: Recorder | None = None,
+        refresh: float = 30.0,
+        reports: PushedReports | None = None,
     ) -> None:
+        """`reports`: where the agents' pushed fleet reports go (asked for when given)."""
         self.agents = agents
         self.sink = sink
         self.audit = audit
         self.refresh = refresh
+        self.reports = reports
         self._follows: dict[int, _Follow] = {}
         self._changed = asyncio.Event()
         agents.changed.append(self._changed.set)
@@ -179,6 +216,8 @@ class AgentEvents:
                     if line.boot != boot:
                         boot, seq = line.boot, 0
                     seq = max(seq, line.seq)
+                    if self.reports is not None:
+                        self.reports.heard(view.id, line.report)
                     if line.event is not None:
                         self._take(view, line.event)
             except NotFound:
@@ -187,11 +226,16 @@ class AgentEvents:
                 log.debug("Events of agent %s: %s", view.name, exc.detail)
             except Exception:
                 log.exception("Following the events of agent %s failed", view.name)
+            finally:
+                if self.reports is not None:
+                    self.reports.lost(view.id)
             await asyncio.sleep(wait)
 
     async def _lines(self, view: AgentView, seq: int, boot: str | None) -> AsyncIterator[WireLine]:
         client = await self.agents.client_for(view)
         params = [("after", str(seq))] + ([("boot", boot)] if boot else [])
+        if self.reports is not None:
+            params.append(("reports", "1"))
         answer = await client.request("GET", "/notifications/events", params=params)
         if answer.status_code >= 400:
             await client.read_bytes(answer)  # raises with the agent's detail

@@ -60,7 +60,12 @@ def central(
     _cancelled_at_stop(stack, cleaned, outcome)
     _cancelled_at_stop(stack, cleaned, services.scheduler.serve())
     _update_checks(services, stack, cleaned)
-    relay = AgentEvents(services.agents, services.notifications.emit, functools.partial(record, db))
+    relay = AgentEvents(
+        services.agents,
+        services.notifications.emit,
+        functools.partial(record, db),
+        reports=services.fleet.pushed,
+    )
     for work in (
         services.notifications.serve(),
         relay.serve(),

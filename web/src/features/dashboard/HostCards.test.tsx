@@ -8,6 +8,7 @@ import { makeFleet, makeHost, makeReport } from "../../test/fleetFixtures";
 import { renderApp } from "../../test/renderApp";
 
 const DOWN_SINCE = "2025-03-01T09:59:30Z";
+const PUSHED_AT = "2025-03-01T10:00:00Z";
 
 const direct = makeAgent({ id: 3, name: "nas" });
 const dialling = makeTunnelAgent({ id: 7, name: "home-nas" });
@@ -17,7 +18,14 @@ const fleet = makeFleet({
   hosts: [
     makeHost(),
     makeHost({ id: 3, name: "nas", kind: "agent", report: makeReport({ name: "nas" }) }),
-    makeHost({ id: 7, name: "home-nas", kind: "agent", report: makeReport({ name: "home-nas" }) }),
+    makeHost({
+      id: 7,
+      name: "home-nas",
+      kind: "agent",
+      answered_in_ms: null,
+      reported_at: PUSHED_AT,
+      report: makeReport({ name: "home-nas" }),
+    }),
     makeHost({
       id: 9,
       name: "cabin",
@@ -71,5 +79,20 @@ describe("the fleet's host cards", () => {
     expect(within(cabin).getByTestId("host-kind")).toHaveTextContent(/^Agent$/);
     expect(cabin).toHaveTextContent("its tunnel has been down since 2025-03-01 09:59:30 UTC");
     expect(cabin.querySelector(".error, .warn-text")).toBeNull();
+  });
+
+  it("say how fresh an online host's report is: its answer time when asked, its age when it pushed it", async () => {
+    installFakeFetch(routes([direct, dialling, reconnecting]));
+    renderApp("/");
+
+    const nas = await screen.findByRole("region", { name: "nas" });
+    expect(nas).toHaveTextContent(/answered in 12 ms/);
+    expect(within(nas).queryByTestId("host-reported")).toBeNull();
+    const homeNas = screen.getByRole("region", { name: "home-nas" });
+    expect(homeNas).not.toHaveTextContent("answered in");
+    const reported = within(homeNas).getByTestId("host-reported");
+    expect(reported).toHaveAttribute("dateTime", PUSHED_AT);
+    expect(reported).toHaveAttribute("title", formatDateTime(PUSHED_AT));
+    expect(homeNas).toHaveTextContent(/· reported/);
   });
 });

@@ -163,6 +163,21 @@ function DownDetail({ card, agent }: { card: HostCard; agent: Agent | undefined 
   return <p className={card.status === "offline" ? "error" : "warn-text"}>{card.detail}</p>;
 }
 
+/** How fresh an online host's report is: its answer time when asked, its age when pushed. */
+function Freshness({ card }: { card: HostCard }) {
+  if (card.status !== "online") return null;
+  if (card.answered_in_ms !== null) return <> · answered in {Math.round(card.answered_in_ms)} ms</>;
+  if (!card.reported_at) return null;
+  return (
+    <>
+      {" · reported "}
+      <time dateTime={card.reported_at} title={formatDateTime(card.reported_at)} data-testid="host-reported">
+        {formatAgo(card.reported_at)}
+      </time>
+    </>
+  );
+}
+
 /**
  * One host: its status and version; its resources when it answered, else why not and when
  * it was last seen. `agent` is the agent's record, for its kind and its tunnel's state.
@@ -182,7 +197,7 @@ export function HostCardView({ card, agent }: { card: HostCard; agent?: Agent })
       </div>
       <p className="muted small host-meta">
         {card.version ? `Stackyard ${card.version}` : "Version not known"}
-        {card.status === "online" && card.answered_in_ms !== null && ` · answered in ${Math.round(card.answered_in_ms)} ms`}
+        <Freshness card={card} />
       </p>
       {card.report ? (
         <Resources card={card} report={card.report} />
