@@ -150,9 +150,14 @@ def test_an_agent_behind_nat_enrols_and_everything_goes_through_its_tunnel(
         assert zipped.status_code == 200
         with zipfile.ZipFile(io.BytesIO(zipped.content)) as archive:
             assert archive.read("big/blob") == (folder / "blob").read_bytes()
-        fleet = admin.get("/api/dashboard/fleet").json()
-        (card,) = [h for h in fleet["hosts"] if h["id"] == agent_id]
-        assert card["status"] == "online" and card["report"]["stacks"]["running"] >= 1
+
+        def running() -> dict | None:  # (the agent's report, pushed within seconds)
+            fleet = admin.get("/api/dashboard/fleet").json()
+            (card,) = [h for h in fleet["hosts"] if h["id"] == agent_id]
+            return card if (card["report"] or {}).get("stacks", {}).get("running") else None
+
+        card = wait_until(running, 15, "the stack running in the agent's fleet card")
+        assert card["status"] == "online"
 
         # The central killed and started again: the agent is back on its own.
         stop_process(central.process)

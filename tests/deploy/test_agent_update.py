@@ -1,9 +1,11 @@
 """An agent deployed with deploy/agent.compose.yaml, updated from the central through its
 routes: the same self-update, and its pinned certificate survives the recreation (it
-lives in the agent's data volume)."""
+lives in the agent's data volume). Also an agent that dials the central: updated through
+its tunnel, it dials again with the key it enrolled with (kept in the same volume)."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import subprocess
@@ -21,7 +23,7 @@ from tests.deploy.test_self_update import (  # noqa: F401 (broken, releases: fix
     releases,
     update_entries,
 )
-from tests.support.agents import AgentProcess
+from tests.support.agents import AgentProcess, current_kind
 from tests.support.docker import TEST_LABEL
 from tests.support.service import ServerProcess, embedded_database_url, free_port
 from tests.support.waiting import wait_until
@@ -34,7 +36,7 @@ services:
   agent:
     network_mode: host
     ports: !reset []
-    command: ["stackyard", "agent", "--host", "127.0.0.1"]
+    command: {command}
     environment:
       STACKYARD_PORT: "{port}"
       STACKYARD_UPDATE_CHECK_INTERVAL: "0"
@@ -72,10 +74,15 @@ def agent_version(url: str, token: str) -> str | None:
         return None
 
 
-@pytest.mark.parametrize("broken", [None, "exits"], indirect=True)
+@pytest.mark.parametrize(
+    ("broken", "agent_kind"),
+    [(None, "direct"), ("exits", "direct"), (None, "tunnel")],
+    indirect=True,
+)
 def test_an_agent_is_updated_from_the_central_or_rolled_back(
     releases,  # noqa: F811 (the fixture imported above)
     broken,  # noqa: F811
+    agent_kind,
     admin_client,
     docker_client,
     docker_cleanup,
@@ -84,12 +91,19 @@ def test_an_agent_is_updated_from_the_central_or_rolled_back(
     repository, _, _ = releases
     project = docker_cleanup.compose_project(f"sy-agent-{uuid.uuid4().hex[:8]}")
     port, token = free_port(), secrets.token_urlsafe(32)
+    command = ["stackyard", "agent", "--host", "127.0.0.1"]
+    if agent_kind == "tunnel":  # (made on the central first: the agent enrols with it)
+        made = admin_client.post("/api/agents/tunnel", json={"name": "deployed"})
+        assert made.status_code == 201, made.text
+        central = current_kind().central_url(admin_client)
+        command = ["stackyard", "agent", "--connect", central, "--enrol", made.json()["token"]]
     override = tmp_path / "agent.override.yaml"
     override.write_text(
         AGENT_OVERRIDE.format(
             port=port,
             label=TEST_LABEL,
             run_id=docker_cleanup.run_id,
+            command=json.dumps(command),
         )
     )
     (tmp_path / "agent-stacks").mkdir()
@@ -120,20 +134,28 @@ def test_an_agent_is_updated_from_the_central_or_rolled_back(
     assert up.returncode == 0, up.stderr
     url = f"https://127.0.0.1:{port}"
     try:
-        wait_until(lambda: agent_version(url, token) == "1.0.0", what="the agent 1.0.0 answering")
+        if agent_kind == "tunnel":
+            base = f"/api/agents/{made.json()['agent']['id']}"
+            # Its version is known through its tunnel (the central asks as it comes up).
+            version_of = lambda: admin_client.get(base).json()["version"]  # noqa: E731
+            wait_until(lambda: version_of() == "1.0.0", what="the agent 1.0.0 dialing in")
+        else:
+            version_of = lambda: agent_version(url, token)  # noqa: E731
+            wait_until(lambda: version_of() == "1.0.0", what="the agent 1.0.0 answering")
         (container,) = docker_client.containers.list(
             filters={"label": f"com.docker.compose.project={project}"}
         )
         before, env_before = deployed_settings(container), env_file.read_bytes()
         image_before = container.image.id
-        logs = subprocess.run(
-            [*compose, "logs", "--no-color"], env=env, capture_output=True, text=True
-        ).stdout
-        fake = tmp_path / "agent-log"
-        fake.write_text(logs)
-        agent = AgentProcess(ServerProcess(url, None, fake), token, tmp_path, None)  # type: ignore[arg-type]
-        record = add_agent(admin_client, agent, "deployed")
-        base = f"/api/agents/{record['id']}"
+        if agent_kind == "direct":
+            logs = subprocess.run(
+                [*compose, "logs", "--no-color"], env=env, capture_output=True, text=True
+            ).stdout
+            fake = tmp_path / "agent-log"
+            fake.write_text(logs)
+            agent = AgentProcess(ServerProcess(url, None, fake), token, tmp_path, None)  # type: ignore[arg-type]
+            record = add_agent(admin_client, agent, "deployed")
+            base = f"/api/agents/{record['id']}"
 
         status = admin_client.get(f"{base}/system/update").json()
         assert status["update_supported"] is True, status
@@ -144,8 +166,8 @@ def test_an_agent_is_updated_from_the_central_or_rolled_back(
         # The new release, or (broken) the previous one brought back by the helper.
         version = "1.0.0" if broken else "1.1.0"
         wait_until(lambda: helpers(docker_client) == [], 240, "the helper done")
-        wait_until(lambda: agent_version(url, token) == version, 120, f"the agent as {version}")
-        # The central still trusts it: the same certificate, kept in its volume.
+        wait_until(lambda: version_of() == version, 120, f"the agent as {version}")
+        # The central still trusts it: the same certificate (or key), kept in its volume.
         tested = admin_client.post(f"{base}/test").json()
         assert tested["ok"] and tested["version"] == version, tested
         assert admin_client.get(f"{base}/stacks").status_code == 200

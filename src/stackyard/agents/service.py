@@ -309,7 +309,11 @@ class Agents:
                 f"Agent {name!r} is reconnecting: its tunnel has been down since "
                 f"{since:%Y-%m-%d %H:%M:%S} UTC"
             )
-        raise AgentUnreachable(f"Agent {name!r} has not connected its tunnel")
+        raise AgentUnreachable(
+            f"Agent {name!r} has not connected its tunnel to this process (an agent that "
+            "dials in is reached through the running service it dials, not from a command "
+            "run beside it)"
+        )
 
     # -- agents that dial in ----------------------------------------------------------
     def create_tunnel(self, name: str, central_url: str) -> NewTunnelAgent:

@@ -9,6 +9,7 @@ import ssl
 
 import httpx
 
+from stackyard.agents.dialer import identity
 from stackyard.agents.tls import CERT_NAME, client_context
 from stackyard.errors import Unavailable
 from stackyard.settings import Mode, Settings
@@ -24,17 +25,23 @@ def _address(settings: Settings) -> str:
 def own_version(settings: Settings, mode: Mode, port: int | None = None) -> str:
     """The version the service of `mode` beside this process answers (on `port`, else
     where it listens by default); Unavailable when it does not answer (yet), or answers
-    anything but its health."""
+    anything but its health. An agent that dials its central (enrolled: its identity in
+    the data folder) is asked as it serves: plain HTTP on loopback, with the token its
+    central gave it."""
     headers: dict[str, str] = {}
     verify: ssl.SSLContext | bool = False
-    where = f"{_address(settings)}:{port or settings.listen_port(mode)}"
+    listening = port or settings.listen_port(mode)
+    where = f"{_address(settings)}:{listening}"
     if mode == "central":
         url = f"http://{where}/api/health"
+    elif (enrolled := identity(settings.data_dir)) is not None:
+        url = f"http://127.0.0.1:{listening}/agent/health"
+        headers["Authorization"] = f"Bearer {enrolled.agent_token}"
     else:
         url = f"{'https' if settings.agent_tls else 'http'}://{where}/agent/health"
         headers["Authorization"] = f"Bearer {settings.agent_token or ''}"
     try:
-        if mode == "agent" and settings.agent_tls:  # its own certificate, pinned
+        if url.startswith("https://"):  # an agent's own certificate, pinned
             cert = settings.agent_tls_cert or settings.data_dir / CERT_NAME
             verify = client_context(cert.read_text(), None)
         answer = httpx.get(url, headers=headers, verify=verify, timeout=TIMEOUT)
