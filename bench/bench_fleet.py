@@ -34,7 +34,7 @@ from bench.common import (
     start,
     workdir,
 )
-from bench.standins import StandIn, StandIns
+from bench.standins import StandIn, StandIns, all_pushed
 
 #: The fleets measured, one after the other (issue 43: 500 and 2,000).
 FLEETS = [int(n) for n in os.environ.get("BENCH_FLEET_AGENTS", "500,2000").split(",")]
@@ -84,22 +84,6 @@ def _register(http: httpx.Client, agents: list[StandIn]) -> dict[int, int]:
         return dict(zip((a.index for a in agents), pool.map(add, agents), strict=True))
 
 
-def _pushed(http: httpx.Client, healthy: int) -> tuple[float, int]:
-    """Seconds until every healthy agent's card is shown from the report it pushed (no
-    answer time: not asked), and how many are."""
-    began = time.perf_counter()
-    while True:
-        cards = http.get("/api/dashboard/fleet").json()["hosts"]
-        pushed = sum(
-            1
-            for c in cards
-            if c["kind"] == "agent" and c["reported_at"] and (c["answered_in_ms"] is None)
-        )
-        if pushed >= healthy or time.perf_counter() - began > 120:
-            return time.perf_counter() - began, pushed
-        time.sleep(0.5)
-
-
 def _idle_cpu(pid: int, seconds: float = 20.0) -> float:
     """Percent of a core the central used over `seconds` with nobody asking it."""
     used, began = cpu_seconds(pid), time.perf_counter()
@@ -125,7 +109,7 @@ def fleet(size: int) -> None:
             ids = _register(http, agents)
             healthy = [a for a in agents if a.kind == "healthy"]
             asked = _timed(http, "/api/dashboard/fleet", 1)[0]
-            waited, pushed = _pushed(http, len(healthy))
+            waited, pushed = all_pushed(http, len(healthy))
             print(
                 f"fleet of {size}: the first dashboard after the agents were added (each "
                 f"asked) {asked * 1000:.0f} ms; every healthy agent's report pushed "
@@ -209,7 +193,7 @@ def disk_fleet(size: int) -> None:
         ) as http:
             _register(http, agents)
             healthy = [a for a in agents if a.kind == "healthy"]
-            _pushed(http, len(healthy))
+            all_pushed(http, len(healthy))
             slowest = max(healthy, key=lambda a: a.delay)
             with httpx.Client(timeout=10) as direct:
                 own = _timed(direct, f"{slowest.url}/agent/fleet/host", CALLS)

@@ -87,7 +87,7 @@ from bench.common import (
     start,
     workdir,
 )
-from bench.standins import StandIn, StandIns
+from bench.standins import StandIn, StandIns, all_pushed
 
 DOWNLOAD_MIB = int(os.environ.get("BENCH_TUNNEL_DOWNLOAD_MIB", "100"))
 ZIP_MIB = int(os.environ.get("BENCH_TUNNEL_ZIP_MIB", "256"))
@@ -583,7 +583,9 @@ class Fleet:
 def _fleet(http: httpx.Client, pid: int, standins: StandIns) -> Fleet:
     thread = standins.thread.native_id
     assert thread is not None
-    http.get("/api/dashboard/fleet").raise_for_status()  # (the agents' connections opened)
+    healthy = sum(1 for agent in standins.agents if agent.kind == "healthy")
+    waited, pushed = all_pushed(http, healthy)  # (their event streams followed)
+    print(f"{pushed} of {healthy} reports pushed, {waited:.1f} s after the agents were up")
     central, others = cpu_seconds(pid), cpu_seconds(os.getpid(), thread)
     times, answers = [], []
     for _ in range(CALLS):

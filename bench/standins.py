@@ -11,8 +11,11 @@ import asyncio
 import json
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Literal
+
+import httpx
 
 from stackyard import __version__
 from stackyard.agents.compat import CAPABILITIES
@@ -192,3 +195,19 @@ class StandIns:
         self.loop.close()
         for held in self.held:
             held.close()
+
+
+def all_pushed(http: httpx.Client, healthy: int) -> tuple[float, int]:
+    """Seconds until every healthy agent's card is shown from the report it pushed (no
+    answer time: not asked), and how many are."""
+    began = time.perf_counter()
+    while True:
+        cards = http.get("/api/dashboard/fleet").json()["hosts"]
+        pushed = sum(
+            1
+            for c in cards
+            if c["kind"] == "agent" and c["reported_at"] and (c["answered_in_ms"] is None)
+        )
+        if pushed >= healthy or time.perf_counter() - began > 120:
+            return time.perf_counter() - began, pushed
+        time.sleep(0.5)

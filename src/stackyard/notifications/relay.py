@@ -179,6 +179,9 @@ class AgentEvents:
         self._follows: dict[int, _Follow] = {}
         self._changed = asyncio.Event()
         agents.changed.append(self._changed.set)
+        #: Set when an agent's tunnel comes up: its follow, waiting to try again, goes on.
+        self._up: dict[int, asyncio.Event] = {}
+        agents.tunnels.came_up.append(lambda agent_id: self._up_event(agent_id).set())
 
     async def serve(self) -> None:
         try:
@@ -195,6 +198,7 @@ class AgentEvents:
                     if view is None or view.updated_at != follow.updated_at:
                         follow.task.cancel()
                         del self._follows[agent_id]
+                        self._up.pop(agent_id, None)
                 for agent_id, view in wanted.items():
                     if agent_id not in self._follows:
                         task = asyncio.create_task(self._follow(view))
@@ -209,8 +213,10 @@ class AgentEvents:
     async def _follow(self, view: AgentView) -> None:
         boot: str | None = None
         seq = 0
+        up = self._up_event(view.id)
         while True:
             wait = RETRY
+            up.clear()  # (a tunnel that comes up from here on cuts the wait short)
             try:
                 async for line in self._lines(view, seq, boot):
                     if line.boot != boot:
@@ -229,7 +235,11 @@ class AgentEvents:
             finally:
                 if self.reports is not None:
                     self.reports.lost(view.id)
-            await asyncio.sleep(wait)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(up.wait(), wait)
+
+    def _up_event(self, agent_id: int) -> asyncio.Event:
+        return self._up.setdefault(agent_id, asyncio.Event())
 
     async def _lines(self, view: AgentView, seq: int, boot: str | None) -> AsyncIterator[WireLine]:
         client = await self.agents.client_for(view)
