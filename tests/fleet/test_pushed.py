@@ -4,12 +4,15 @@ heartbeat, and an agent that goes quiet is asked again, then shown offline."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 
 import pytest
+from pydantic import TypeAdapter
 
-from stackyard.fleet.pushed import HEARTBEAT, LIVE_FOR
+from stackyard.fleet.pushed import HEARTBEAT, LIVE_FOR, same_state
+from stackyard.fleet.report import HostReport
 from tests.agents.helpers import add_agent
 from tests.fleet.conftest import AGENT_TIMEOUT
 from tests.support.stacks import BUSYBOX, act, compose_text, service
@@ -103,3 +106,41 @@ def test_an_agent_stopped_is_offline_at_the_next_look_not_shown_from_its_last_pu
     )
     assert card["status"] == "offline" and card["report"] is None
     assert "unreachable" in card["detail"]
+
+
+def test_only_a_change_beyond_load_and_free_memory_is_pushed_at_once():
+    report = TypeAdapter(HostReport).validate_python(
+        {
+            "name": "nas",
+            "version": "0.1.0",
+            "stacks": {"running": 3, "stopped": 1},
+            "partial": [],
+            "troubles": [],
+            "updates": [],
+            "failed_backups": [],
+            "resources": {
+                "cpus": 4,
+                "load": [0.4, 0.6, 0.5],
+                "memory_total": 16 * 1024**3,
+                "memory_available": 9 * 1024**3,
+                "disk_path": "/var/lib/docker",
+                "disk_total": 500 * 1024**3,
+                "disk_free": 210 * 1024**3,
+                "containers_running": 4,
+                "containers_total": 5,
+                "stacks": 4,
+            },
+            "engine_error": None,
+        }
+    )
+    busier = dataclasses.replace(
+        report,
+        resources=dataclasses.replace(report.resources, load=(3.0, 2.0, 1.0), memory_available=1),
+    )
+    assert same_state(busier, report)  # (sent with the next refresh, not at once)
+    assert not same_state(report, None)  # the first report is always sent
+    assert not same_state(dataclasses.replace(report, updates=["app01"]), report)
+    fuller = dataclasses.replace(
+        report, resources=dataclasses.replace(report.resources, disk_free=1)
+    )
+    assert not same_state(fuller, report)
