@@ -30,6 +30,7 @@ def test_deleting_a_stack_that_ran_ends_on_the_stacks_page_and_asks_for_it_no_mo
     docker_cleanup.compose_project(stack)
     sign_in(page, live_server.url)
     page.goto(f"{live_server.url}/stacks/{stack}")
+    expect(page.get_by_test_id("stack-state")).to_have_text("Stopped")  # (the page loaded)
     page.get_by_role("group", name=f"Actions for {stack}").get_by_role(
         "button", name="Start", exact=True
     ).click()

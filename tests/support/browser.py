@@ -73,16 +73,19 @@ def _through_network_changes(goto: Callable[..., Any]) -> Callable[..., Any]:
     an interface comes or goes on the machine, as the Docker engine's do while other test
     processes start and remove containers. Chromium says it as ERR_NETWORK_CHANGED, or,
     when its error page came first, as the navigation "interrupted by another navigation
-    to chrome-error://" (each seen in CI)."""
+    to chrome-error://", or, when it loaded the page again on its own, "interrupted by
+    another navigation to" the same address (each seen in CI)."""
 
     def again(*args: Any, **kwargs: Any) -> Any:
         from playwright.sync_api import Error
 
+        url = args[0] if args else kwargs.get("url", "")
+        signs = (*NETWORK_CHANGED, f'interrupted by another navigation to "{url}"')
         for _ in range(2):
             try:
                 return goto(*args, **kwargs)
             except Error as exc:
-                if not any(sign in str(exc) for sign in NETWORK_CHANGED):
+                if not any(sign in str(exc) for sign in signs):
                     raise
         return goto(*args, **kwargs)
 

@@ -74,8 +74,9 @@ class HostCard:
     last_seen_at: datetime | None
     answered_in_ms: float | None  # None: it did not answer, or its report was pushed
     report: HostReport | None
-    #: When the report shown was made: now for a host asked, when it came for an agent
-    #: that pushed it (at most 5 s after a change on its host).
+    #: When the report shown was true: now for a host asked; for an agent that pushed
+    #: it, the last line of its stream (each says nothing changed since; a change on its
+    #: host is pushed within 5 s).
     reported_at: datetime | None = None
 
 
