@@ -27,6 +27,7 @@ from bench.common import (
     VENV_BIN,
     admin_token,
     cpu_seconds,
+    cpu_windows,
     free_port,
     goal,
     rss_mib,
@@ -82,13 +83,6 @@ def _register(http: httpx.Client, agents: list[StandIn]) -> dict[int, int]:
 
     with ThreadPoolExecutor(16) as pool:  # each add reaches its agent first
         return dict(zip((a.index for a in agents), pool.map(add, agents), strict=True))
-
-
-def _idle_cpu(pid: int, seconds: float = 20.0) -> float:
-    """Percent of a core the central used over `seconds` with nobody asking it."""
-    used, began = cpu_seconds(pid), time.perf_counter()
-    time.sleep(seconds)
-    return (cpu_seconds(pid) - used) / (time.perf_counter() - began) * 100
 
 
 def fleet(size: int) -> None:
@@ -160,10 +154,10 @@ def fleet(size: int) -> None:
             )
             # The goal: the time limit once (and the 100 ms the fleet's own goal allows).
             goal(f"fleet of {size} with {len(silent)} silent", stalled, limit + 0.1, " s")
-            idle = _idle_cpu(pid)
+            idle = statistics.median(cpu_windows(pid, 20))
             print(
                 f"central idle with {len(healthy)} agents' streams followed (a line from each "
-                f"every 5 s): {idle:.1f}% of a core",
+                f"every 5 s): {idle:.1f}% of a core (median of 4 windows of 5 s)",
                 flush=True,
             )
             rss_after = rss_mib(central.process.pid)

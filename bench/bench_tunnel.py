@@ -80,6 +80,7 @@ from bench.common import (
     Started,
     admin_token,
     cpu_seconds,
+    cpu_windows,
     free_port,
     goal,
     rss_mib,
@@ -547,16 +548,6 @@ class _Counted(logging.Handler):
         self.last = record.getMessage()
 
 
-def _idle_cpu(pid: int, seconds: int) -> list[float]:
-    """Percent of a core `pid` used in each window of `WINDOW` s over `seconds`."""
-    windows = []
-    for _ in range(max(1, seconds // WINDOW)):
-        used, began = cpu_seconds(pid), time.perf_counter()
-        time.sleep(WINDOW)
-        windows.append((cpu_seconds(pid) - used) / (time.perf_counter() - began) * 100)
-    return windows
-
-
 @dataclass
 class Fleet:
     """The dashboard's times (after one that opened the agents' connections), the agents
@@ -679,7 +670,7 @@ def many(size: int) -> None:
             list(pool.map(make, agents[1:]))
         enrolled = time.perf_counter() - began
         pid = central.process.pid
-        quiet = _idle_cpu(pid, IDLE)
+        quiet = cpu_windows(pid, IDLE, WINDOW)
 
         dialing: list[asyncio.Task[None]] = []  # (held: the loop keeps weak references)
         dialers: list[Dialer] = []
@@ -742,7 +733,7 @@ def many(size: int) -> None:
 
         time.sleep(WINDOW)  # (what the last dashboard started settles)
         standins_cpu = cpu_seconds(os.getpid(), thread)
-        busy = _idle_cpu(pid, IDLE)
+        busy = cpu_windows(pid, IDLE, WINDOW)
         standins_cpu = (cpu_seconds(os.getpid(), thread) - standins_cpu) / IDLE * 100
         print(
             f"central idle with {len(healthy)} tunnels up: {statistics.median(busy):.1f}% of a "

@@ -196,6 +196,17 @@ def cpu_seconds(pid: int, thread: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_windows(pid: int, seconds: float, window: float = 5.0) -> list[float]:
+    """Percent of a core `pid` used in each window of `window` s over `seconds` (at least
+    one window)."""
+    windows = []
+    for _ in range(max(1, int(seconds // window))):
+        used, began = cpu_seconds(pid), time.perf_counter()
+        time.sleep(window)
+        windows.append((cpu_seconds(pid) - used) / (time.perf_counter() - began) * 100)
+    return windows
+
+
 def compose_ls() -> float:
     """Seconds of one `docker compose ls --all --format json`: the engine's own list of
     the projects (it reads no compose file), the baseline of the stack list."""

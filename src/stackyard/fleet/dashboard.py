@@ -280,25 +280,25 @@ class FleetDashboard:
             observer(fleet)
         return fleet
 
+    def _answered(
+        self, view: AgentView, report: HostReport, at: datetime, elapsed_ms: float | None
+    ) -> tuple[HostCard, Contact]:
+        """The card of an agent that answered with `report` (asked, or pushed: no answer
+        time), and what its record learns from it."""
+        reason = incompatibility(self.agents.version, report.version)
+        contact = Contact(view, report.version, reason, report.capabilities or None)
+        if reason:
+            return _card(view, "incompatible", reason), contact
+        card = HostCard(
+            view.id, view.name, "agent", "online", None, report.version, at, elapsed_ms, report, at
+        )
+        return card, contact
+
     def _pushed(self, view: AgentView, pushed: Pushed, contacts: list[Contact]) -> HostCard:
         """The card of an agent whose stream is live: its last pushed report."""
-        report = pushed.report
-        reason = incompatibility(self.agents.version, report.version)
-        contacts.append(Contact(view, report.version, reason, report.capabilities or None))
-        if reason:
-            return _card(view, "incompatible", reason)
-        return HostCard(
-            view.id,
-            view.name,
-            "agent",
-            "online",
-            None,
-            report.version,
-            pushed.at,
-            None,
-            report,
-            pushed.at,
-        )
+        card, contact = self._answered(view, pushed.report, pushed.at, None)
+        contacts.append(contact)
+        return card
 
     async def _local(self) -> HostCard:
         began = time.monotonic()
@@ -310,26 +310,6 @@ class FleetDashboard:
         )
 
     async def _agent(self, view: AgentView, deadline: float, slots: asyncio.Semaphore) -> HostCard:
-        def card(
-            status: HostStatus, detail: str | None, report: HostReport | None = None
-        ) -> HostCard:
-            took = self._took[view.id] = time.monotonic() - began
-            if report is None:
-                return _card(view, status, detail)
-            now = datetime.now(UTC)
-            return HostCard(
-                view.id,
-                view.name,
-                "agent",
-                status,
-                detail,
-                report.version,
-                now,
-                took * 1000,
-                report,
-                now,
-            )
-
         began = time.monotonic()
         try:
             async with asyncio.timeout_at(deadline), slots:
@@ -342,13 +322,11 @@ class FleetDashboard:
         except StackyardError as exc:
             detail = exc.detail
         else:
-            reason = incompatibility(self.agents.version, report.version)
-            await self.agents.record_report(
-                view, report.version, reason, report.capabilities or None
-            )
-            if reason:
-                return card("incompatible", reason)
-            return card("online", None, report)
+            took = self._took[view.id] = time.monotonic() - began
+            card, contact = self._answered(view, report, datetime.now(UTC), took * 1000)
+            await self.agents.record_reports([contact])
+            return card
+        self._took[view.id] = time.monotonic() - began
         if view.incompatibility:  # an older agent has no fleet route: say why
             detail = view.incompatibility
         await self.agents.record_report(view, None, detail)
@@ -357,5 +335,5 @@ class FleetDashboard:
             and view.tunnel_since is not None
             and datetime.now(UTC) - view.tunnel_since < RECONNECT_GRACE
         ):
-            return card("reconnecting", detail)
-        return card("incompatible" if view.incompatibility else "offline", detail)
+            return _card(view, "reconnecting", detail)
+        return _card(view, "incompatible" if view.incompatibility else "offline", detail)
